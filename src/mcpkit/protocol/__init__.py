@@ -1,1 +1,38 @@
+"""The sans-IO MCP core: bytes and time in, events and bytes out. No asyncio, no sockets, no clock."""
 
+from mcpkit.protocol.connection import Connection, ConnectionConfig, Outgoing, State
+from mcpkit.protocol.deadlines import Timeout
+from mcpkit.protocol.events import (
+    ErrorReceived,
+    Event,
+    Initialized,
+    InitializeFailed,
+    MessageRejected,
+    NotificationReceived,
+    ProgressReceived,
+    RequestCancelled,
+    RequestReceived,
+    RequestTimedOut,
+    ResponseReceived,
+)
+from mcpkit.protocol.jsonrpc import RequestId
+
+__all__ = [
+    "Connection",
+    "ConnectionConfig",
+    "ErrorReceived",
+    "Event",
+    "InitializeFailed",
+    "Initialized",
+    "MessageRejected",
+    "NotificationReceived",
+    "Outgoing",
+    "ProgressReceived",
+    "RequestCancelled",
+    "RequestId",
+    "RequestReceived",
+    "RequestTimedOut",
+    "ResponseReceived",
+    "State",
+    "Timeout",
+]

@@ -1,0 +1,122 @@
+"""One exception tree for mcpkit, and the JSON-RPC / MCP error codes.
+
+Which exception means what:
+
+- `ProtocolError`: an error *response* — the peer answered a request with a JSON-RPC error, or a
+  handler raises it to answer with a specific code. Carries `code`, `message` and `data`.
+- `ConnectionClosed`: the connection ended (peer exited, EOF, closed by you); every request still
+  waiting fails with it at once.
+- `RequestTimeout`: no answer within the request's timeout; the request was cancelled.
+- `CapabilityNotDeclared`: you tried to use a feature the peer did not declare. Raised locally,
+  nothing is sent.
+- `UnsupportedProtocolVersion`: the peer chose a protocol revision we cannot speak.
+- `LocalProtocolViolation`: your code asked the connection to break the protocol's rules
+  (answer a request twice, send a request before initialization, ...). A bug in the caller.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+# MCP-specific codes.
+RESOURCE_NOT_FOUND: Final = -32002  # handshake era; 2026-07-28 uses INVALID_PARAMS
+HEADER_MISMATCH: Final = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021
+UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+URL_ELICITATION_REQUIRED: Final = -32042
+
+
+def resource_not_found_code(protocol_version: str | None) -> int:
+    """The code a revision names for an unknown resource URI."""
+    if protocol_version is not None and protocol_version >= "2026-07-28":
+        return INVALID_PARAMS
+    return RESOURCE_NOT_FOUND
+
+
+class MCPError(Exception):
+    """Base class of every error mcpkit raises."""
+
+
+class ProtocolError(MCPError):
+    """A JSON-RPC error response: received from the peer, or raised by a handler to send one."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def __str__(self) -> str:
+        return f"{self.message} (code {self.code})"
+
+    def to_error_object(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    @classmethod
+    def from_error_object(cls, error: dict[str, Any]) -> ProtocolError:
+        return cls(error["code"], error["message"], error.get("data"))
+
+
+class InvalidParams(ProtocolError):
+    """Convenience for handlers: answer with -32602 Invalid params."""
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(INVALID_PARAMS, message, data)
+
+
+class MethodNotFound(ProtocolError):
+    """Convenience for handlers: answer with -32601 Method not found."""
+
+    def __init__(self, method: str) -> None:
+        super().__init__(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
+
+
+class ConnectionClosed(MCPError):
+    """The connection ended before an answer arrived."""
+
+
+class RequestTimeout(MCPError):
+    """The peer did not answer in time; the request has been cancelled."""
+
+    def __init__(self, method: str, timeout: float) -> None:
+        super().__init__(f"{method} got no answer within {timeout:g} s; the request was cancelled")
+        self.method = method
+        self.timeout = timeout
+
+
+class RequestCancelled(MCPError):
+    """The peer cancelled a request whose answer we were computing."""
+
+
+class CapabilityNotDeclared(MCPError):
+    """The peer did not declare the capability this call needs; nothing was sent."""
+
+    def __init__(self, method: str, capability: tuple[str, ...], peer: str) -> None:
+        path = ".".join(capability)
+        super().__init__(f"cannot use {method}: the {peer} did not declare the '{path}' capability")
+        self.method = method
+        self.capability = capability
+
+
+class UnsupportedProtocolVersion(MCPError):
+    """The peer chose a protocol revision we do not speak."""
+
+    def __init__(self, offered: str, supported: tuple[str, ...]) -> None:
+        super().__init__(
+            f"the server answered with protocol version {offered!r}, which this client does not "
+            f"speak (supported: {', '.join(supported)})"
+        )
+        self.offered = offered
+        self.supported = supported
+
+
+class LocalProtocolViolation(MCPError):
+    """The caller asked the connection to do something the protocol forbids."""
