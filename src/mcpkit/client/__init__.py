@@ -1,1 +1,5 @@
+"""The MCP client."""
 
+from mcpkit.client.client import Client
+
+__all__ = ["Client"]

@@ -1,1 +1,1 @@
-
+"""Transports: in-memory pairs, stdio (server side and spawned subprocess)."""

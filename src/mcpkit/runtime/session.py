@@ -1,0 +1,343 @@
+"""The asyncio driver around a sans-IO `Connection`.
+
+One pump loop per connection reads messages and feeds them to the core; the events that come
+out resolve futures (our requests), start handlers (their requests) or go to callbacks. A
+handler that returns a plain dict is answered inline with no task; one that returns an
+awaitable gets its own task, so the peer can cancel it. Outgoing messages are flushed once per
+event-loop turn, so pipelined answers leave in one write. One timer tracks the core's next
+deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcpkit.errors import (
+    INTERNAL_ERROR,
+    ConnectionClosed,
+    MCPError,
+    ProtocolError,
+    RequestTimeout,
+)
+from mcpkit.protocol import (
+    Connection,
+    ErrorReceived,
+    Event,
+    Initialized,
+    InitializeFailed,
+    MessageRejected,
+    NotificationReceived,
+    ProgressReceived,
+    RequestCancelled,
+    RequestId,
+    RequestReceived,
+    RequestTimedOut,
+    ResponseReceived,
+    Timeout,
+)
+from mcpkit.runtime.transport import MessageTransport
+
+JSONObject = dict[str, Any]
+RequestHandler = Callable[["Session", RequestReceived], "JSONObject | Awaitable[JSONObject]"]
+NotificationHandler = Callable[["Session", NotificationReceived], "Awaitable[None] | None"]
+ProgressCallback = Callable[[float, float | None, str | None], "Awaitable[None] | None"]
+
+logger = logging.getLogger("mcpkit.runtime")
+
+
+class Session:
+    """A live MCP connection: the core, a transport, and the tasks between them."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        transport: MessageTransport,
+        *,
+        on_request: RequestHandler | None = None,
+        on_notification: NotificationHandler | None = None,
+        on_initialized: Callable[[Initialized], None] | None = None,
+    ) -> None:
+        self.connection = connection
+        self.transport = transport
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self._on_initialized = on_initialized
+        self._loop = asyncio.get_running_loop()
+        self._futures: dict[RequestId, asyncio.Future[JSONObject]] = {}
+        self._progress: dict[RequestId, ProgressCallback] = {}
+        self._handlers: dict[RequestId, asyncio.Task[None]] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        self._initialize_future: asyncio.Future[Initialized] | None = None
+        self._flush_scheduled = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._closed_error: ConnectionClosed | None = None
+        self._pump: asyncio.Task[None] | None = None
+
+    # -- running ---------------------------------------------------------------------------
+
+    def start(self) -> asyncio.Task[None]:
+        """Run the pump in the background (clients); servers usually `await run()`."""
+        self._pump = self._loop.create_task(self.run())
+        return self._pump
+
+    async def run(self) -> None:
+        """Pump messages until the peer goes away, then fail whatever still waits."""
+        connection, transport = self.connection, self.transport
+        loop = self._loop
+        try:
+            while True:
+                data = await transport.read()
+                if data is None:
+                    break
+                self._handle(connection.receive(data, loop.time()))
+                if transport.backlogged():
+                    await transport.drain()
+        finally:
+            await self._connection_lost()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed_error is not None
+
+    async def close(self) -> None:
+        """Close the transport and wait for the pump to finish."""
+        await self.transport.close()
+        if self._pump is not None and self._pump is not asyncio.current_task():
+            await asyncio.shield(self._pump)
+
+    async def _connection_lost(self) -> None:
+        if self._closed_error is not None:
+            return
+        try:
+            reason = await self.transport.closed_reason()
+        except Exception:  # the reason is only for messages; never mask the loss itself
+            reason = "the connection closed"
+        error = ConnectionClosed(reason)
+        self._closed_error = error
+        self.connection.connection_lost()
+        if self._timer is not None:
+            self._timer.cancel()
+        for future in self._futures.values():
+            if not future.done():
+                future.set_exception(ConnectionClosed(reason))
+        self._futures.clear()
+        if self._initialize_future is not None and not self._initialize_future.done():
+            self._initialize_future.set_exception(ConnectionClosed(reason))
+        for task in list(self._handlers.values()):
+            task.cancel()
+        if self._handlers:
+            await asyncio.gather(*self._handlers.values(), return_exceptions=True)
+
+    # -- events ----------------------------------------------------------------------------
+
+    def _handle(self, events: list[Event]) -> None:
+        for event in events:
+            kind = type(event)
+            if kind is RequestReceived:
+                self._dispatch(event)  # type: ignore[arg-type]
+            elif kind is ResponseReceived:
+                future = self._futures.pop(event.id, None)  # type: ignore[union-attr]
+                if future is not None and not future.done():
+                    future.set_result(event.result)  # type: ignore[union-attr]
+            elif kind is ErrorReceived:
+                self._fail(event.id, event.error)  # type: ignore[union-attr]
+            elif kind is RequestCancelled:
+                task = self._handlers.get(event.id)  # type: ignore[union-attr]
+                if task is not None:
+                    task.cancel()
+            elif kind is ProgressReceived:
+                self._report_progress(event)  # type: ignore[arg-type]
+            elif kind is NotificationReceived:
+                self._notify(event)  # type: ignore[arg-type]
+            elif kind is RequestTimedOut:
+                self._fail(event.id, RequestTimeout(event.method, event.timeout))  # type: ignore[union-attr]
+            elif kind is Initialized:
+                self._initialized(event)  # type: ignore[arg-type]
+            elif kind is InitializeFailed:
+                if self._initialize_future is not None and not self._initialize_future.done():
+                    self._initialize_future.set_exception(event.error)  # type: ignore[union-attr]
+            elif kind is MessageRejected:
+                logger.debug("rejected a message from the peer: %s", event.message)  # type: ignore[union-attr]
+        self._schedule_flush()
+
+    def _fail(self, request_id: RequestId, error: MCPError) -> None:
+        future = self._futures.pop(request_id, None)
+        if future is not None and not future.done():
+            future.set_exception(error)
+
+    def _initialized(self, event: Initialized) -> None:
+        if self._initialize_future is not None and not self._initialize_future.done():
+            self._initialize_future.set_result(event)
+        if self._on_initialized is not None:
+            self._on_initialized(event)
+
+    def _report_progress(self, event: ProgressReceived) -> None:
+        callback = self._progress.get(event.request_id)
+        if callback is not None:
+            self._run_callback(callback(event.progress, event.total, event.message))
+
+    def _notify(self, event: NotificationReceived) -> None:
+        if self._on_notification is not None:
+            self._run_callback(self._on_notification(self, event))
+
+    def _run_callback(self, outcome: Awaitable[None] | None) -> None:
+        if outcome is not None:
+            task = self._loop.create_task(_log_errors(outcome))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    # -- their requests --------------------------------------------------------------------
+
+    def _dispatch(self, event: RequestReceived) -> None:
+        connection = self.connection
+        if self._on_request is None:
+            connection.send_error(event.id, -32601, f"Method not found: {event.method}")
+            return
+        try:
+            outcome = self._on_request(self, event)
+        except ProtocolError as exc:
+            connection.send_error(event.id, exc.code, exc.message, exc.data)
+            return
+        except Exception:
+            logger.exception("handler for %s failed", event.method)
+            connection.send_error(event.id, INTERNAL_ERROR, "Internal error")
+            return
+        if type(outcome) is dict:
+            connection.send_result(event.id, outcome)
+        else:
+            task = self._loop.create_task(self._answer(event, outcome))  # type: ignore[arg-type]
+            self._handlers[event.id] = task
+
+    async def _answer(self, event: RequestReceived, pending: Awaitable[JSONObject]) -> None:
+        connection = self.connection
+        try:
+            result = await pending
+        except asyncio.CancelledError:
+            return  # cancelled by the peer (no answer is owed) or by shutdown
+        except ProtocolError as exc:
+            connection.send_error(event.id, exc.code, exc.message, exc.data)
+        except Exception:
+            logger.exception("handler for %s failed", event.method)
+            connection.send_error(event.id, INTERNAL_ERROR, "Internal error")
+        else:
+            connection.send_result(event.id, result)
+        finally:
+            self._handlers.pop(event.id, None)
+            if not self.closed:
+                self._schedule_flush()
+
+    # -- our requests ----------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: JSONObject | None = None,
+        *,
+        timeout: Timeout | None = None,
+        on_progress: ProgressCallback | None = None,
+        related_id: RequestId | None = None,
+    ) -> JSONObject:
+        """Send a request and wait for its result.
+
+        Raises ProtocolError (error answer), RequestTimeout, ConnectionClosed,
+        CapabilityNotDeclared / LocalProtocolViolation (refused locally, nothing sent).
+        Cancelling the awaiting task sends notifications/cancelled.
+        """
+        if self._closed_error is not None:
+            raise ConnectionClosed(str(self._closed_error))
+        connection = self.connection
+        request_id = connection.send_request(
+            method,
+            params,
+            now=self._loop.time(),
+            timeout=timeout,
+            progress=on_progress is not None,
+            related_id=related_id,
+        )
+        future: asyncio.Future[JSONObject] = self._loop.create_future()
+        self._futures[request_id] = future
+        if on_progress is not None:
+            self._progress[request_id] = on_progress
+        self._schedule_flush()
+        if timeout is not None:
+            self._arm_timer()
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if not self.closed and connection.cancel(request_id, "cancelled by the caller"):
+                self._schedule_flush()
+            raise
+        finally:
+            self._futures.pop(request_id, None)
+            self._progress.pop(request_id, None)
+
+    def notify(
+        self, method: str, params: JSONObject | None = None, *, related_id: RequestId | None = None
+    ) -> None:
+        """Send a notification. Raises like `request`, before anything is sent."""
+        if self._closed_error is not None:
+            raise ConnectionClosed(str(self._closed_error))
+        self.connection.send_notification(method, params, related_id=related_id)
+        self._schedule_flush()
+
+    def report_progress(
+        self, request_id: RequestId, progress: float, total: float | None, message: str | None
+    ) -> bool:
+        """Progress on a request the peer sent us; False when nobody is listening."""
+        sent = self.connection.send_progress(request_id, progress, total, message)
+        if sent:
+            self._schedule_flush()
+        return sent
+
+    async def initialize(self, timeout: Timeout | None = None) -> Initialized:
+        """Client role: run the handshake. Raises the `InitializeFailed` error or ConnectionClosed."""
+        self._initialize_future = self._loop.create_future()
+        self.connection.start_initialize(now=self._loop.time(), timeout=timeout)
+        self._schedule_flush()
+        if timeout is not None:
+            self._arm_timer()
+        return await self._initialize_future
+
+    # -- output and time -------------------------------------------------------------------
+
+    def _schedule_flush(self) -> None:
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self._loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        out = self.connection.data_to_send()
+        if out and self._closed_error is None:
+            try:
+                self.transport.write(out)
+            except (ConnectionError, RuntimeError) as exc:
+                logger.debug("could not write to the transport: %s", exc)
+
+    def _arm_timer(self) -> None:
+        at = self.connection.next_deadline()
+        timer = self._timer
+        if at is None:
+            if timer is not None:
+                timer.cancel()
+                self._timer = None
+            return
+        if timer is None or timer.when() > at:
+            if timer is not None:
+                timer.cancel()
+            self._timer = self._loop.call_at(at, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._handle(self.connection.expire(self._loop.time()))
+        self._arm_timer()
+
+
+async def _log_errors(outcome: Awaitable[None]) -> None:
+    try:
+        await outcome
+    except Exception:
+        logger.exception("notification callback failed")

@@ -1,0 +1,52 @@
+"""An in-memory transport pair: two ends joined by queues, for tests and in-process clients."""
+
+from __future__ import annotations
+
+import asyncio
+
+from mcpkit.protocol import Outgoing
+
+
+class MemoryTransport:
+    """One end of an in-memory pair. Messages keep their bytes form, as on a real wire."""
+
+    def __init__(self, inbox: asyncio.Queue[bytes | None], outbox: asyncio.Queue[bytes | None]):
+        self._inbox = inbox
+        self._outbox = outbox
+        self._closed = False
+
+    async def read(self) -> bytes | None:
+        if self._closed:
+            return None
+        data = await self._inbox.get()
+        if data is None:
+            self._closed = True
+        return data
+
+    def write(self, messages: list[Outgoing]) -> None:
+        if self._closed:
+            raise ConnectionError("the in-memory transport is closed")
+        for data, _ in messages:
+            self._outbox.put_nowait(data)
+
+    def backlogged(self) -> bool:
+        return False
+
+    async def drain(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._outbox.put_nowait(None)  # the other end sees EOF
+            self._inbox.put_nowait(None)  # and so does our own reader
+
+    async def closed_reason(self) -> str:
+        return "the in-memory peer closed the connection"
+
+
+def memory_pair() -> tuple[MemoryTransport, MemoryTransport]:
+    """Two joined ends: (client side, server side)."""
+    a: asyncio.Queue[bytes | None] = asyncio.Queue()
+    b: asyncio.Queue[bytes | None] = asyncio.Queue()
+    return MemoryTransport(a, b), MemoryTransport(b, a)

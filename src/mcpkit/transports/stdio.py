@@ -1,0 +1,229 @@
+"""stdio transport: newline-delimited JSON-RPC over a pair of pipes.
+
+Server side: reads stdin through the event loop (no thread hop per line) and owns stdout —
+anything else the process prints (print(), C extensions writing to fd 1) is sent to stderr so
+it cannot corrupt the protocol. Client side: spawns the server, captures its stderr, and shuts
+it down as the spec says (close stdin, wait, SIGTERM, wait, SIGKILL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import BinaryIO
+
+from mcpkit.protocol import Outgoing
+
+logger = logging.getLogger("mcpkit.stdio")
+
+DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024  # bytes; a longer line is refused, not buffered
+_BACKLOG_LIMIT = 1024 * 1024
+
+
+class StreamTransport:
+    """Whole messages over an asyncio stream reader and a write transport."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._closed = False
+
+    async def read(self) -> bytes | None:
+        reader = self._reader
+        while True:
+            try:
+                line = await reader.readline()
+            except ValueError:
+                # Longer than the limit: asyncio dropped it. Hand the core something it will
+                # answer with a parse error instead of holding unbounded memory.
+                logger.warning("dropped a message longer than the size limit")
+                return b"message exceeds the size limit"
+            except ConnectionError:
+                return None
+            if not line:
+                return None
+            if not line.isspace():
+                return line
+
+    def write(self, messages: list[Outgoing]) -> None:
+        if len(messages) == 1:
+            self._writer.write(messages[0][0] + b"\n")
+        else:
+            self._writer.write(b"\n".join([data for data, _ in messages]) + b"\n")
+
+    def backlogged(self) -> bool:
+        return self._writer.transport.get_write_buffer_size() > _BACKLOG_LIMIT
+
+    async def drain(self) -> None:
+        with contextlib.suppress(ConnectionError):
+            await self._writer.drain()
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._writer.close()
+
+    async def closed_reason(self) -> str:
+        return "the peer closed the stream"
+
+
+# -- server side -------------------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def stdio_server_transport(
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+) -> AsyncIterator[StreamTransport]:
+    """This process's stdin/stdout as a transport; stdout is reserved for MCP messages."""
+    loop = asyncio.get_running_loop()
+    sys.stdout.flush()
+    protocol_fd = os.dup(1)
+    restore_fd = os.dup(1)
+    os.dup2(2, 1)  # fd 1 now reaches stderr: stray output cannot corrupt the protocol
+    saved_stdout = sys.stdout
+    sys.stdout = sys.stderr
+    out_pipe = os.fdopen(protocol_fd, "wb", buffering=0)
+    stdin_fd = sys.stdin.fileno()
+    was_blocking = os.get_blocking(stdin_fd)
+    try:
+        reader = asyncio.StreamReader(limit=max_message_size)
+        read_pipe = os.fdopen(os.dup(stdin_fd), "rb", buffering=0)
+        try:
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), read_pipe)
+        except ValueError:  # a regular file, not a pipe: read it from a thread instead
+            _feed_from_thread(loop, reader, read_pipe)
+        write_transport, write_protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, out_pipe
+        )
+        writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
+        transport = StreamTransport(reader, writer)
+        try:
+            yield transport
+        finally:
+            await transport.drain()
+            await transport.close()
+    finally:
+        sys.stdout = saved_stdout
+        os.dup2(restore_fd, 1)
+        os.close(restore_fd)
+        os.set_blocking(stdin_fd, was_blocking)
+
+
+def _feed_from_thread(
+    loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, source: BinaryIO
+) -> None:
+    def pump() -> None:
+        while chunk := source.read(65536):
+            loop.call_soon_threadsafe(reader.feed_data, chunk)
+        loop.call_soon_threadsafe(reader.feed_eof)
+
+    loop.run_in_executor(None, pump)
+
+
+# -- client side -------------------------------------------------------------------------------
+
+
+class SubprocessTransport(StreamTransport):
+    """A server spawned as a child process, spoken to over its stdin/stdout."""
+
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        *,
+        stderr_callback: Callable[[str], None] | None,
+        shutdown_timeout: float,
+    ) -> None:
+        assert process.stdout is not None and process.stdin is not None
+        super().__init__(process.stdout, process.stdin)
+        self.process = process
+        self._shutdown_timeout = shutdown_timeout
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=40)
+        self._stderr_callback = stderr_callback
+        self._stderr_task = asyncio.get_running_loop().create_task(self._collect_stderr())
+
+    @classmethod
+    async def spawn(
+        cls,
+        argv: Sequence[str],
+        *,
+        env: dict[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr_callback: Callable[[str], None] | None = None,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        shutdown_timeout: float = 2.0,
+    ) -> SubprocessTransport:
+        """Start `argv`. `env` is added to this process's environment (None: inherit it)."""
+        if not argv:
+            raise ValueError("the server command is empty")
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=None if env is None else {**os.environ, **env},
+            cwd=cwd,
+            limit=max_message_size,
+        )
+        return cls(process, stderr_callback=stderr_callback, shutdown_timeout=shutdown_timeout)
+
+    @property
+    def stderr_tail(self) -> list[str]:
+        """The last lines the server wrote to stderr."""
+        return list(self._stderr_tail)
+
+    async def _collect_stderr(self) -> None:
+        stream = self.process.stderr
+        assert stream is not None
+        while line := await stream.readline():
+            text = line.decode("utf-8", "replace").rstrip("\r\n")
+            self._stderr_tail.append(text)
+            if self._stderr_callback is not None:
+                try:
+                    self._stderr_callback(text)
+                except Exception:
+                    logger.exception("stderr callback failed")
+
+    async def close(self) -> None:
+        """Close stdin, give the server time to exit, then SIGTERM, then SIGKILL."""
+        if self._closed:
+            return
+        self._closed = True
+        process = self.process
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            self._writer.close()
+        if not await self._exited_within(self._shutdown_timeout):
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+            if not await self._exited_within(self._shutdown_timeout):
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                await process.wait()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._stderr_task, 1.0)
+
+    async def _exited_within(self, seconds: float) -> bool:
+        try:
+            await asyncio.wait_for(self.process.wait(), seconds)
+        except asyncio.TimeoutError:
+            return False
+        return True
+
+    async def closed_reason(self) -> str:
+        if self._closed:
+            return "the connection was closed by the client"
+        await self._exited_within(1.0)
+        code = self.process.returncode
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._stderr_task), 0.5)
+        what = (
+            "the server process closed its stdout"
+            if code is None
+            else f"the server process exited with code {code}"
+        )
+        tail = [line for line in self._stderr_tail if line.strip()][-5:]
+        return what + (f"; its stderr ended with: {' | '.join(tail)}" if tail else "")
