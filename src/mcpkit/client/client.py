@@ -25,7 +25,8 @@ class Client:
 
     `target`: an argv list or command string (spawned over stdio), a `Server` (in process),
     or a transport object. Requests time out after `timeout` seconds without an answer (reset
-    by progress); pass `timeout=None` to wait forever.
+    by progress, capped at an hour); pass `timeout=None` to wait forever. `protocol_version`
+    pins the revision offered at initialize (default: the latest handshake revision).
     """
 
     def __init__(
@@ -38,8 +39,10 @@ class Client:
         env: dict[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         stderr: Callable[[str], None] | None = None,
+        protocol_version: str | None = None,
     ) -> None:
         self._target = target
+        self._protocol_version = protocol_version
         self._info: JSONObject = {"name": name, "version": version}
         self._timeout = (
             None if timeout is None else Timeout(timeout, reset_on_progress=True, maximum=3600.0)
@@ -54,7 +57,7 @@ class Client:
         session = Session(Connection(config), transport)
         session.start()
         try:
-            self._initialized = await session.initialize(self._timeout)
+            self._initialized = await session.initialize(self._timeout, self._protocol_version)
         except BaseException:
             await session.close()
             raise

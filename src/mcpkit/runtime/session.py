@@ -292,10 +292,12 @@ class Session:
             self._schedule_flush()
         return sent
 
-    async def initialize(self, timeout: Timeout | None = None) -> Initialized:
+    async def initialize(
+        self, timeout: Timeout | None = None, version: str | None = None
+    ) -> Initialized:
         """Client role: run the handshake. Raises the `InitializeFailed` error or ConnectionClosed."""
         self._initialize_future = self._loop.create_future()
-        self.connection.start_initialize(now=self._loop.time(), timeout=timeout)
+        self.connection.start_initialize(now=self._loop.time(), timeout=timeout, version=version)
         self._schedule_flush()
         if timeout is not None:
             self._arm_timer()
