@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from mcpkit._version import __version__
 
 # Public names resolve lazily so `import mcpkit` stays cheap for a stdio server.
 _LAZY = {

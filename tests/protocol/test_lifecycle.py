@@ -26,7 +26,7 @@ from .conftest import SERVER_INFO, Pair, line, make_pair, sent
 
 def test_handshake_exchanges_info_capabilities_and_instructions(pair: Pair) -> None:
     pair.client.start_initialize(now=0)
-    [request] = [m for m in sent(pair.client)]
+    [request] = list(sent(pair.client))
     assert request["method"] == "initialize"
     assert request["params"]["protocolVersion"] == HANDSHAKE_VERSIONS[-1]
     assert pair.server.receive(line(request), 0) == []
@@ -119,7 +119,9 @@ def test_only_ping_before_initialization(pair: Pair) -> None:
 
 def test_initialize_twice_is_refused(ready: Pair) -> None:
     params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {}}
-    ready.server.receive(line({"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": params}), 0)
+    ready.server.receive(
+        line({"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": params}), 0
+    )
     [error] = sent(ready.server)
     assert error["error"]["code"] == -32600
 

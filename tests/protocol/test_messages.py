@@ -29,7 +29,9 @@ from .conftest import Pair, line, make_pair, sent
         (b'{"jsonrpc": "2.0", "id": 8, "method": "no/such/method"}', -32601, 8),
     ],
 )
-def test_bad_messages_get_the_specified_error(ready: Pair, data: bytes, code: int, reply_id: object) -> None:
+def test_bad_messages_get_the_specified_error(
+    ready: Pair, data: bytes, code: int, reply_id: object
+) -> None:
     events = ready.server.receive(data, 0)
     assert [type(e) for e in events] == [MessageRejected]
     [reply] = sent(ready.server)

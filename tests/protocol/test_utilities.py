@@ -94,9 +94,12 @@ def test_progress_must_increase(ready: Pair) -> None:
     # A peer sending a stale value: dropped.
     ready.to_client()
     stale = {"progressToken": token, "progress": 1}
-    assert ready.client.receive(
-        line({"jsonrpc": "2.0", "method": "notifications/progress", "params": stale}), 0
-    ) == []
+    assert (
+        ready.client.receive(
+            line({"jsonrpc": "2.0", "method": "notifications/progress", "params": stale}), 0
+        )
+        == []
+    )
 
 
 def test_no_progress_without_a_token_or_after_the_answer(ready: Pair) -> None:

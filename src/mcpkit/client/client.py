@@ -7,7 +7,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from mcpkit import __version__
+from mcpkit._version import __version__
 from mcpkit.client._targets import StdioOptions, open_transport
 from mcpkit.protocol import Connection, ConnectionConfig, Initialized, Timeout
 from mcpkit.runtime import ProgressCallback, Session
@@ -108,7 +108,7 @@ class Client:
         method: str,
         params: JSONObject | None = None,
         *,
-        timeout: float | None | Timeout = ...,  # type: ignore[assignment]
+        timeout: float | Timeout | None = ...,  # type: ignore[assignment]
         on_progress: ProgressCallback | None = None,
     ) -> JSONObject:
         """Send any request and return its raw result dict."""

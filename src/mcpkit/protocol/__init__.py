@@ -1,4 +1,4 @@
-"""The sans-IO MCP core: bytes and time in, events and bytes out. No asyncio, no sockets, no clock."""
+"""The sans-IO MCP core: bytes and time in, events and bytes out; no asyncio, sockets or clock."""
 
 from mcpkit.protocol.connection import Connection, ConnectionConfig, Outgoing, State
 from mcpkit.protocol.deadlines import Timeout

@@ -207,7 +207,9 @@ class Connection:
                 self._reply(invalid.id, error, batch)
             events.append(MessageRejected(invalid.code, invalid.message, invalid.id))
 
-    def _receive_batch(self, items: list[Message | Invalid], now: float, events: list[Event]) -> None:
+    def _receive_batch(
+        self, items: list[Message | Invalid], now: float, events: list[Event]
+    ) -> None:
         if self.protocol_version not in BATCH_VERSIONS:
             revision = self.protocol_version or "none negotiated yet"
             message = (
@@ -332,27 +334,27 @@ class Connection:
         request_id = params.get("requestId")
         if not is_valid_id(request_id):
             return
-        entry = self._inbound.pop(request_id, None)  # type: ignore[arg-type]
+        entry = self._inbound.pop(request_id, None)
         if entry is None:
             return
         if entry.batch is not None:
-            entry.batch.waiting.discard(request_id)  # type: ignore[arg-type]
+            entry.batch.waiting.discard(request_id)
             self._flush_batch(entry.batch)
         reason = params.get("reason")
-        events.append(RequestCancelled(request_id, reason if type(reason) is str else None))  # type: ignore[arg-type]
+        events.append(RequestCancelled(request_id, reason if type(reason) is str else None))
 
     def _on_progress(self, params: JSONObject, now: float, events: list[Event]) -> None:
         token = params.get("progressToken")
-        progress = params.get("progress")
+        progress: float = params.get("progress")  # type: ignore[assignment]  # checked next
         if not is_valid_id(token) or type(progress) not in (int, float):
             return
-        request_id = self._progress_tokens.get(token)  # type: ignore[arg-type]
+        request_id = self._progress_tokens.get(token)
         entry = None if request_id is None else self._outbound.get(request_id)
         if request_id is None or entry is None:
             return
-        if entry.last_progress is not None and progress <= entry.last_progress:  # type: ignore[operator]
+        if entry.last_progress is not None and progress <= entry.last_progress:
             return  # progress must increase; a stale or repeated value is dropped
-        entry.last_progress = progress  # type: ignore[assignment]
+        entry.last_progress = progress
         deadline = self._deadlines.get(request_id)
         if deadline is not None and deadline.on_progress(now) and deadline.at is not None:
             self._deadline_queue.push(deadline.at, request_id)
@@ -361,7 +363,7 @@ class Connection:
         events.append(
             ProgressReceived(
                 request_id,
-                progress,  # type: ignore[arg-type]
+                progress,
                 total if type(total) in (int, float) else None,
                 message if type(message) is str else None,
             )
@@ -420,7 +422,9 @@ class Connection:
     ) -> RequestId:
         """Send `initialize` (client role). Ends in an `Initialized` or `InitializeFailed` event."""
         if self.role != "client" or self.state is not State.NEW:
-            raise LocalProtocolViolation("initialize is sent once, by a client, before anything else")
+            raise LocalProtocolViolation(
+                "initialize is sent once, by a client, before anything else"
+            )
         offered = version or self.config.versions[-1]
         params = initialize_params(offered, self.config.capabilities, self.config.info)
         request_id = self._register_outbound("initialize", None, timeout, now)
@@ -438,7 +442,9 @@ class Connection:
         version: str = result["protocolVersion"]
         if version not in self.config.versions:
             self.state = State.CLOSED
-            events.append(InitializeFailed(UnsupportedProtocolVersion(version, self.config.versions)))
+            events.append(
+                InitializeFailed(UnsupportedProtocolVersion(version, self.config.versions))
+            )
             return
         self.protocol_version = version
         self.peer_info = result["serverInfo"]
@@ -592,9 +598,7 @@ class Connection:
         self._deliver(request_id, data, entry.batch)
         return True
 
-    def send_error(
-        self, request_id: RequestId, code: int, message: str, data: Any = None
-    ) -> bool:
+    def send_error(self, request_id: RequestId, code: int, message: str, data: Any = None) -> bool:
         """Answer a request with an error. False when no answer is owed."""
         entry = self._inbound.pop(request_id, None)
         if entry is None:

@@ -8,7 +8,7 @@ message never raises out of the core.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 
@@ -85,7 +85,7 @@ class Invalid:
 Message = Request | Notification | Response | ErrorResponse
 
 
-def is_valid_id(value: object) -> bool:
+def is_valid_id(value: object) -> TypeGuard[RequestId]:
     # MCP ids are strings or integers, never null; bool is not an integer here.
     kind = type(value)
     return kind is str or kind is int
@@ -108,31 +108,37 @@ def classify(obj: Any) -> Message | Invalid:
     """Turn one parsed JSON value into a message, or an `Invalid` saying what is wrong."""
     if type(obj) is not dict:
         return Invalid(None, INVALID_REQUEST, "Invalid Request: not a JSON object", reply=True)
-    method = obj.get("method")
-    has_id = "id" in obj
     msg_id = obj.get("id")
     usable_id = msg_id if is_valid_id(msg_id) else None
+    method = obj.get("method")
     if obj.get("jsonrpc") != "2.0":
         return _invalid(usable_id, 'Invalid Request: "jsonrpc" must be "2.0"', method is not None)
-    if method is not None:
-        if type(method) is not str:
-            return _invalid(usable_id, 'Invalid Request: "method" must be a string', True)
-        params = obj.get("params")
-        if params is not None and type(params) is not dict:
-            if type(params) is list:
-                # Structurally fine JSON-RPC, but MCP params are always objects.
-                bad_params = "Invalid params: params must be an object"
-                return Invalid(usable_id, INVALID_PARAMS, bad_params, reply=has_id)
-            return _invalid(usable_id, 'Invalid Request: "params" must be an object', has_id)
-        if not has_id:
-            return Notification(method, params)
-        if usable_id is None:
-            return _invalid(None, 'Invalid Request: "id" must be a string or an integer', True)
-        return Request(usable_id, method, params)
-    return _classify_response(obj, has_id, usable_id)
+    if method is None:
+        return _classify_response(obj, "id" in obj, usable_id)
+    return _classify_call(obj, method, usable_id)
 
 
-def _classify_response(obj: JSONObject, has_id: bool, usable_id: RequestId | None) -> Message | Invalid:
+def _classify_call(obj: JSONObject, method: Any, usable_id: RequestId | None) -> Message | Invalid:
+    has_id = "id" in obj
+    if type(method) is not str:
+        return _invalid(usable_id, 'Invalid Request: "method" must be a string', True)
+    params = obj.get("params")
+    if params is not None and type(params) is not dict:
+        if type(params) is list:
+            # Structurally fine JSON-RPC, but MCP params are always objects.
+            bad_params = "Invalid params: params must be an object"
+            return Invalid(usable_id, INVALID_PARAMS, bad_params, reply=has_id)
+        return _invalid(usable_id, 'Invalid Request: "params" must be an object', has_id)
+    if not has_id:
+        return Notification(method, params)
+    if usable_id is None:
+        return _invalid(None, 'Invalid Request: "id" must be a string or an integer', True)
+    return Request(usable_id, method, params)
+
+
+def _classify_response(
+    obj: JSONObject, has_id: bool, usable_id: RequestId | None
+) -> Message | Invalid:
     if "result" in obj:
         result = obj["result"]
         if "error" in obj or usable_id is None or type(result) is not dict:

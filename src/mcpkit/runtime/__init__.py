@@ -3,4 +3,10 @@
 from mcpkit.runtime.session import NotificationHandler, ProgressCallback, RequestHandler, Session
 from mcpkit.runtime.transport import MessageTransport
 
-__all__ = ["MessageTransport", "NotificationHandler", "ProgressCallback", "RequestHandler", "Session"]
+__all__ = [
+    "MessageTransport",
+    "NotificationHandler",
+    "ProgressCallback",
+    "RequestHandler",
+    "Session",
+]

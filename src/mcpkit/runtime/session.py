@@ -75,6 +75,19 @@ class Session:
         self._timer: asyncio.TimerHandle | None = None
         self._closed_error: ConnectionClosed | None = None
         self._pump: asyncio.Task[None] | None = None
+        # What each event from the core sets in motion.
+        self._reactions: dict[type, Callable[[Any], None]] = {
+            RequestReceived: self._dispatch,
+            ResponseReceived: self._resolve,
+            ErrorReceived: lambda e: self._fail(e.id, e.error),
+            RequestCancelled: self._cancel_handler,
+            ProgressReceived: self._report_progress,
+            NotificationReceived: self._notify,
+            RequestTimedOut: lambda e: self._fail(e.id, RequestTimeout(e.method, e.timeout)),
+            Initialized: self._initialized,
+            InitializeFailed: self._initialize_failed,
+            MessageRejected: lambda e: logger.debug("rejected a peer message: %s", e.message),
+        }
 
     # -- running ---------------------------------------------------------------------------
 
@@ -134,34 +147,24 @@ class Session:
     # -- events ----------------------------------------------------------------------------
 
     def _handle(self, events: list[Event]) -> None:
+        react = self._reactions
         for event in events:
-            kind = type(event)
-            if kind is RequestReceived:
-                self._dispatch(event)  # type: ignore[arg-type]
-            elif kind is ResponseReceived:
-                future = self._futures.pop(event.id, None)  # type: ignore[union-attr]
-                if future is not None and not future.done():
-                    future.set_result(event.result)  # type: ignore[union-attr]
-            elif kind is ErrorReceived:
-                self._fail(event.id, event.error)  # type: ignore[union-attr]
-            elif kind is RequestCancelled:
-                task = self._handlers.get(event.id)  # type: ignore[union-attr]
-                if task is not None:
-                    task.cancel()
-            elif kind is ProgressReceived:
-                self._report_progress(event)  # type: ignore[arg-type]
-            elif kind is NotificationReceived:
-                self._notify(event)  # type: ignore[arg-type]
-            elif kind is RequestTimedOut:
-                self._fail(event.id, RequestTimeout(event.method, event.timeout))  # type: ignore[union-attr]
-            elif kind is Initialized:
-                self._initialized(event)  # type: ignore[arg-type]
-            elif kind is InitializeFailed:
-                if self._initialize_future is not None and not self._initialize_future.done():
-                    self._initialize_future.set_exception(event.error)  # type: ignore[union-attr]
-            elif kind is MessageRejected:
-                logger.debug("rejected a message from the peer: %s", event.message)  # type: ignore[union-attr]
+            react[type(event)](event)
         self._schedule_flush()
+
+    def _resolve(self, event: ResponseReceived) -> None:
+        future = self._futures.pop(event.id, None)
+        if future is not None and not future.done():
+            future.set_result(event.result)
+
+    def _cancel_handler(self, event: RequestCancelled) -> None:
+        task = self._handlers.get(event.id)
+        if task is not None:
+            task.cancel()
+
+    def _initialize_failed(self, event: InitializeFailed) -> None:
+        if self._initialize_future is not None and not self._initialize_future.done():
+            self._initialize_future.set_exception(event.error)
 
     def _fail(self, request_id: RequestId, error: MCPError) -> None:
         future = self._futures.pop(request_id, None)
@@ -295,7 +298,7 @@ class Session:
     async def initialize(
         self, timeout: Timeout | None = None, version: str | None = None
     ) -> Initialized:
-        """Client role: run the handshake. Raises the `InitializeFailed` error or ConnectionClosed."""
+        """Client role: run the handshake. Raises the InitializeFailed error, ConnectionClosed."""
         self._initialize_future = self._loop.create_future()
         self.connection.start_initialize(now=self._loop.time(), timeout=timeout, version=version)
         self._schedule_flush()

@@ -91,32 +91,56 @@ def describe(fn: Callable[..., Any], skip: frozenset[str] = frozenset()) -> Sign
 
 
 def schema_for(annotation: Any) -> tuple[JSONObject, Check]:
-    """JSON Schema and checker for one annotation."""
+    """JSON Schema and checker for one annotation; unknown annotations accept anything."""
     if annotation in _SCALARS:
         name, check = _SCALARS[annotation]
         return {"type": name}, check
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin is typing.Annotated:
-        return schema_for(args[0])
-    if origin is Literal:
-        values = list(args)
-        return {"enum": values}, lambda v: any(v == x and type(v) is type(x) for x in values)
-    if origin in (typing.Union, types.UnionType):
-        members = [schema_for(a) for a in args]
-        checks = [c for _, c in members]
-        return {"anyOf": [s for s, _ in members]}, lambda v: any(c(v) for c in checks)
-    if annotation is list or origin is list:
-        item_schema, item_check = schema_for(args[0]) if args else ({}, _any)
-        schema = {"type": "array", "items": item_schema} if args else {"type": "array"}
-        return schema, lambda v: type(v) is list and all(item_check(x) for x in v)
-    if annotation is dict or origin is dict:
-        value_schema, value_check = schema_for(args[1]) if len(args) == 2 else ({}, _any)
-        schema = {"type": "object"}
-        if len(args) == 2:
-            schema["additionalProperties"] = value_schema
-        return schema, lambda v: type(v) is dict and all(value_check(x) for x in v.values())
-    return {}, _any
+    origin = typing.get_origin(annotation) or annotation
+    build = _GENERIC.get(origin)
+    if build is None:
+        return {}, _any
+    return build(typing.get_args(annotation))
+
+
+def _annotated(args: tuple[Any, ...]) -> tuple[JSONObject, Check]:
+    return schema_for(args[0])
+
+
+def _literal(args: tuple[Any, ...]) -> tuple[JSONObject, Check]:
+    values = list(args)
+    return {"enum": values}, lambda v: any(v == x and type(v) is type(x) for x in values)
+
+
+def _union(args: tuple[Any, ...]) -> tuple[JSONObject, Check]:
+    members = [schema_for(a) for a in args]
+    checks = [c for _, c in members]
+    return {"anyOf": [s for s, _ in members]}, lambda v: any(c(v) for c in checks)
+
+
+def _list(args: tuple[Any, ...]) -> tuple[JSONObject, Check]:
+    if not args:
+        return {"type": "array"}, lambda v: type(v) is list
+    item_schema, item_check = schema_for(args[0])
+    schema = {"type": "array", "items": item_schema}
+    return schema, lambda v: type(v) is list and all(item_check(x) for x in v)
+
+
+def _dict(args: tuple[Any, ...]) -> tuple[JSONObject, Check]:
+    if len(args) != 2:
+        return {"type": "object"}, lambda v: type(v) is dict
+    value_schema, value_check = schema_for(args[1])
+    schema = {"type": "object", "additionalProperties": value_schema}
+    return schema, lambda v: type(v) is dict and all(value_check(x) for x in v.values())
+
+
+_GENERIC: dict[Any, Callable[[tuple[Any, ...]], tuple[JSONObject, Check]]] = {
+    typing.Annotated: _annotated,
+    Literal: _literal,
+    typing.Union: _union,
+    types.UnionType: _union,
+    list: _list,
+    dict: _dict,
+}
 
 
 def _jsonable(value: Any) -> bool:

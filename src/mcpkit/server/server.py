@@ -50,7 +50,9 @@ class Server:
         """Register the decorated function as a tool; its signature becomes the inputSchema."""
 
         def register(fn: F) -> F:
-            self.add_tool(fn, name=name, title=title, description=description, annotations=annotations)
+            self.add_tool(
+                fn, name=name, title=title, description=description, annotations=annotations
+            )
             return fn
 
         return register

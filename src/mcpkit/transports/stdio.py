@@ -209,7 +209,7 @@ class SubprocessTransport(StreamTransport):
     async def _exited_within(self, seconds: float) -> bool:
         try:
             await asyncio.wait_for(self.process.wait(), seconds)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         return True
 
