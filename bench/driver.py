@@ -1,0 +1,204 @@
+"""The shared minimal MCP driver: one asyncio subprocess, orjson, newline-delimited JSON-RPC.
+
+It is the same client for every server, so its cost is a constant and server-alone
+figures compare servers only. It does initialize + notifications/initialized, then
+the workload: sequential calls, calls pipelined N deep, or nothing (cold start).
+Messages from the server that are not responses (notifications, logging) are skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import orjson
+
+from common import Settings, latency_summary
+
+PROTOCOL_VERSION = "2025-11-25"
+CLIENT_INFO = {"name": "mcpkit-bench-driver", "version": "1.0.0"}
+
+
+class ServerError(RuntimeError):
+    """The server answered with an error, a wrong result, or went away."""
+
+
+class Driver:
+    def __init__(self, process: asyncio.subprocess.Process, started_ns: int) -> None:
+        self.process = process
+        self.started_ns = started_ns
+        self._next_id = 0
+        self._stdin = process.stdin
+        self._stdout = process.stdout
+
+    @classmethod
+    async def spawn(cls, argv: list[str], stderr: Any = None) -> Driver:
+        """Start the server; `stderr` is a file object or None (inherit)."""
+        started = time.perf_counter_ns()
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=stderr,
+            limit=16 * 1024 * 1024,
+        )
+        return cls(process, started)
+
+    # -- wire -------------------------------------------------------------------------------
+
+    def _send(self, method: str, params: dict[str, Any] | None = None) -> int:
+        self._next_id += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self._stdin.write(orjson.dumps(message) + b"\n")
+        return self._next_id
+
+    def _notify(self, method: str) -> None:
+        self._stdin.write(orjson.dumps({"jsonrpc": "2.0", "method": method}) + b"\n")
+
+    async def _response(self) -> dict[str, Any]:
+        """The next response (anything with an id and no method); raises on an error reply."""
+        while True:
+            line = await self._stdout.readline()
+            if not line:
+                raise ServerError(f"server closed stdout (exit code {self.process.returncode})")
+            message = orjson.loads(line)
+            if "id" in message and "method" not in message:
+                if "error" in message:
+                    raise ServerError(f"error response: {message['error']}")
+                return message
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        sent = self._send(method, params)
+        message = await self._response()
+        if message["id"] != sent:
+            raise ServerError(f"expected id {sent}, got {message['id']}")
+        return message["result"]
+
+    # -- MCP --------------------------------------------------------------------------------
+
+    async def initialize(self) -> dict[str, Any]:
+        result = await self.request(
+            "initialize",
+            {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO},
+        )
+        self._notify("notifications/initialized")
+        return result
+
+    def _send_echo(self, text: str) -> int:
+        return self._send("tools/call", {"name": "echo", "arguments": {"text": text}})
+
+    @staticmethod
+    def _check_echo(result: dict[str, Any], text: str) -> None:
+        content = result.get("content") or [{}]
+        if result.get("isError") or content[0].get("text") != text:
+            raise ServerError(f"bad echo result: {result!r}")
+
+    async def call_echo(self, text: str) -> None:
+        self._check_echo(await self.request("tools/call", {"name": "echo", "arguments": {"text": text}}), text)
+
+    async def sequential(self, calls: int, text: str) -> tuple[list[int], float]:
+        """`calls` echo calls one after another: per-call latencies (ns) and total seconds."""
+        latencies = []
+        clock = time.perf_counter_ns
+        begin = clock()
+        for _ in range(calls):
+            start = clock()
+            sent = self._send_echo(text)
+            message = await self._response()
+            latencies.append(clock() - start)
+            if message["id"] != sent:
+                raise ServerError(f"expected id {sent}, got {message['id']}")
+            self._check_echo(message["result"], text)
+        return latencies, (clock() - begin) / 1e9
+
+    async def pipelined(self, calls: int, depth: int, text: str) -> float:
+        """`calls` echo calls keeping `depth` outstanding; returns the total seconds."""
+        begin = time.perf_counter()
+        sent = 0
+        for _ in range(min(depth, calls)):
+            self._send_echo(text)
+            sent += 1
+        for _ in range(calls):
+            message = await self._response()
+            self._check_echo(message["result"], text)
+            if sent < calls:
+                self._send_echo(text)
+                sent += 1
+        return time.perf_counter() - begin
+
+    # -- process ----------------------------------------------------------------------------
+
+    def rss_mb(self) -> float:
+        """Resident set size of the server process, from /proc/<pid>/status (MiB)."""
+        with open(f"/proc/{self.process.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        raise ServerError("no VmRSS in /proc status")
+
+    async def close(self, grace: float = 2.0) -> None:
+        """Close stdin (the MCP stdio shutdown); terminate, then kill, if the server lingers."""
+        if self.process.returncode is None:
+            self._stdin.close()
+            if not await self._exits_within(grace):
+                self._signal(self.process.terminate)
+                if not await self._exits_within(grace):
+                    self._signal(self.process.kill)
+        await self.process.wait()
+
+    async def _exits_within(self, seconds: float) -> bool:
+        try:
+            await asyncio.wait_for(self.process.wait(), seconds)
+        except TimeoutError:
+            return False
+        return True
+
+    @staticmethod
+    def _signal(send: Any) -> None:
+        try:
+            send()
+        except ProcessLookupError:
+            pass
+
+    async def __aenter__(self) -> Driver:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+
+
+# -- workloads through the driver (server alone; also the raw system's end to end) ----------
+
+
+async def measure(argv: list[str], workload: str, settings: Settings, stderr: Any = None) -> dict:
+    """One repetition of W1, W2 or W3 against the server started by `argv`."""
+    if workload == "W3":
+        return await _cold_starts(argv, settings, stderr)
+    async with await Driver.spawn(argv, stderr) as driver:
+        await driver.initialize()
+        for _ in range(settings.warmup):
+            await driver.call_echo(settings.text)
+        if workload == "W1":
+            latencies, elapsed = await driver.sequential(settings.calls, settings.text)
+            return latency_summary(latencies, elapsed)
+        if workload == "W2":
+            calls = settings.pipelined_calls
+            elapsed = await driver.pipelined(calls, settings.depth, settings.text)
+            return {"calls_per_s": calls / elapsed}
+    raise ValueError(f"unknown workload {workload!r}")
+
+
+async def _cold_starts(argv: list[str], settings: Settings, stderr: Any) -> dict:
+    """Spawn -> initialize result (ms), and RSS after initialize + one call, per spawn."""
+    start_ms, rss_mb = [], []
+    for _ in range(settings.spawns):
+        async with await Driver.spawn(argv, stderr) as driver:
+            await driver.initialize()
+            start_ms.append((time.perf_counter_ns() - driver.started_ns) / 1e6)
+            await driver.call_echo(settings.text)
+            rss_mb.append(driver.rss_mb())
+    return {"start_ms": start_ms, "rss_mb": rss_mb}

@@ -1,0 +1,140 @@
+"""End-to-end measurement in a child process: one system's own client against its own server.
+
+    <client python> bench/e2e.py SYSTEM WORKLOAD [options] -- SERVER_ARGV...
+
+run.py starts this with the interpreter that holds the system's client (the current venv
+for mcpkit and raw, bench/.venv-official for the official SDK), so each client runs with
+only its own package and every measurement starts from a fresh process. It prints one
+JSON object on stdout. Clients:
+
+  official  mcp.client.stdio.stdio_client + mcp.ClientSession (mcp==2.3.0)
+  mcpkit    mcpkit.Client
+  raw       the shared minimal driver (the raw system has no client of its own), so its
+            end-to-end figures are driver.measure() in a fresh process
+"""
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+from common import Settings, latency_summary
+
+Call = Callable[[str], Awaitable[str]]
+
+
+@asynccontextmanager
+async def connect_official(argv: list[str]) -> AsyncIterator[Call]:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=argv[0], args=argv[1:])
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+
+        async def call(text: str) -> str:
+            result = await session.call_tool("echo", {"text": text})
+            return result.content[0].text
+
+        yield call
+
+
+@asynccontextmanager
+async def connect_mcpkit(argv: list[str]) -> AsyncIterator[Call]:
+    from mcpkit import Client
+
+    async with Client(argv) as client:
+
+        async def call(text: str) -> str:
+            result = await client.call_tool("echo", {"text": text})
+            return result.content[0].text
+
+        yield call
+
+
+CONNECT = {"official": connect_official, "mcpkit": connect_mcpkit}
+
+
+async def checked(call: Call, text: str) -> None:
+    echoed = await call(text)
+    if echoed != text:
+        raise RuntimeError(f"echo returned {echoed!r}, expected {text!r}")
+
+
+async def sequential(connect, argv: list[str], settings: Settings) -> dict:
+    async with connect(argv) as call:
+        for _ in range(settings.warmup):
+            await checked(call, settings.text)
+        clock = time.perf_counter_ns
+        latencies = []
+        begin = clock()
+        for _ in range(settings.calls):
+            start = clock()
+            echoed = await call(settings.text)
+            latencies.append(clock() - start)
+            if echoed != settings.text:
+                raise RuntimeError(f"echo returned {echoed!r}")
+        return latency_summary(latencies, (clock() - begin) / 1e9)
+
+
+async def pipelined(connect, argv: list[str], settings: Settings) -> dict:
+    """`settings.depth` concurrent tasks share the calls, so that many are in flight."""
+    async with connect(argv) as call:
+        for _ in range(settings.warmup):
+            await checked(call, settings.text)
+        remaining = settings.pipelined_calls
+
+        async def worker() -> None:
+            nonlocal remaining
+            while remaining > 0:
+                remaining -= 1
+                await checked(call, settings.text)
+
+        begin = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(settings.depth)))
+        return {"calls_per_s": settings.pipelined_calls / (time.perf_counter() - begin)}
+
+
+async def cold_start(connect, argv: list[str], settings: Settings) -> dict:
+    """Connect = spawn + initialize, timed from the client's side. One unmeasured connect
+    first, so lazy imports inside the client library are not charged to the server."""
+    async with connect(argv) as call:
+        await checked(call, settings.text)
+    samples = []
+    for _ in range(settings.spawns):
+        begin = time.perf_counter()
+        async with connect(argv) as call:
+            samples.append((time.perf_counter() - begin) * 1000)
+            await checked(call, settings.text)
+    return {"connect_ms": samples}
+
+
+WORKLOADS = {"W1": sequential, "W2": pipelined, "W3": cold_start}
+
+
+async def run(system: str, workload: str, argv: list[str], settings: Settings) -> dict:
+    if system == "raw":
+        from driver import measure
+
+        result = await measure(argv, workload, settings)
+        return {"connect_ms": result["start_ms"]} if workload == "W3" else result
+    return await WORKLOADS[workload](CONNECT[system], argv, settings)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("system", choices=["mcpkit", "official", "raw"])
+    parser.add_argument("workload", choices=sorted(WORKLOADS))
+    parser.add_argument("--settings", default="{}", help="JSON object of Settings fields")
+    parser.add_argument("server_argv", nargs="+")
+    args = parser.parse_args()
+    settings = Settings(**json.loads(args.settings))
+    result = asyncio.run(run(args.system, args.workload, args.server_argv, settings))
+    sys.stdout.write(json.dumps(result) + "\n")
+
+
+if __name__ == "__main__":
+    main()

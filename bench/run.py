@@ -1,0 +1,112 @@
+"""Benchmark harness: mcpkit vs the official MCP Python SDK vs a raw asyncio + orjson echo.
+
+    python bench/run.py [--quick] [--only W1,W2,W3] [--reps N] [--json out.json]
+
+All systems run in the same invocation, interleaved: each repetition goes through every
+workload, mode and system (system order rotated per repetition), so slow drifts of a
+noisy machine hit all systems alike. Figures are medians across repetitions. See
+bench/README.md for what each workload measures and the targets.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import systems as systems_mod  # noqa: E402
+from common import Settings  # noqa: E402
+from report import Results, print_report  # noqa: E402
+from workloads import MODES, WORKLOADS, MeasurementFailed, measure, preflight  # noqa: E402
+
+
+def log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer calls and repetitions")
+    parser.add_argument("--only", default=",".join(WORKLOADS), help="e.g. W1,W2")
+    parser.add_argument("--reps", type=int, help="repetitions (default 5, --quick 2)")
+    parser.add_argument("--systems", default=",".join(systems_mod.NAMES), help="subset to run")
+    parser.add_argument("--json", type=Path, help="also write every sample to this file")
+    args = parser.parse_args()
+    args.workloads = [w.strip().upper() for w in args.only.split(",") if w.strip()]
+    unknown = set(args.workloads) - set(WORKLOADS)
+    if unknown:
+        parser.error(f"unknown workload(s): {', '.join(sorted(unknown))}")
+    args.system_names = tuple(s.strip() for s in args.systems.split(",") if s.strip())
+    args.reps = args.reps or (2 if args.quick else 5)
+    return args
+
+
+async def check_systems(systems: list, results: Results) -> list:
+    runnable = []
+    for system in systems:
+        problem = system.unavailable or await preflight(system)
+        if problem:
+            results.unavailable[system.name] = problem
+            log(f"{system.name}: unavailable ({problem})")
+        else:
+            runnable.append(system)
+    return runnable
+
+
+async def run_all(args: argparse.Namespace, settings: Settings, results: Results, runnable: list):
+    for rep in range(args.reps):
+        shift = rep % max(len(runnable), 1)
+        order = runnable[shift:] + runnable[:shift]
+        for workload in args.workloads:
+            for mode in MODES:
+                for system in order:
+                    key = (workload, mode, system.name)
+                    if key in results.failures:
+                        continue  # failed before: do not pay for it again
+                    began = time.perf_counter()
+                    try:
+                        sample = await measure(system, workload, mode, settings)
+                    except MeasurementFailed as exc:
+                        results.fail(key, str(exc))
+                        log(f"[{rep + 1}/{args.reps}] {workload} {mode:6} {system.name:8} FAILED {exc}")
+                        continue
+                    results.add(key, sample)
+                    took = time.perf_counter() - began
+                    log(f"[{rep + 1}/{args.reps}] {workload} {mode:6} {system.name:8} {took:5.1f}s "
+                        f"{json.dumps(sample, default=str)[:110]}")
+
+
+def header(args: argparse.Namespace, settings: Settings) -> str:
+    return (
+        f"mcpkit benchmark: {platform.python_implementation()} {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs, {platform.machine()}; {args.reps} interleaved repetitions\n"
+        f"W1 {settings.calls} calls after {settings.warmup} warmup; "
+        f"W2 {settings.pipelined_calls} calls, {settings.depth} in flight; "
+        f"W3 {settings.spawns} spawns per repetition\n"
+        f"official = {systems_mod.OFFICIAL_REQUIREMENT} in "
+        f"{systems_mod.OFFICIAL_VENV.relative_to(systems_mod.BENCH.parent)}; "
+        f"mcpkit and raw = {sys.executable}"
+    )
+
+
+def main() -> None:
+    args = parse_args()
+    settings = Settings.quick() if args.quick else Settings()
+    results = Results()
+    systems = systems_mod.build(args.system_names, log=log)
+    runnable = asyncio.run(check_systems(systems, results))
+    asyncio.run(run_all(args, settings, results, runnable))
+    print_report(results, args.workloads, [s.name for s in systems], header(args, settings))
+    if args.json:
+        data = {"settings": vars(settings), "reps": args.reps, **results.to_json()}
+        args.json.write_text(json.dumps(data, indent=2) + "\n")
+        log(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

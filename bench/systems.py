@@ -1,0 +1,73 @@
+"""The three systems under test, and the official SDK's private virtual environment.
+
+A system is a server command line plus the interpreter that runs its own client. The
+official SDK lives in bench/.venv-official (created here on first use), so the benchmark
+measures the released package, not whatever the dev venv happens to hold.
+"""
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+SERVERS = BENCH / "servers"
+OFFICIAL_VENV = BENCH / ".venv-official"
+OFFICIAL_REQUIREMENT = "mcp==2.3.0"
+OFFICIAL_VERSION = OFFICIAL_REQUIREMENT.split("==")[1]
+NAMES = ("mcpkit", "official", "raw")
+
+
+@dataclass(frozen=True)
+class System:
+    name: str
+    server_argv: tuple[str, ...]
+    client_python: str  # interpreter that runs this system's own client (bench/e2e.py)
+    unavailable: str | None = None  # why it cannot run, if it cannot
+
+
+def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, check=False)
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "no output"
+
+
+def ensure_official_venv(log=print) -> Path:
+    """bench/.venv-official/bin/python with mcp==2.3.0 in it; create or repair it if needed."""
+    python = OFFICIAL_VENV / "bin" / "python"
+    probe = [str(python), "-c", "import importlib.metadata as m; print(m.version('mcp'))"]
+    if python.exists() and _run(probe).stdout.strip() == OFFICIAL_VERSION:
+        return python
+    log(f"setting up {OFFICIAL_VENV.relative_to(BENCH.parent)} with {OFFICIAL_REQUIREMENT} ...")
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(OFFICIAL_VENV)], check=True)
+    pip = [str(python), "-m", "pip", "install", "--quiet", OFFICIAL_REQUIREMENT]
+    subprocess.run(pip, check=True)
+    return python
+
+
+def mcpkit_problem() -> str | None:
+    """None if this venv's mcpkit has the public Server/Client API, else the reason."""
+    check = _run([sys.executable, "-c", "from mcpkit import Server, Client"])
+    return None if check.returncode == 0 else _last_line(check.stderr)
+
+
+def build(names: tuple[str, ...] = NAMES, log=print) -> list[System]:
+    systems = []
+    for name in names:
+        if name == "official":
+            python = str(ensure_official_venv(log))
+            argv = (python, str(SERVERS / "official_server.py"))
+            systems.append(System(name, argv, python))
+        elif name == "mcpkit":
+            argv = (sys.executable, str(SERVERS / "mcpkit_server.py"))
+            systems.append(System(name, argv, sys.executable, mcpkit_problem()))
+        elif name == "raw":
+            argv = (sys.executable, str(SERVERS / "raw_server.py"))
+            systems.append(System(name, argv, sys.executable))
+        else:
+            raise ValueError(f"unknown system {name!r}")
+    return systems
