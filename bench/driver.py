@@ -9,11 +9,12 @@ Messages from the server that are not responses (notifications, logging) are ski
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from pathlib import Path
 from typing import Any
 
 import orjson
-
 from common import Settings, latency_summary
 
 PROTOCOL_VERSION = "2025-11-25"
@@ -97,7 +98,8 @@ class Driver:
             raise ServerError(f"bad echo result: {result!r}")
 
     async def call_echo(self, text: str) -> None:
-        self._check_echo(await self.request("tools/call", {"name": "echo", "arguments": {"text": text}}), text)
+        result = await self.request("tools/call", {"name": "echo", "arguments": {"text": text}})
+        self._check_echo(result, text)
 
     async def sequential(self, calls: int, text: str) -> tuple[list[int], float]:
         """`calls` echo calls one after another: per-call latencies (ns) and total seconds."""
@@ -139,6 +141,19 @@ class Driver:
                     return int(line.split()[1]) / 1024
         raise ServerError("no VmRSS in /proc status")
 
+    def cpu_ns(self) -> int:
+        """CPU time the server has used so far (ns), summed over its live threads.
+
+        /proc/<pid>/task/*/schedstat is exact to the nanosecond, unlike the 10 ms ticks of
+        /proc/<pid>/stat; a thread that already exited is missed, which the worker-thread
+        pools of the servers measured here do not do within one measurement.
+        """
+        total = 0
+        for task in Path(f"/proc/{self.process.pid}/task").iterdir():
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+                total += int((task / "schedstat").read_text().split()[0])
+        return total
+
     async def close(self, grace: float = 2.0) -> None:
         """Close stdin (the MCP stdio shutdown); terminate, then kill, if the server lingers."""
         if self.process.returncode is None:
@@ -158,17 +173,14 @@ class Driver:
 
     @staticmethod
     def _signal(send: Any) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             send()
-        except ProcessLookupError:
-            pass
 
     async def __aenter__(self) -> Driver:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
-
 
 
 # -- workloads through the driver (server alone; also the raw system's end to end) ----------
@@ -182,14 +194,19 @@ async def measure(argv: list[str], workload: str, settings: Settings, stderr: An
         await driver.initialize()
         for _ in range(settings.warmup):
             await driver.call_echo(settings.text)
+        cpu_before = driver.cpu_ns()
         if workload == "W1":
-            latencies, elapsed = await driver.sequential(settings.calls, settings.text)
-            return latency_summary(latencies, elapsed)
-        if workload == "W2":
+            calls = settings.calls
+            latencies, elapsed = await driver.sequential(calls, settings.text)
+            result = latency_summary(latencies, elapsed)
+        elif workload == "W2":
             calls = settings.pipelined_calls
             elapsed = await driver.pipelined(calls, settings.depth, settings.text)
-            return {"calls_per_s": calls / elapsed}
-    raise ValueError(f"unknown workload {workload!r}")
+            result = {"calls_per_s": calls / elapsed}
+        else:
+            raise ValueError(f"unknown workload {workload!r}")
+        result["server_cpu_us"] = (driver.cpu_ns() - cpu_before) / calls / 1000
+        return result
 
 
 async def _cold_starts(argv: list[str], settings: Settings, stderr: Any) -> dict:

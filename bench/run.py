@@ -15,14 +15,19 @@ import os
 import platform
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+try:
+    import orjson  # noqa: F401  (the shared driver needs it)
+except ImportError:
+    sys.exit("bench/run.py needs orjson: run it with the project venv (.venv/bin/python)")
 
-import systems as systems_mod  # noqa: E402
-from common import Settings  # noqa: E402
-from report import Results, print_report  # noqa: E402
-from workloads import MODES, WORKLOADS, MeasurementFailed, measure, preflight  # noqa: E402
+import systems as systems_mod
+from common import Settings
+from report import Results, print_report
+from workloads import MODES, WORKLOADS, MeasurementFailed, measure, preflight, reset_logs
 
 
 def log(text: str) -> None:
@@ -58,27 +63,33 @@ async def check_systems(systems: list, results: Results) -> list:
     return runnable
 
 
-async def run_all(args: argparse.Namespace, settings: Settings, results: Results, runnable: list):
-    for rep in range(args.reps):
+def schedule(reps: int, workloads: list[str], runnable: list):
+    """Round robin: every repetition visits each workload, mode and system, rotating the
+    system order so no system always runs first (or right after a heavy neighbour)."""
+    for rep in range(reps):
         shift = rep % max(len(runnable), 1)
         order = runnable[shift:] + runnable[:shift]
-        for workload in args.workloads:
+        for workload in workloads:
             for mode in MODES:
                 for system in order:
-                    key = (workload, mode, system.name)
-                    if key in results.failures:
-                        continue  # failed before: do not pay for it again
-                    began = time.perf_counter()
-                    try:
-                        sample = await measure(system, workload, mode, settings)
-                    except MeasurementFailed as exc:
-                        results.fail(key, str(exc))
-                        log(f"[{rep + 1}/{args.reps}] {workload} {mode:6} {system.name:8} FAILED {exc}")
-                        continue
-                    results.add(key, sample)
-                    took = time.perf_counter() - began
-                    log(f"[{rep + 1}/{args.reps}] {workload} {mode:6} {system.name:8} {took:5.1f}s "
-                        f"{json.dumps(sample, default=str)[:110]}")
+                    yield rep, workload, mode, system
+
+
+async def run_all(args: argparse.Namespace, settings: Settings, results: Results, runnable: list):
+    for rep, workload, mode, system in schedule(args.reps, args.workloads, runnable):
+        key = (workload, mode, system.name)
+        if key in results.failures:
+            continue  # failed before: do not pay for it again
+        where = f"[{rep + 1}/{args.reps}] {workload} {mode:6} {system.name:8}"
+        began = time.perf_counter()
+        try:
+            sample = await measure(system, workload, mode, settings)
+        except MeasurementFailed as exc:
+            results.fail(key, str(exc))
+            log(f"{where} FAILED {exc}")
+            continue
+        results.add(key, sample)
+        log(f"{where} {time.perf_counter() - began:5.1f}s {json.dumps(sample)[:100]}")
 
 
 def header(args: argparse.Namespace, settings: Settings) -> str:
@@ -98,12 +109,13 @@ def main() -> None:
     args = parse_args()
     settings = Settings.quick() if args.quick else Settings()
     results = Results()
+    reset_logs()
     systems = systems_mod.build(args.system_names, log=log)
     runnable = asyncio.run(check_systems(systems, results))
     asyncio.run(run_all(args, settings, results, runnable))
     print_report(results, args.workloads, [s.name for s in systems], header(args, settings))
     if args.json:
-        data = {"settings": vars(settings), "reps": args.reps, **results.to_json()}
+        data = {"settings": asdict(settings), "reps": args.reps, **results.to_json()}
         args.json.write_text(json.dumps(data, indent=2) + "\n")
         log(f"wrote {args.json}")
 

@@ -32,14 +32,22 @@ class MeasurementFailed(RuntimeError):
     pass
 
 
+def reset_logs() -> None:
+    """Start this run's stderr logs empty, so a failure never shows an older run's tail."""
+    LOGS.mkdir(exist_ok=True)
+    for old in LOGS.glob("*.stderr"):
+        old.unlink()
+
+
 def _log_path(system: System, mode: str) -> Path:
     LOGS.mkdir(exist_ok=True)
     return LOGS / f"{system.name}-{mode}.stderr"
 
 
-def _tail(path: Path, lines: int = 3) -> str:
+def _tail(path: Path, lines: int = 1) -> str:
+    """The last lines of a stderr log: for a Python traceback, the exception itself."""
     text = path.read_text(errors="replace").strip().splitlines() if path.exists() else []
-    return " | ".join(text[-lines:])
+    return " | ".join(line.strip() for line in text[-lines:])
 
 
 async def measure(system: System, workload: str, mode: str, settings: Settings) -> dict:
@@ -56,7 +64,7 @@ async def measure(system: System, workload: str, mode: str, settings: Settings) 
         raise
     except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}".strip()
-        raise MeasurementFailed(f"{reason} [stderr: {_tail(log)}]") from exc
+        raise MeasurementFailed(f"{reason}; server stderr: {_tail(log)}") from exc
 
 
 async def _e2e(system: System, workload: str, settings: Settings, log: Path) -> dict:
@@ -81,7 +89,7 @@ async def _e2e(system: System, workload: str, settings: Settings, log: Path) -> 
                 child.kill()
                 await child.wait()
     if child.returncode != 0:
-        raise MeasurementFailed(f"e2e child exited {child.returncode} [stderr: {_tail(log)}]")
+        raise MeasurementFailed(f"client exited {child.returncode}: {_tail(log)}")
     return json.loads(out.splitlines()[-1])
 
 
