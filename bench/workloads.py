@@ -10,7 +10,10 @@ would fill it and stall).
 """
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 from dataclasses import asdict
 from pathlib import Path
 
@@ -80,17 +83,22 @@ async def _e2e(system: System, workload: str, settings: Settings, log: Path) -> 
     ]
     with log.open("ab") as stderr:
         child = await asyncio.create_subprocess_exec(
-            *argv, stdout=asyncio.subprocess.PIPE, stderr=stderr
+            *argv, stdout=asyncio.subprocess.PIPE, stderr=stderr, start_new_session=True
         )
         try:
             out, _ = await child.communicate()
         finally:
-            if child.returncode is None:
-                child.kill()
-                await child.wait()
+            _kill_group(child.pid)  # a server the client left behind, or the client itself
+            await child.wait()
     if child.returncode != 0:
         raise MeasurementFailed(f"client exited {child.returncode}: {_tail(log)}")
     return json.loads(out.splitlines()[-1])
+
+
+def _kill_group(pgid: int) -> None:
+    """Kill what is left of the process group the e2e child leads (started by us)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
 
 
 async def preflight(system: System) -> str | None:
