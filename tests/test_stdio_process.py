@@ -418,3 +418,45 @@ async def test_initialize_times_out_against_a_silent_child(tmp_path: Path) -> No
     pid = int(pid_file.read_text())
     with pytest.raises(ProcessLookupError):  # the child was stopped and reaped
         os.kill(pid, 0)
+
+
+# -- files instead of pipes ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stdout_kind", ["pipe", "file"])
+async def test_server_reads_and_writes_regular_files(tmp_path: Path, stdout_kind: str) -> None:
+    """`server < requests.jsonl > answers.jsonl`: stdin and stdout need not be pipes."""
+    initialize = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "file-test", "version": "0"},
+    }
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(
+        b"".join(
+            orjson.dumps(message) + b"\n"
+            for message in [
+                request(1, "initialize", initialize),
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                request(2, "tools/call", call("add", a=2, b=3)),
+                request(3, "tools/call", call("shout", text="to-stderr")),
+            ]
+        )
+    )
+    answers = tmp_path / "answers.jsonl"
+    with requests.open("rb") as stdin, answers.open("wb") as stdout_file:
+        process = await asyncio.create_subprocess_exec(
+            *SERVER,
+            stdin=stdin,
+            stdout=stdout_file if stdout_kind == "file" else asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(process.communicate(), 10)
+    assert process.returncode == 0, err.decode(errors="replace")
+    lines = (answers.read_bytes() if stdout_kind == "file" else out).splitlines()
+    replies = {reply["id"]: reply for reply in map(orjson.loads, lines)}
+    assert sorted(replies) == [1, 2, 3]
+    assert replies[1]["result"]["protocolVersion"] == "2025-06-18"
+    assert text_of(replies[2]["result"]) == "5"
+    assert text_of(replies[3]["result"]) == "TO-STDERR"
+    assert "to-stderr" in err.decode().splitlines()

@@ -109,6 +109,9 @@ class Session:
                 if transport.backlogged():
                     await transport.drain()
         finally:
+            # A peer that stopped sending may still be reading: answers already produced go
+            # out before the connection counts as closed (input and EOF can arrive together).
+            self._flush()
             await self._connection_lost()
 
     @property

@@ -97,10 +97,13 @@ async def stdio_server_transport(
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), read_pipe)
         except ValueError:  # a regular file, not a pipe: read it from a thread instead
             _feed_from_thread(loop, reader, read_pipe)
-        write_transport, write_protocol = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, out_pipe
-        )
-        writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
+        try:
+            write_transport, write_protocol = await loop.connect_write_pipe(
+                asyncio.streams.FlowControlMixin, out_pipe
+            )
+            writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
+        except ValueError:  # a regular file (`server > answers.jsonl`): writes never block
+            writer = _FileWriter(out_pipe)  # type: ignore[assignment]
         transport = StreamTransport(reader, writer)
         try:
             yield transport
@@ -112,6 +115,28 @@ async def stdio_server_transport(
         os.dup2(restore_fd, 1)
         os.close(restore_fd)
         os.set_blocking(stdin_fd, was_blocking)
+
+
+class _FileWriter:
+    """Stands in for a StreamWriter when stdout is a regular file, which asyncio cannot watch."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self._file = file
+        self.transport = self
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[self._file.write(view) or 0 :]
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    async def drain(self) -> None:
+        return None
+
+    def close(self) -> None:
+        self._file.close()
 
 
 def _feed_from_thread(
