@@ -1,0 +1,49 @@
+"""The base class of every generated protocol model.
+
+Models keep unknown fields (`extra="allow"`) and remember which fields were set, so
+`from_wire(data).to_wire() == data` for any valid message. Schemas are built on first use
+(`defer_build`), which keeps importing a module of 150 models cheap.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Self
+
+import pydantic
+from pydantic import ConfigDict
+
+_V2_11 = tuple(int(part) for part in pydantic.VERSION.split(".")[:2]) >= (2, 11)
+
+
+class MCPModel(pydantic.BaseModel):
+    """A protocol message or part of one; attributes are snake_case, the wire is camelCase."""
+
+    model_config = (
+        ConfigDict(
+            extra="allow",
+            validate_by_name=True,
+            validate_by_alias=True,
+            serialize_by_alias=True,
+            defer_build=True,
+            protected_namespaces=(),
+        )
+        if _V2_11
+        else ConfigDict(
+            extra="allow", populate_by_name=True, defer_build=True, protected_namespaces=()
+        )
+    )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON object for the wire: aliases, only the fields that were set, extras kept."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+    @classmethod
+    def from_wire(cls, data: Any) -> Self:
+        """Validate a decoded JSON object. Raises pydantic.ValidationError when it is invalid.
+
+        Keys are matched by their wire names only, so an unknown key that happens to look like
+        an attribute name (`is_error`) is kept as an extra field rather than misread.
+        """
+        if _V2_11:
+            return cls.model_validate(data, by_alias=True, by_name=False)
+        return cls.model_validate(data)
