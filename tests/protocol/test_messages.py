@@ -125,3 +125,9 @@ def test_closed_connection_ignores_input_and_returns_pending() -> None:
     pending = pair.client.connection_lost()
     assert sorted(pending) == sorted([(first, "tools/list"), (second, "ping")])
     assert pair.client.receive(b'{"jsonrpc":"2.0","id":1,"result":{}}', 0) == []
+
+
+def test_broken_responses_are_not_answered_but_broken_requests_are(ready: Pair) -> None:
+    ready.server.receive(b'{"hello": "world"}', 0)
+    ready.server.receive(b'{"jsonrpc": "1.0", "id": 3, "result": {}}', 0)
+    assert [(m["id"], m["error"]["code"]) for m in sent(ready.server)] == [(None, -32600)]

@@ -112,7 +112,9 @@ def classify(obj: Any) -> Message | Invalid:
     usable_id = msg_id if is_valid_id(msg_id) else None
     method = obj.get("method")
     if obj.get("jsonrpc") != "2.0":
-        return _invalid(usable_id, 'Invalid Request: "jsonrpc" must be "2.0"', method is not None)
+        # Answer anything but a (broken) response: replying to responses could loop forever.
+        owed = "result" not in obj and "error" not in obj
+        return _invalid(usable_id, 'Invalid Request: "jsonrpc" must be "2.0"', owed)
     if method is None:
         return _classify_response(obj, "id" in obj, usable_id)
     return _classify_call(obj, method, usable_id)

@@ -161,7 +161,8 @@ class Session:
             future.set_result(event.result)
 
     def _cancel_handler(self, event: RequestCancelled) -> None:
-        task = self._handlers.get(event.id)
+        # Popped here too: a task cancelled before its first step never runs its `finally`.
+        task = self._handlers.pop(event.id, None)
         if task is not None:
             task.cancel()
 
@@ -231,7 +232,8 @@ class Session:
         else:
             connection.send_result(event.id, result)
         finally:
-            self._handlers.pop(event.id, None)
+            if self._handlers.get(event.id) is asyncio.current_task():
+                del self._handlers[event.id]  # a reused id may already name a newer handler
             if not self.closed:
                 self._schedule_flush()
 

@@ -13,6 +13,7 @@ import collections
 import contextlib
 import logging
 import os
+import stat
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import BinaryIO
@@ -93,9 +94,9 @@ async def stdio_server_transport(
     try:
         reader = asyncio.StreamReader(limit=max_message_size)
         read_pipe = os.fdopen(os.dup(stdin_fd), "rb", buffering=0)
-        try:
+        if _pollable(stdin_fd):
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), read_pipe)
-        except ValueError:  # a regular file, not a pipe: read it from a thread instead
+        else:  # a regular file or /dev/null, which epoll refuses: read it from a thread
             _feed_from_thread(loop, reader, read_pipe)
         try:
             write_transport, write_protocol = await loop.connect_write_pipe(
@@ -137,6 +138,12 @@ class _FileWriter:
 
     def close(self) -> None:
         self._file.close()
+
+
+def _pollable(fd: int) -> bool:
+    """Pipes, sockets and terminals can be watched by the event loop; files and /dev/null not."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
 
 
 def _feed_from_thread(
