@@ -507,22 +507,20 @@ __all__ = [
     "UntitledSingleSelectEnumSchema",
 ]
 
-_VERSION_NAMES = frozenset(
-    [
-        "HANDSHAKE_VERSIONS",
-        "LATEST_HANDSHAKE_VERSION",
-        "LATEST_PROTOCOL_VERSION",
-        "MODERN_VERSIONS",
-        "SUPPORTED_VERSIONS",
-    ]
+_MODELS = frozenset(__all__)
+_REVISIONS = frozenset(
+    ["rev_2024_11_05", "rev_2025_03_26", "rev_2025_06_18", "rev_2025_11_25", "rev_2026_07_28"]
 )
 
 
 def __getattr__(name: str) -> Any:
-    if name not in __all__ or name in _VERSION_NAMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """Import the models (and pydantic) on first use rather than with the package."""
     import importlib
 
+    if name in _REVISIONS:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name not in _MODELS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     source = "_model" if name == "MCPModel" else "_neutral"
     value = getattr(importlib.import_module(f"{__name__}.{source}"), name)
     globals()[name] = value

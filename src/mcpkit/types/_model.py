@@ -18,20 +18,24 @@ _V2_11 = tuple(int(part) for part in pydantic.VERSION.split(".")[:2]) >= (2, 11)
 class MCPModel(pydantic.BaseModel):
     """A protocol message or part of one; attributes are snake_case, the wire is camelCase."""
 
-    model_config = (
-        ConfigDict(
-            extra="allow",
-            validate_by_name=True,
-            validate_by_alias=True,
-            serialize_by_alias=True,
-            defer_build=True,
-            protected_namespaces=(),
-        )
-        if _V2_11
-        else ConfigDict(
-            extra="allow", populate_by_name=True, defer_build=True, protected_namespaces=()
-        )
+    model_config = ConfigDict(
+        extra="allow",
+        populate_by_name=True,  # validate_by_name + validate_by_alias, spelled for pydantic < 2.11
+        serialize_by_alias=True,  # pydantic >= 2.11; to_wire() passes by_alias in any case
+        defer_build=True,
+        protected_namespaces=(),
     )
+
+    def model_post_init(self, context: Any, /) -> None:
+        # An unknown key spelled like an attribute (`is_error` next to the `isError` field) is
+        # kept as an extra, but pydantic also counts it as a set field, and exclude_unset would
+        # then write `"isError": null`. Only a field still at its default can be affected.
+        extra = self.__pydantic_extra__
+        if extra:
+            fields = type(self).__pydantic_fields__
+            for key in [k for k in extra if k in fields and fields[k].alias not in (None, k)]:
+                if getattr(self, key) is None:
+                    self.__pydantic_fields_set__.discard(key)
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON object for the wire: aliases, only the fields that were set, extras kept."""
