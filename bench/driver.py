@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from common import Settings, latency_summary
+from common import Settings, latency_summary, throughput
 
 PROTOCOL_VERSION = "2025-11-25"
 CLIENT_INFO = {"name": "mcpkit-bench-driver", "version": "1.0.0"}
@@ -101,35 +101,40 @@ class Driver:
         result = await self.request("tools/call", {"name": "echo", "arguments": {"text": text}})
         self._check_echo(result, text)
 
-    async def sequential(self, calls: int, text: str) -> tuple[list[int], float]:
-        """`calls` echo calls one after another: per-call latencies (ns) and total seconds."""
-        latencies = []
+    async def sequential(self, calls: int, text: str) -> tuple[list[int], int, list[int]]:
+        """`calls` echo calls one after another: latencies, start time, completion times (ns)."""
+        latencies, done = [], []
         clock = time.perf_counter_ns
         begin = clock()
         for _ in range(calls):
             start = clock()
             sent = self._send_echo(text)
             message = await self._response()
-            latencies.append(clock() - start)
+            end = clock()
+            latencies.append(end - start)
+            done.append(end)
             if message["id"] != sent:
                 raise ServerError(f"expected id {sent}, got {message['id']}")
             self._check_echo(message["result"], text)
-        return latencies, (clock() - begin) / 1e9
+        return latencies, begin, done
 
-    async def pipelined(self, calls: int, depth: int, text: str) -> float:
-        """`calls` echo calls keeping `depth` outstanding; returns the total seconds."""
-        begin = time.perf_counter()
+    async def pipelined(self, calls: int, depth: int, text: str) -> tuple[int, list[int]]:
+        """`calls` echo calls keeping `depth` outstanding: start time, completion times (ns)."""
+        clock = time.perf_counter_ns
+        done = []
+        begin = clock()
         sent = 0
         for _ in range(min(depth, calls)):
             self._send_echo(text)
             sent += 1
         for _ in range(calls):
             message = await self._response()
+            done.append(clock())
             self._check_echo(message["result"], text)
             if sent < calls:
                 self._send_echo(text)
                 sent += 1
-        return time.perf_counter() - begin
+        return begin, done
 
     # -- process ----------------------------------------------------------------------------
 
@@ -197,12 +202,10 @@ async def measure(argv: list[str], workload: str, settings: Settings, stderr: An
         cpu_before = driver.cpu_ns()
         if workload == "W1":
             calls = settings.calls
-            latencies, elapsed = await driver.sequential(calls, settings.text)
-            result = latency_summary(latencies, elapsed)
+            result = latency_summary(*await driver.sequential(calls, settings.text))
         elif workload == "W2":
             calls = settings.pipelined_calls
-            elapsed = await driver.pipelined(calls, settings.depth, settings.text)
-            result = {"calls_per_s": calls / elapsed}
+            result = throughput(*await driver.pipelined(calls, settings.depth, settings.text))
         else:
             raise ValueError(f"unknown workload {workload!r}")
         result["server_cpu_us"] = (driver.cpu_ns() - cpu_before) / calls / 1000

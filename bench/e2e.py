@@ -21,7 +21,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
-from common import Settings, latency_summary
+from common import Settings, latency_summary, throughput
 
 Call = Callable[[str], Awaitable[str]]
 
@@ -69,15 +69,17 @@ async def sequential(connect, argv: list[str], settings: Settings) -> dict:
         for _ in range(settings.warmup):
             await checked(call, settings.text)
         clock = time.perf_counter_ns
-        latencies = []
+        latencies, done = [], []
         begin = clock()
         for _ in range(settings.calls):
             start = clock()
             echoed = await call(settings.text)
-            latencies.append(clock() - start)
+            end = clock()
+            latencies.append(end - start)
+            done.append(end)
             if echoed != settings.text:
                 raise RuntimeError(f"echo returned {echoed!r}")
-        return latency_summary(latencies, (clock() - begin) / 1e9)
+        return latency_summary(latencies, begin, done)
 
 
 async def pipelined(connect, argv: list[str], settings: Settings) -> dict:
@@ -86,16 +88,18 @@ async def pipelined(connect, argv: list[str], settings: Settings) -> dict:
         for _ in range(settings.warmup):
             await checked(call, settings.text)
         remaining = settings.pipelined_calls
+        done: list[int] = []
 
         async def worker() -> None:
             nonlocal remaining
             while remaining > 0:
                 remaining -= 1
                 await checked(call, settings.text)
+                done.append(time.perf_counter_ns())
 
-        begin = time.perf_counter()
+        begin = time.perf_counter_ns()
         await asyncio.gather(*(worker() for _ in range(settings.depth)))
-        return {"calls_per_s": settings.pipelined_calls / (time.perf_counter() - begin)}
+        return throughput(begin, done)
 
 
 async def cold_start(connect, argv: list[str], settings: Settings) -> dict:

@@ -92,10 +92,11 @@ async def run_all(args: argparse.Namespace, settings: Settings, results: Results
         log(f"{where} {time.perf_counter() - began:5.1f}s {json.dumps(sample)[:100]}")
 
 
-def header(args: argparse.Namespace, settings: Settings) -> str:
+def header(args: argparse.Namespace, settings: Settings, load_before: float) -> str:
     return (
         f"mcpkit benchmark: {platform.python_implementation()} {platform.python_version()}, "
-        f"{os.cpu_count()} CPUs, {platform.machine()}; {args.reps} interleaved repetitions\n"
+        f"{os.cpu_count()} CPUs, {platform.machine()}; {args.reps} interleaved repetitions; "
+        f"1-min load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after\n"
         f"W1 {settings.calls} calls after {settings.warmup} warmup; "
         f"W2 {settings.pipelined_calls} calls, {settings.depth} in flight; "
         f"W3 {settings.spawns} spawns per repetition\n"
@@ -108,12 +109,14 @@ def header(args: argparse.Namespace, settings: Settings) -> str:
 def main() -> None:
     args = parse_args()
     settings = Settings.quick() if args.quick else Settings()
+    load_before = os.getloadavg()[0]
     results = Results()
     reset_logs()
     systems = systems_mod.build(args.system_names, log=log)
     runnable = asyncio.run(check_systems(systems, results))
     asyncio.run(run_all(args, settings, results, runnable))
-    print_report(results, args.workloads, [s.name for s in systems], header(args, settings))
+    names = [s.name for s in systems]
+    print_report(results, args.workloads, names, header(args, settings, load_before))
     if args.json:
         data = {"settings": asdict(settings), "reps": args.reps, **results.to_json()}
         args.json.write_text(json.dumps(data, indent=2) + "\n")
