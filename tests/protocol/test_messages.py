@@ -131,3 +131,14 @@ def test_broken_responses_are_not_answered_but_broken_requests_are(ready: Pair) 
     ready.server.receive(b'{"hello": "world"}', 0)
     ready.server.receive(b'{"jsonrpc": "1.0", "id": 3, "result": {}}', 0)
     assert [(m["id"], m["error"]["code"]) for m in sent(ready.server)] == [(None, -32600)]
+
+
+def test_prepared_result_is_spliced_verbatim(ready: Pair) -> None:
+    from mcpkit.protocol import Prepared
+
+    prepared = Prepared({"tools": [{"name": "a"}]})
+    for request_id in ("x", 7):
+        ready.server.receive(line({"jsonrpc": "2.0", "id": request_id, "method": "tools/list"}), 0)
+        ready.server.send_result(request_id, prepared)
+        [reply] = sent(ready.server)
+        assert reply == {"jsonrpc": "2.0", "id": request_id, "result": {"tools": [{"name": "a"}]}}

@@ -15,7 +15,7 @@ from mcpkit.protocol.events import (
     RequestTimedOut,
     ResponseReceived,
 )
-from mcpkit.protocol.jsonrpc import RequestId
+from mcpkit.protocol.jsonrpc import Prepared, RequestId
 
 __all__ = [
     "Connection",
@@ -27,6 +27,7 @@ __all__ = [
     "MessageRejected",
     "NotificationReceived",
     "Outgoing",
+    "Prepared",
     "ProgressReceived",
     "RequestCancelled",
     "RequestId",

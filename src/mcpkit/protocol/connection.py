@@ -50,6 +50,7 @@ from mcpkit.protocol.jsonrpc import (
     Invalid,
     Message,
     Notification,
+    Prepared,
     Request,
     RequestId,
     Response,
@@ -585,7 +586,7 @@ class Connection:
         self._outbox.append((encode_notification("notifications/progress", params), request_id))
         return True
 
-    def send_result(self, request_id: RequestId, result: JSONObject) -> bool:
+    def send_result(self, request_id: RequestId, result: JSONObject | Prepared) -> bool:
         """Answer a request. False when no answer is owed (cancelled, or already answered)."""
         entry = self._inbound.pop(request_id, None)
         if entry is None:

@@ -22,6 +22,7 @@ __all__ = [
     "Invalid",
     "Message",
     "Notification",
+    "Prepared",
     "Request",
     "RequestId",
     "Response",
@@ -181,8 +182,19 @@ def encode_notification(method: str, params: JSONObject | None) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", "method": method, "params": params})
 
 
-def encode_result(msg_id: RequestId, result: JSONObject) -> bytes:
+class Prepared:
+    """A result serialized ahead of time (a cached list result): spliced in, not re-encoded."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, result: JSONObject) -> None:
+        self.json = orjson.dumps(result)
+
+
+def encode_result(msg_id: RequestId, result: JSONObject | Prepared) -> bytes:
     """Raises TypeError when `result` holds something JSON cannot represent."""
+    if type(result) is Prepared:
+        return b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (orjson.dumps(msg_id), result.json)
     return orjson.dumps({"jsonrpc": "2.0", "id": msg_id, "result": result})
 
 

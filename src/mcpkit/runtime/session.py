@@ -30,6 +30,7 @@ from mcpkit.protocol import (
     InitializeFailed,
     MessageRejected,
     NotificationReceived,
+    Prepared,
     ProgressReceived,
     RequestCancelled,
     RequestId,
@@ -41,7 +42,9 @@ from mcpkit.protocol import (
 from mcpkit.runtime.transport import MessageTransport
 
 JSONObject = dict[str, Any]
-RequestHandler = Callable[["Session", RequestReceived], "JSONObject | Awaitable[JSONObject]"]
+RequestHandler = Callable[
+    ["Session", RequestReceived], "JSONObject | Prepared | Awaitable[JSONObject | Prepared]"
+]
 NotificationHandler = Callable[["Session", NotificationReceived], "Awaitable[None] | None"]
 ProgressCallback = Callable[[float, float | None, str | None], "Awaitable[None] | None"]
 
@@ -212,13 +215,16 @@ class Session:
             logger.exception("handler for %s failed", event.method)
             connection.send_error(event.id, INTERNAL_ERROR, "Internal error")
             return
-        if type(outcome) is dict:
-            connection.send_result(event.id, outcome)
+        kind = type(outcome)
+        if kind is dict or kind is Prepared:
+            connection.send_result(event.id, outcome)  # type: ignore[arg-type]
         else:
             task = self._loop.create_task(self._answer(event, outcome))  # type: ignore[arg-type]
             self._handlers[event.id] = task
 
-    async def _answer(self, event: RequestReceived, pending: Awaitable[JSONObject]) -> None:
+    async def _answer(
+        self, event: RequestReceived, pending: Awaitable[JSONObject | Prepared]
+    ) -> None:
         connection = self.connection
         try:
             result = await pending
