@@ -40,7 +40,12 @@ class Deadline:
         """Push the deadline out after progress; True when it moved."""
         if not self.limit.reset_on_progress or self.limit.timeout is None:
             return False
-        self.at = _earliest(now + self.limit.timeout, self.hard_at)
+        at = _earliest(now + self.limit.timeout, self.hard_at)
+        if at == self.at:
+            # Unmoved (same clock reading, or held at the hard maximum): a second heap entry
+            # with the same time would make expire() report this request twice.
+            return False
+        self.at = at
         return True
 
     def effective_timeout(self) -> float:
