@@ -65,6 +65,7 @@ class Session:
     ) -> None:
         self.connection = connection
         self.transport = transport
+        self.state: Any = None  # whatever the layer above keeps per connection
         self._on_request = on_request
         self._on_notification = on_notification
         self._on_initialized = on_initialized

@@ -147,6 +147,17 @@ def _jsonable(value: Any) -> bool:
     return value is None or type(value) in (str, int, float, bool)
 
 
+def context_parameter(fn: Callable[..., Any]) -> str | None:
+    """The name of the parameter annotated `Context`, which receives the request context."""
+    from mcpkit.server.context import Context
+
+    for name, param in inspect.signature(fn).parameters.items():
+        annotation = param.annotation
+        if annotation is Context or annotation == "Context":
+            return name
+    return None
+
+
 def summary(fn: Callable[..., Any]) -> str | None:
     """The first paragraph of the docstring."""
     doc = inspect.getdoc(fn)

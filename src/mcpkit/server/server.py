@@ -1,22 +1,42 @@
-"""`Server`: register tools with decorators, then serve them over any transport."""
+"""`Server`: register tools, resources and prompts with decorators; serve them on any transport.
+
+The server is a composition root: each feature (tools, resources, prompts, completion,
+logging) is a registry that offers its request handlers and its capability; the server joins
+them into one dispatch table, keeps per-client state, and tells connected clients when a
+registry changes.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import contextlib
+import logging
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
-from mcpkit.errors import INVALID_PARAMS, MethodNotFound, ProtocolError
-from mcpkit.protocol import Connection, ConnectionConfig, RequestReceived
+from mcpkit.errors import MethodNotFound
+from mcpkit.protocol import Connection, ConnectionConfig, Prepared, RequestReceived, State
 from mcpkit.runtime import MessageTransport, Session
-from mcpkit.server.tools import Tool
+from mcpkit.server.context import Context, SessionState
+from mcpkit.server.logs import ClientLogHandler, set_level
+from mcpkit.server.pagination import Paginator
+from mcpkit.server.tools import Tool, ToolRegistry
 
 JSONObject = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
-Handler = Callable[[Session, RequestReceived], "JSONObject | Awaitable[JSONObject]"]
+Handler = Callable[[Context], "JSONObject | Prepared | Awaitable[JSONObject | Prepared]"]
+Lifespan = Callable[["Server"], contextlib.AbstractAsyncContextManager[Any]]
+
+logger = logging.getLogger("mcpkit.server")
 
 
 class Server:
-    """An MCP server: tools today; resources, prompts and the rest grow on the same registries."""
+    """An MCP server.
+
+    `instructions` tell the client how to use the server; `lifespan` is an async context
+    manager factory entered once around the server's life (its value is `ctx.lifespan`);
+    `page_size` splits list results into pages (None: one page).
+    """
 
     def __init__(
         self,
@@ -25,19 +45,26 @@ class Server:
         *,
         instructions: str | None = None,
         title: str | None = None,
+        lifespan: Lifespan | None = None,
+        page_size: int | None = None,
     ) -> None:
         self.name = name
         self.version = version
         self.instructions = instructions
         self.title = title
-        self._tools: dict[str, Tool] = {}
-        self._tools_list: JSONObject | None = None
-        self._handlers: dict[str, Handler] = {
-            "tools/list": self._list_tools,
-            "tools/call": self._call_tool,
-        }
+        self.lifespan_state: Any = None
+        self._lifespan = lifespan
+        self._running = 0
+        self._lifespan_stack: contextlib.AsyncExitStack | None = None
+        self._sessions: weakref.WeakSet[Session] = weakref.WeakSet()
+        self.paginator = Paginator(page_size)
+        self.tools = ToolRegistry(self.paginator, self._registry_changed)
+        self.logger = logging.getLogger(f"mcpkit.server.{name}")
+        self._log_handler = ClientLogHandler(self)
+        self._handlers: dict[str, Handler] = {"logging/setLevel": set_level}
+        self._handlers.update(self.tools.handlers())
 
-    # -- registration ------------------------------------------------------------------------
+    # -- tools ---------------------------------------------------------------------------------
 
     def tool(
         self,
@@ -57,31 +84,22 @@ class Server:
 
         return register
 
-    def add_tool(
-        self,
-        fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: JSONObject | None = None,
-    ) -> Tool:
-        tool = Tool(fn, name=name, title=title, description=description, annotations=annotations)
-        if tool.name in self._tools:
-            raise ValueError(f"a tool named {tool.name!r} is already registered")
-        self._tools[tool.name] = tool
-        self._tools_list = None
-        return tool
+    def add_tool(self, fn: Callable[..., Any], **options: Any) -> Tool:
+        """Register `fn` as a tool (at any time; connected clients are told)."""
+        tool = Tool(fn, **options)
+        return self.tools.put(tool.name, tool)
 
     def remove_tool(self, name: str) -> None:
         """Raises KeyError for an unknown name."""
-        del self._tools[name]
-        self._tools_list = None
+        self.tools.remove(name)
 
-    # -- serving -----------------------------------------------------------------------------
+    # -- serving -------------------------------------------------------------------------------
 
     def capabilities(self) -> JSONObject:
-        return {"tools": {}} if self._tools else {}
+        capabilities: JSONObject = {"logging": {}}
+        if len(self.tools):
+            capabilities["tools"] = self.tools.capability()
+        return capabilities
 
     def connection_config(self) -> ConnectionConfig:
         info: JSONObject = {"name": self.name, "version": self.version}
@@ -96,10 +114,36 @@ class Server:
 
     async def serve(self, transport: MessageTransport) -> None:
         """Serve one connection until the peer goes away."""
-        session = Session(
-            Connection(self.connection_config()), transport, on_request=self._handle_request
-        )
-        await session.run()
+        async with self.running():
+            session = Session(
+                Connection(self.connection_config()), transport, on_request=self._handle_request
+            )
+            session.state = SessionState()
+            self._sessions.add(session)
+            try:
+                await session.run()
+            finally:
+                self._sessions.discard(session)
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Enter the lifespan once, however many connections are served at the same time."""
+        if self._running == 0:
+            stack = contextlib.AsyncExitStack()
+            if self._lifespan is not None:
+                self.lifespan_state = await stack.enter_async_context(self._lifespan(self))
+            self.logger.addHandler(self._log_handler)
+            self._lifespan_stack = stack
+        self._running += 1
+        try:
+            yield
+        finally:
+            self._running -= 1
+            if self._running == 0 and self._lifespan_stack is not None:
+                self.logger.removeHandler(self._log_handler)
+                stack, self._lifespan_stack = self._lifespan_stack, None
+                await stack.aclose()
+                self.lifespan_state = None
 
     def run(self, transport: str = "stdio", **options: Any) -> None:
         """Serve from the command line: `transport="stdio"` (the default)."""
@@ -107,32 +151,21 @@ class Server:
 
         run(self, transport, **options)
 
+    def sessions(self) -> list[Session]:
+        """Connected, initialized clients."""
+        return [s for s in self._sessions if s.connection.state is State.READY]
+
     def _handle_request(
         self, session: Session, request: RequestReceived
-    ) -> JSONObject | Awaitable[JSONObject]:
+    ) -> JSONObject | Prepared | Awaitable[JSONObject | Prepared]:
         handler = self._handlers.get(request.method)
         if handler is None:
             raise MethodNotFound(request.method)
-        return handler(session, request)
+        return handler(Context(self, session, request))
 
-    # -- tools -------------------------------------------------------------------------------
-
-    def _list_tools(self, session: Session, request: RequestReceived) -> JSONObject:
-        if self._tools_list is None:
-            self._tools_list = {"tools": [tool.definition for tool in self._tools.values()]}
-        return self._tools_list
-
-    def _call_tool(
-        self, session: Session, request: RequestReceived
-    ) -> JSONObject | Awaitable[JSONObject]:
-        params = request.params or {}
-        name = params.get("name")
-        tool = self._tools.get(name) if type(name) is str else None
-        if tool is None:
-            raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name}", {"name": name})
-        arguments = params.get("arguments")
-        if arguments is None:
-            arguments = {}
-        elif type(arguments) is not dict:
-            raise ProtocolError(INVALID_PARAMS, "tools/call arguments must be an object")
-        return tool.call(arguments, session.connection.protocol_version)
+    def _registry_changed(self, kind: str) -> None:
+        method = f"notifications/{kind}s/list_changed"
+        for session in self.sessions():
+            capability = session.connection.config.capabilities.get(f"{kind}s", {})
+            if capability.get("listChanged"):
+                session.notify(method)

@@ -7,9 +7,12 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mcpkit.errors import InvalidParams, ProtocolError
+from mcpkit.errors import INVALID_PARAMS, InvalidParams, ProtocolError
+from mcpkit.server.context import Context
+from mcpkit.server.pagination import Paginator
+from mcpkit.server.registry import Registry
 from mcpkit.server.results import error_result, to_call_tool_result
-from mcpkit.server.schema import Signature, describe, summary
+from mcpkit.server.schema import Signature, context_parameter, describe, summary
 
 JSONObject = dict[str, Any]
 logger = logging.getLogger("mcpkit.server")
@@ -33,7 +36,9 @@ class Tool:
     ) -> None:
         self.fn = fn
         self.name = name or fn.__name__
-        self.signature: Signature = describe(fn)
+        self.context_parameter = context_parameter(fn)
+        skip = frozenset() if self.context_parameter is None else {self.context_parameter}
+        self.signature: Signature = describe(fn, frozenset(skip))
         self.is_async = inspect.iscoroutinefunction(fn)
         definition: JSONObject = {"name": self.name, "inputSchema": self.signature.input_schema}
         if title is not None:
@@ -45,17 +50,17 @@ class Tool:
             definition["annotations"] = annotations
         self.definition = definition
 
-    def call(
-        self, arguments: JSONObject, protocol_version: str | None
-    ) -> JSONObject | Awaitable[JSONObject]:
+    def call(self, arguments: JSONObject, ctx: Context) -> JSONObject | Awaitable[JSONObject]:
         """Validate and run. A plain dict comes back for sync tools; an awaitable for async."""
         problems = self.signature.problems(arguments)
         if problems:
             message = f"Invalid arguments for tool {self.name}: " + "; ".join(problems)
-            if (protocol_version or "") >= _ARGUMENT_ERRORS_AS_RESULTS:
+            if (ctx.protocol_version or "") >= _ARGUMENT_ERRORS_AS_RESULTS:
                 return error_result(message)
             raise InvalidParams(message, {"tool": self.name, "problems": problems})
         arguments = self.signature.known(arguments)
+        if self.context_parameter is not None:
+            arguments = {**arguments, self.context_parameter: ctx}
         if self.is_async:
             return self._call_async(arguments)
         try:
@@ -79,3 +84,34 @@ class Tool:
         # The message reaches the model; the traceback stays in the server's log.
         logger.info("tool %s raised", self.name, exc_info=exc)
         return error_result(str(exc) or type(exc).__name__)
+
+
+class ToolRegistry(Registry[Tool]):
+    """The server's tools and the tools/list and tools/call handlers."""
+
+    def __init__(self, paginator: Paginator, on_change: Callable[[str], None]) -> None:
+        super().__init__("tool", on_change)
+        self._paginator = paginator
+
+    def capability(self) -> JSONObject:
+        return {"listChanged": True}
+
+    def handlers(self) -> dict[str, Callable[[Context], Any]]:
+        return {"tools/list": self.list_tools, "tools/call": self.call_tool}
+
+    def list_tools(self, ctx: Context) -> Any:
+        cursor = ctx.params.get("cursor")
+        return self._paginator.page("tools", self.version, self.definitions(), cursor)
+
+    def call_tool(self, ctx: Context) -> JSONObject | Awaitable[JSONObject]:
+        params = ctx.params
+        name = params.get("name")
+        tool = self.get(name) if type(name) is str else None
+        if tool is None:
+            raise ProtocolError(INVALID_PARAMS, f"Unknown tool: {name}", {"name": name})
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        elif type(arguments) is not dict:
+            raise ProtocolError(INVALID_PARAMS, "tools/call arguments must be an object")
+        return tool.call(arguments, ctx)

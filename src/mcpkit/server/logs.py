@@ -1,0 +1,59 @@
+"""Logging to the client: logging/setLevel, and Python `logging` records forwarded.
+
+A client that never called logging/setLevel gets no log messages. Records of the server's
+own logger (`server.logger`) at or above a client's level go to that client, mapped from
+Python levels to the syslog-style levels MCP uses.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from mcpkit.errors import InvalidParams
+from mcpkit.server.context import LOG_LEVELS, Context, LogLevel, SessionState
+
+if TYPE_CHECKING:
+    from mcpkit.server.server import Server
+
+
+def set_level(ctx: Context) -> dict[str, Any]:
+    level = ctx.params.get("level")
+    if level not in LOG_LEVELS:
+        raise InvalidParams(f"Invalid log level {level!r}; expected one of {', '.join(LOG_LEVELS)}")
+    ctx.state.log_level = level
+    return {}
+
+
+def mcp_level(levelno: int) -> LogLevel:
+    if levelno >= logging.CRITICAL:
+        return "critical"
+    if levelno >= logging.ERROR:
+        return "error"
+    if levelno >= logging.WARNING:
+        return "warning"
+    if levelno >= logging.INFO:
+        return "info"
+    return "debug"
+
+
+class ClientLogHandler(logging.Handler):
+    """Sends the server logger's records to every client that asked for their level."""
+
+    def __init__(self, server: Server) -> None:
+        super().__init__()
+        self._server = server
+
+    def emit(self, record: logging.LogRecord) -> None:
+        level = mcp_level(record.levelno)
+        params = None
+        for session in self._server.sessions():
+            state: SessionState = session.state
+            if not state.wants_log(level):
+                continue
+            if params is None:
+                params = {"level": level, "logger": record.name, "data": self.format(record)}
+            try:
+                session.notify("notifications/message", params)
+            except Exception:  # a closing session must not break the caller's logging
+                self.handleError(record)
