@@ -17,9 +17,12 @@ from typing import Any, TypeVar
 from mcpkit.errors import MethodNotFound
 from mcpkit.protocol import Connection, ConnectionConfig, Prepared, RequestReceived, State
 from mcpkit.runtime import MessageTransport, Session
+from mcpkit.server.completion import Completions
 from mcpkit.server.context import Context, SessionState
 from mcpkit.server.logs import ClientLogHandler, set_level
 from mcpkit.server.pagination import Paginator
+from mcpkit.server.prompts import PromptRegistry
+from mcpkit.server.resources import ResourceRegistry
 from mcpkit.server.tools import Tool, ToolRegistry
 
 JSONObject = dict[str, Any]
@@ -59,10 +62,14 @@ class Server:
         self._sessions: weakref.WeakSet[Session] = weakref.WeakSet()
         self.paginator = Paginator(page_size)
         self.tools = ToolRegistry(self.paginator, self._registry_changed)
+        self.resources = ResourceRegistry(self.paginator, self._registry_changed)
+        self.prompts = PromptRegistry(self.paginator, self._registry_changed)
+        self.completions = Completions()
         self.logger = logging.getLogger(f"mcpkit.server.{name}")
         self._log_handler = ClientLogHandler(self)
         self._handlers: dict[str, Handler] = {"logging/setLevel": set_level}
-        self._handlers.update(self.tools.handlers())
+        for feature in (self.tools, self.resources, self.prompts, self.completions):
+            self._handlers.update(feature.handlers())
 
     # -- tools ---------------------------------------------------------------------------------
 
@@ -93,12 +100,34 @@ class Server:
         """Raises KeyError for an unknown name."""
         self.tools.remove(name)
 
+    # -- resources, prompts, completion ---------------------------------------------------------
+
+    def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
+        """Register the decorated function as a resource (a template when `uri` has {vars})."""
+        return self.resources.decorator(uri, **options)
+
+    def prompt(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
+        """Register the decorated function as a prompt; its parameters are the arguments."""
+        return self.prompts.decorator(name, **options)
+
+    def completion(self, ref_type: str, name: str) -> Callable[[F], F]:
+        """Register a completion provider for a prompt ("ref/prompt") or template
+        ("ref/resource") argument."""
+        return self.completions.decorator(ref_type, name)
+
     # -- serving -------------------------------------------------------------------------------
 
     def capabilities(self) -> JSONObject:
+        """What this server declares: logging always; each feature once something is in it."""
         capabilities: JSONObject = {"logging": {}}
         if len(self.tools):
             capabilities["tools"] = self.tools.capability()
+        if len(self.resources):
+            capabilities["resources"] = self.resources.capability()
+        if len(self.prompts):
+            capabilities["prompts"] = self.prompts.capability()
+        if len(self.completions):
+            capabilities["completions"] = {}
         return capabilities
 
     def connection_config(self) -> ConnectionConfig:
