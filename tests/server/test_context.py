@@ -1,0 +1,280 @@
+"""Context, logging, list_changed, pagination and lifespan, seen from a connected client."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from mcpkit import Server
+from mcpkit.errors import ProtocolError
+from mcpkit.protocol import Connection, ConnectionConfig, NotificationReceived, RequestReceived
+from mcpkit.runtime import Session
+from mcpkit.server.context import Context
+from mcpkit.transports.memory import memory_pair
+
+
+class Peer:
+    """A client session on a server in process, recording the notifications it gets."""
+
+    def __init__(self, session: Session, served: asyncio.Task[None]) -> None:
+        self.session = session
+        self.served = served
+        self.notifications: list[tuple[str, Any]] = []
+        self.arrived = asyncio.Event()
+
+    async def call(self, name: str, **arguments: Any) -> dict[str, Any]:
+        params = {"name": name, "arguments": arguments}
+        return await self.session.request("tools/call", params)
+
+    async def next_notification(self, method: str) -> Any:
+        while True:
+            for seen, params in self.notifications:
+                if seen == method:
+                    self.notifications.remove((seen, params))
+                    return params
+            self.arrived.clear()
+            await asyncio.wait_for(self.arrived.wait(), 2)
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    server: Server, capabilities: dict[str, Any] | None = None, answer: Any = None
+) -> AsyncIterator[Peer]:
+    client_end, server_end = memory_pair()
+    served = asyncio.create_task(server.serve(server_end))
+    peer: Peer
+
+    def on_notification(session: Session, event: NotificationReceived) -> None:
+        peer.notifications.append((event.method, event.params))
+        peer.arrived.set()
+
+    config = ConnectionConfig(
+        role="client", info={"name": "tester", "version": "9"}, capabilities=capabilities or {}
+    )
+    session = Session(
+        Connection(config), client_end, on_request=answer, on_notification=on_notification
+    )
+    peer = Peer(session, served)
+    session.start()
+    await session.initialize()
+    await session.request("ping")  # the server has now seen notifications/initialized too
+    try:
+        yield peer
+    finally:
+        await session.close()
+        await asyncio.wait_for(served, 2)
+
+
+def text(result: dict[str, Any]) -> str:
+    return str(result["content"][0]["text"])
+
+
+async def test_context_knows_the_request_and_the_client() -> None:
+    server = Server("facts")
+
+    @server.tool()
+    def whoami(ctx: Context) -> str:
+        return f"{ctx.client_info['name']} {ctx.protocol_version} {type(ctx.request_id).__name__}"
+
+    async with connect(server) as peer:
+        assert text(await peer.call("whoami")) == "tester 2025-11-25 int"
+
+
+async def test_progress_reaches_the_caller() -> None:
+    server = Server("progress")
+
+    @server.tool()
+    async def work(steps: int, ctx: Context) -> str:
+        for step in range(1, steps + 1):
+            await ctx.report_progress(step, steps, f"step {step}")
+        return "done"
+
+    async with connect(server) as peer:
+        seen: list[tuple[float, float | None, str | None]] = []
+        result = await peer.session.request(
+            "tools/call",
+            {"name": "work", "arguments": {"steps": 3}},
+            on_progress=lambda p, t, m: seen.append((p, t, m)),
+        )
+        assert text(result) == "done"
+        assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+
+
+async def test_log_messages_follow_the_level_the_client_set() -> None:
+    server = Server("logs")
+
+    @server.tool()
+    async def chatty(ctx: Context) -> str:
+        sent = [await ctx.debug("d"), await ctx.warning("w"), await ctx.error({"e": 1})]
+        return ",".join(str(s) for s in sent)
+
+    async with connect(server) as peer:
+        assert text(await peer.call("chatty")) == "False,False,False"  # nobody asked yet
+        assert await peer.session.request("logging/setLevel", {"level": "warning"}) == {}
+        assert text(await peer.call("chatty")) == "False,True,True"
+        assert await peer.next_notification("notifications/message") == {
+            "level": "warning",
+            "data": "w",
+        }
+        assert await peer.next_notification("notifications/message") == {
+            "level": "error",
+            "data": {"e": 1},
+        }
+        with pytest.raises(ProtocolError) as bad:
+            await peer.session.request("logging/setLevel", {"level": "loud"})
+        assert bad.value.code == -32602
+
+
+async def test_python_logging_of_the_server_logger_is_forwarded() -> None:
+    server = Server("pylog")
+
+    @server.tool()
+    def noisy() -> str:
+        server.logger.info("info record")
+        server.logger.error("error record %d", 7)
+        return "ok"
+
+    async with connect(server) as quiet, connect(server) as listener:
+        await listener.session.request("logging/setLevel", {"level": "error"})
+        await quiet.call("noisy")
+        message = await listener.next_notification("notifications/message")
+        assert message == {
+            "level": "error",
+            "logger": "mcpkit.server.pylog",
+            "data": "error record 7",
+        }
+        assert quiet.notifications == []
+    assert logging.getLogger("mcpkit.server.pylog").handlers == []  # removed when serving ends
+
+
+async def test_sampling_elicitation_and_roots_go_to_the_client() -> None:
+    server = Server("asks")
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        sampled = await ctx.sample("What is 2+2?", max_tokens=10)
+        answer = await ctx.elicit(
+            "Your name?", {"type": "object", "properties": {"n": {"type": "string"}}}
+        )
+        roots = await ctx.list_roots()
+        return f"{sampled['content']['text']} {answer['content']['n']} {roots[0]['uri']}"
+
+    asked: list[str] = []
+
+    def answer(session: Session, request: RequestReceived) -> dict[str, Any]:
+        asked.append(request.method)
+        params = request.params or {}
+        if request.method == "sampling/createMessage":
+            assert params["maxTokens"] == 10
+            return {"role": "assistant", "content": {"type": "text", "text": "4"}, "model": "m"}
+        if request.method == "elicitation/create":
+            assert params["mode"] == "form" and params["message"] == "Your name?"
+            return {"action": "accept", "content": {"n": "Ada"}}
+        return {"roots": [{"uri": "file:///work", "name": "work"}]}
+
+    capabilities = {"sampling": {}, "elicitation": {"form": {}}, "roots": {"listChanged": True}}
+    async with connect(server, capabilities, answer) as peer:
+        assert text(await peer.call("ask")) == "4 Ada file:///work"
+    assert asked == ["sampling/createMessage", "elicitation/create", "roots/list"]
+
+
+async def test_asking_what_the_client_did_not_declare_is_a_clear_tool_error() -> None:
+    server = Server("refused")
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        await ctx.sample("hi")
+        return "unreachable"
+
+    async with connect(server) as peer:
+        result = await peer.call("ask")
+        assert result["isError"] is True
+        assert "sampling" in text(result) and "did not declare" in text(result)
+
+
+async def test_url_elicitation_needs_the_url_capability() -> None:
+    server = Server("url")
+
+    @server.tool()
+    async def go(ctx: Context) -> str:
+        reply = await ctx.elicit_url("Sign in", "https://example.com/x", "e-1")
+        return str(reply["action"])
+
+    async with connect(server, {"elicitation": {"form": {}}}) as peer:
+        assert "url" in text(await peer.call("go"))
+
+    def accept(session: Session, request: RequestReceived) -> dict[str, Any]:
+        assert (request.params or {})["mode"] == "url"
+        return {"action": "accept"}
+
+    async with connect(server, {"elicitation": {"url": {}}}, accept) as peer:
+        assert text(await peer.call("go")) == "accept"
+
+
+async def test_tools_added_at_run_time_are_announced() -> None:
+    server = Server("dynamic")
+
+    @server.tool()
+    def first() -> str:
+        return "1"
+
+    async with connect(server) as peer:
+        server.add_tool(lambda: "2", name="second")
+        assert await peer.next_notification("notifications/tools/list_changed") is None
+        listed = await peer.session.request("tools/list")
+        assert [t["name"] for t in listed["tools"]] == ["first", "second"]
+        server.remove_tool("first")
+        await peer.next_notification("notifications/tools/list_changed")
+        assert text(await peer.call("second")) == "2"
+
+
+async def test_pages_follow_cursors_in_a_stable_order_and_forged_cursors_fail() -> None:
+    server = Server("paged", page_size=2)
+    for index in range(5):
+        server.add_tool(lambda: "x", name=f"t{index}")
+
+    async with connect(server) as peer:
+        names: list[str] = []
+        cursor = None
+        pages = 0
+        while True:
+            params = {} if cursor is None else {"cursor": cursor}
+            page = await peer.session.request("tools/list", params)
+            names += [tool["name"] for tool in page["tools"]]
+            pages += 1
+            cursor = page.get("nextCursor")
+            if cursor is None:
+                break
+        assert names == [f"t{i}" for i in range(5)] and pages == 3
+        for forged in ("AAAAAAAAAAI", "not a cursor!", 12, cursor or "x" * 80):
+            with pytest.raises(ProtocolError) as bad:
+                await peer.session.request("tools/list", {"cursor": forged})
+            assert bad.value.code == -32602
+
+
+async def test_lifespan_is_entered_once_around_every_connection() -> None:
+    events: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server: Server) -> AsyncIterator[dict[str, str]]:
+        events.append("start")
+        yield {"db": "connected"}
+        events.append("stop")
+
+    server = Server("life", lifespan=lifespan)
+
+    @server.tool()
+    def db(ctx: Context) -> str:
+        return str(ctx.lifespan["db"])
+
+    async with connect(server) as one, connect(server) as two:
+        assert text(await one.call("db")) == "connected"
+        assert text(await two.call("db")) == "connected"
+        assert events == ["start"]
+    assert events == ["start", "stop"]
+    assert server.lifespan_state is None
