@@ -6,15 +6,18 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from mcpkit import Server
 from mcpkit.errors import ProtocolError
 from mcpkit.protocol import Connection, ConnectionConfig, NotificationReceived, RequestReceived
 from mcpkit.runtime import Session
 from mcpkit.server.context import Context
+from mcpkit.server.elicitation import requested_schema
 from mcpkit.transports.memory import memory_pair
 
 
@@ -162,7 +165,7 @@ async def test_sampling_elicitation_and_roots_go_to_the_client() -> None:
             "Your name?", {"type": "object", "properties": {"n": {"type": "string"}}}
         )
         roots = await ctx.list_roots()
-        return f"{sampled['content']['text']} {answer['content']['n']} {roots[0]['uri']}"
+        return f"{sampled['content']['text']} {answer.data['n']} {roots[0]['uri']}"
 
     asked: list[str] = []
 
@@ -203,7 +206,7 @@ async def test_url_elicitation_needs_the_url_capability() -> None:
     @server.tool()
     async def go(ctx: Context) -> str:
         reply = await ctx.elicit_url("Sign in", "https://example.com/x", "e-1")
-        return str(reply["action"])
+        return str(reply["action"])  # URL mode returns the raw ElicitResult
 
     async with connect(server, {"elicitation": {"form": {}}}) as peer:
         assert "url" in text(await peer.call("go"))
@@ -278,3 +281,62 @@ async def test_lifespan_is_entered_once_around_every_connection() -> None:
         assert events == ["start"]
     assert events == ["start", "stop"]
     assert server.lifespan_state is None
+
+
+class Booking(BaseModel):
+    guests: int
+    vegetarian: bool = False
+
+
+@dataclass
+class Inner:
+    x: int
+
+
+@dataclass
+class Outer:
+    inner: Inner
+
+
+async def test_typed_elicitation_returns_an_instance_and_refuses_bad_answers() -> None:
+    server = Server("typed")
+    schemas: list[Any] = []
+
+    @server.tool()
+    async def book(ctx: Context) -> str:
+        answer = await ctx.elicit("How many?", Booking)
+        if answer.action != "accept":
+            return answer.action
+        assert isinstance(answer.data, Booking)
+        return f"{answer.data.guests} {answer.data.vegetarian}"
+
+    replies = iter(
+        [
+            {"action": "accept", "content": {"guests": 3, "vegetarian": True}},
+            {"action": "decline"},
+            {"action": "accept", "content": {"guests": "many"}},
+        ]
+    )
+
+    def answer(session: Session, request: RequestReceived) -> dict[str, Any]:
+        schemas.append((request.params or {})["requestedSchema"])
+        return next(replies)
+
+    async with connect(server, {"elicitation": {}}, answer) as peer:
+        assert text(await peer.call("book")) == "3 True"
+        assert text(await peer.call("book")) == "decline"
+        bad = await peer.call("book")
+        assert bad["isError"] is True and "guests" in text(bad)
+    assert schemas[0] == {
+        "type": "object",
+        "properties": {
+            "guests": {"type": "integer"},
+            "vegetarian": {"type": "boolean", "default": False},
+        },
+        "required": ["guests"],
+    }
+
+
+def test_nested_elicitation_schemas_are_refused() -> None:
+    with pytest.raises(ValueError, match="flat"):
+        requested_schema(Outer)

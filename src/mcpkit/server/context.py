@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcpkit.errors import CapabilityNotDeclared
 from mcpkit.protocol import RequestReceived
 from mcpkit.runtime import Session
+from mcpkit.server.elicitation import Elicited, parse_answer, requested_schema
 
 if TYPE_CHECKING:
     from mcpkit.server.server import Server
 
 JSONObject = dict[str, Any]
+T = TypeVar("T")
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 LOG_LEVELS: tuple[LogLevel, ...] = (
     "debug",
@@ -159,13 +161,18 @@ class Context:
             params["systemPrompt"] = system_prompt
         return await self._ask("sampling/createMessage", params)
 
-    async def elicit(self, message: str, requested_schema: JSONObject) -> JSONObject:
-        """Ask the user for structured input (form mode); returns the ElicitResult dict
-        (`action` is accept, decline or cancel; `content` on accept)."""
-        params = {"mode": "form", "message": message, "requestedSchema": requested_schema}
-        if self.protocol_version is not None and self.protocol_version < "2025-11-25":
-            del params["mode"]
-        return await self._ask("elicitation/create", params)
+    async def elicit(self, message: str, schema: type[T] | JSONObject) -> Elicited[T]:
+        """Ask the user for structured input (form mode).
+
+        `schema` is a pydantic model, dataclass or TypedDict (the answer comes back as an
+        instance) or a JSON Schema dict (the answer comes back as a dict). Raises
+        CapabilityNotDeclared without the client's elicitation capability, ValueError for a
+        schema forms cannot carry or an answer that does not fit it.
+        """
+        params: JSONObject = {"message": message, "requestedSchema": requested_schema(schema)}
+        if self.protocol_version is None or self.protocol_version >= "2025-11-25":
+            params["mode"] = "form"
+        return parse_answer(schema, await self._ask("elicitation/create", params))
 
     async def elicit_url(self, message: str, url: str, elicitation_id: str) -> JSONObject:
         """Send the user to a URL (URL mode elicitation, 2025-11-25 on)."""

@@ -1,0 +1,70 @@
+"""Typed form elicitation: a Python type in, the flat schema MCP allows out, a typed answer back.
+
+MCP form elicitation accepts only a flat object of primitive properties (string, number,
+integer, boolean, enums of strings). A pydantic model, dataclass or TypedDict describes it;
+the user's answer is validated into that type before the tool sees it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+T = TypeVar("T")
+JSONObject = dict[str, Any]
+_PRIMITIVES = {"string", "number", "integer", "boolean"}
+
+
+@dataclass(frozen=True, slots=True)
+class Elicited(Generic[T]):
+    """The user's answer: `data` is set (and typed) only when `action` is "accept"."""
+
+    action: Literal["accept", "decline", "cancel"]
+    data: T | None
+    raw: JSONObject
+
+
+def requested_schema(shape: type[Any] | JSONObject) -> JSONObject:
+    """The requestedSchema for `shape`. Raises ValueError for shapes MCP forms cannot carry."""
+    if isinstance(shape, dict):
+        schema = shape
+    else:
+        from pydantic import TypeAdapter
+
+        schema = TypeAdapter(shape).json_schema()
+        schema = {key: value for key, value in schema.items() if key != "title"}
+    properties = schema.get("properties", {})
+    if schema.get("type") != "object" or "$defs" in schema:
+        raise ValueError("an elicitation schema must be a flat object (no nested types)")
+    for name, prop in properties.items():
+        prop.pop("title", None)
+        kind = prop.get("type")
+        if kind not in _PRIMITIVES:
+            raise ValueError(
+                f"elicitation field {name!r} must be a string, number, integer, boolean or enum"
+            )
+    return schema
+
+
+def parse_answer(shape: type[T] | JSONObject, result: JSONObject) -> Elicited[T]:
+    """Validate an ElicitResult against `shape`.
+
+    Raises ValueError for a malformed answer (a tool that lets it escape reports a tool error).
+    """
+    action = result.get("action")
+    if action not in ("accept", "decline", "cancel"):
+        raise ValueError(f"the client answered elicitation with an unknown action {action!r}")
+    if action != "accept":
+        return Elicited(action, None, result)
+    content = result.get("content") or {}
+    if isinstance(shape, dict):
+        return Elicited("accept", content, result)  # type: ignore[arg-type]
+    from pydantic import TypeAdapter, ValidationError
+
+    try:
+        data = TypeAdapter(shape).validate_python(content)
+    except ValidationError as exc:
+        raise InvalidParams(
+            f"the client's answer does not fit the requested schema: {exc}"
+        ) from exc
+    return Elicited("accept", data, result)
