@@ -64,7 +64,5 @@ def parse_answer(shape: type[T] | JSONObject, result: JSONObject) -> Elicited[T]
     try:
         data = TypeAdapter(shape).validate_python(content)
     except ValidationError as exc:
-        raise InvalidParams(
-            f"the client's answer does not fit the requested schema: {exc}"
-        ) from exc
+        raise ValueError(f"the client's answer does not fit the requested schema: {exc}") from exc
     return Elicited("accept", data, result)
