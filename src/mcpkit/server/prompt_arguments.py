@@ -19,6 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mcpkit.server.context import Context
+from mcpkit.server.schema import context_parameter
+
 JSONObject = dict[str, Any]
 Convert = Callable[[str], Any]
 
@@ -201,9 +204,27 @@ def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
         }
 
 
-def arguments_of(fn: Callable[..., Any], skip: str | None) -> tuple[Argument, ...]:
-    """The prompt arguments of `fn`, in signature order."""
+def _is_context(hint: Any) -> bool:
+    if typing.get_origin(hint) is typing.Annotated:
+        hint = typing.get_args(hint)[0]
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return any(_is_context(member) for member in typing.get_args(hint))
+    return hint is Context
+
+
+def context_parameter_of(fn: Callable[..., Any], hints: dict[str, Any]) -> str | None:
+    """The parameter that receives the request context: annotated `Context` (or
+    `Context | None`)."""
+    found = context_parameter(fn)
+    if found is not None:
+        return found
+    return next((n for n, h in hints.items() if n != "return" and _is_context(h)), None)
+
+
+def arguments_of(fn: Callable[..., Any]) -> tuple[str | None, tuple[Argument, ...]]:
+    """The context parameter of `fn` (if any) and its prompt arguments, in signature order."""
     hints = _hints(fn)
+    skip = context_parameter_of(fn, hints)
     docs = parameter_docs(fn)
     found = []
     for name, param in inspect.signature(fn).parameters.items():
@@ -221,4 +242,4 @@ def arguments_of(fn: Callable[..., Any], skip: str | None) -> tuple[Argument, ..
             definition["description"] = description
         definition["required"] = required
         found.append(Argument(name, required, convert, expected, choices, definition))
-    return tuple(found)
+    return skip, tuple(found)

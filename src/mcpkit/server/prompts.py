@@ -31,7 +31,7 @@ from mcpkit.server.context import Context
 from mcpkit.server.pagination import Paginator
 from mcpkit.server.prompt_arguments import Argument, arguments_of
 from mcpkit.server.registry import Registry
-from mcpkit.server.schema import context_parameter, summary
+from mcpkit.server.schema import summary
 
 JSONObject = dict[str, Any]
 Role = Literal["user", "assistant"]
@@ -150,8 +150,7 @@ class Prompt:
     ) -> None:
         self.fn = fn
         self.name = name or fn.__name__
-        self.context_parameter = context_parameter(fn)
-        self.arguments = arguments_of(fn, self.context_parameter)
+        self.context_parameter, self.arguments = arguments_of(fn)
         self.is_async = inspect.iscoroutinefunction(fn)
         self.description = description if description is not None else summary(fn)
         definition: JSONObject = {"name": self.name}
