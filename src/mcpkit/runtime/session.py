@@ -273,10 +273,14 @@ class Session:
             related_id=related_id,
         )
         future: asyncio.Future[JSONObject] = self._loop.create_future()
+        alone = not self._futures and not self._flush_scheduled
         self._futures[request_id] = future
         if on_progress is not None:
             self._progress[request_id] = on_progress
-        self._schedule_flush()
+        if alone:
+            self._flush()  # a lone request leaves now; concurrent ones coalesce in one write
+        else:
+            self._schedule_flush()
         if timeout is not None:
             self._arm_timer()
         try:
