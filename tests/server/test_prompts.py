@@ -27,6 +27,13 @@ class Level(enum.Enum):
     HIGH = "high"
 
 
+class Picture:
+    """Stands in for the content helpers (Image, Audio, File): anything with to_content()."""
+
+    def to_content(self) -> dict[str, Any]:
+        return IMAGE
+
+
 class Description:
     """Stands in for pydantic's FieldInfo: anything with .title / .description."""
 
@@ -370,6 +377,10 @@ async def test_messages_in_every_form_and_every_content_type() -> None:
         return IMAGE
 
     @server.prompt()
+    def helper_objects() -> list[Any]:
+        return [Picture(), AssistantMessage(Picture())]
+
+    @server.prompt()
     async def models() -> Any:
         resource = TextResourceContents(uri="docs://a", mime_type="text/plain", text="A")
         return (
@@ -395,6 +406,10 @@ async def test_messages_in_every_form_and_every_content_type() -> None:
             {"role": "user", "content": LINK},
         ]
         assert (await get(client, "one_block"))["messages"] == [{"role": "user", "content": IMAGE}]
+        assert (await get(client, "helper_objects"))["messages"] == [
+            {"role": "user", "content": IMAGE},
+            {"role": "assistant", "content": IMAGE},
+        ]
         assert (await get(client, "models"))["messages"] == [
             {
                 "role": "user",

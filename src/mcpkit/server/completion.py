@@ -230,14 +230,15 @@ def _matching(choices: Sequence[str] | None, value: str) -> list[str]:
     return [choice for choice in choices if choice.casefold().startswith(prefix)]
 
 
-def _argument_choices(
-    source: ChoiceSource | None, name: str, argument: str
-) -> Sequence[str] | None:
+# A registry offers choices by implementing ChoiceSource; one that does not (yet) has none.
+
+
+def _argument_choices(source: Any, name: str, argument: str) -> Sequence[str] | None:
     lookup = getattr(source, "argument_choices", None)
-    return None if lookup is None else lookup(name, argument)  # type: ignore[no-any-return]
+    return None if lookup is None else lookup(name, argument)
 
 
-def _choice_count(source: ChoiceSource) -> int:
+def _choice_count(source: Any) -> int:
     count = getattr(source, "choice_count", None)
     return 0 if count is None else int(count())
 

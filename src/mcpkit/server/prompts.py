@@ -9,7 +9,8 @@ async) and turns what it returned into a GetPromptResult:
 - a string: one user message with that text;
 - a message: `UserMessage(...)` / `AssistantMessage(...)`, or a dict in wire form
   (`{"role": ..., "content": {...}}`, where content may also be a plain string);
-- a content block (dict with "type", or a protocol model): one user message holding it;
+- a content block (dict with "type", a helper with `to_content()`, or a protocol model):
+  one user message holding it;
 - a list (or tuple) of any of those;
 - a full GetPromptResult dict (has "messages"): passed through, with the prompt's
   description added when it has none.
@@ -45,7 +46,8 @@ __all__ = ["AssistantMessage", "Message", "Prompt", "PromptRegistry", "UserMessa
 @dataclass(frozen=True, slots=True)
 class Message:
     """One prompt message. `content` is a string (text), a content block dict in wire form
-    (`{"type": "image", "data": ..., "mimeType": ...}`, audio, resource, resource_link), or a
+    (`{"type": "image", "data": ..., "mimeType": ...}`, audio, resource, resource_link), a
+    content helper (anything with `to_content()`, like the tools' Image and Audio), or a
     protocol content model (`mcpkit.types.ImageContent`, ...)."""
 
     role: Role
@@ -77,7 +79,8 @@ def content_block(content: Any) -> JSONObject:
     """A content block in wire form. Raises TypeError for what cannot be one."""
     if isinstance(content, str):
         return {"type": "text", "text": content}
-    content = _wire(content)
+    to_content = getattr(content, "to_content", None)  # Image, Audio, File, ResourceLink helpers
+    content = to_content() if callable(to_content) else _wire(content)
     if isinstance(content, dict) and isinstance(content.get("type"), str):
         return content
     raise TypeError(f"not a content block: {content!r:.80}")
