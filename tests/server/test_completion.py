@@ -180,7 +180,7 @@ async def test_closed_set_arguments_complete_themselves() -> None:
     ) -> str:
         return language
 
-    @server.completion("ref/prompt", "other")  # declares the capability (see the xfail below)
+    @server.completion("ref/prompt", "other")
     def other(argument: str, value: str, context: dict[str, str]) -> list[str]:
         return []
 
@@ -218,11 +218,6 @@ async def test_a_provider_returning_none_falls_back_to_the_allowed_values() -> N
         assert (await complete(client, prompt_ref("style"), "language", "r"))["values"] == ["rust"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="server.py builds Completions() without the prompts registry, so a server whose "
-    "only completable arguments are Literal/Enum does not declare `completions` yet",
-)
 async def test_closed_set_arguments_alone_declare_the_capability() -> None:
     server = Server("automatic-only")
 

@@ -64,7 +64,7 @@ class Server:
         self.tools = ToolRegistry(self.paginator, self._registry_changed)
         self.resources = ResourceRegistry(self.paginator, self._registry_changed)
         self.prompts = PromptRegistry(self.paginator, self._registry_changed)
-        self.completions = Completions()
+        self.completions = Completions(self.prompts, self.resources)
         self.logger = logging.getLogger(f"mcpkit.server.{name}")
         self._log_handler = ClientLogHandler(self)
         self._handlers: dict[str, Handler] = {"logging/setLevel": set_level}
@@ -110,10 +110,10 @@ class Server:
         """Register the decorated function as a prompt; its parameters are the arguments."""
         return self.prompts.decorator(name, **options)
 
-    def completion(self, ref_type: str, name: str) -> Callable[[F], F]:
-        """Register a completion provider for a prompt ("ref/prompt") or template
-        ("ref/resource") argument."""
-        return self.completions.decorator(ref_type, name)
+    def completion(self, ref_type: str, name: str, argument: str | None = None) -> Callable[[F], F]:
+        """Register a completion provider for the arguments of a prompt ("ref/prompt") or
+        the variables of a resource template ("ref/resource"); `argument` narrows it to one."""
+        return self.completions.decorator(ref_type, name, argument)
 
     # -- serving -------------------------------------------------------------------------------
 
