@@ -1,0 +1,412 @@
+"""RFC 6570 URI templates: expand variables into a URI, and match a URI back to variables.
+
+How this works: a template is parsed once into literals and expressions (`{op var1,var2*,v:3}`).
+Expansion implements all four levels of RFC 6570 section 3: the eight operators (simple,
+`+` reserved, `#` fragment, `.` label, `/` path segments, `;` path-style, `?` query, `&` query
+continuation), the prefix modifier `:n` and the explode modifier `*`, on strings, lists and
+mappings.
+
+Matching runs the other way, which RFC 6570 (section 1.4) warns is not always possible: an
+undefined variable leaves no trace, and a comma can separate variables or list items. The rules
+here, chosen to be predictable:
+
+- Each expression becomes one part of an anchored regular expression, so literals between
+  expressions decide where values end. A simple `{var}` value stops at `/`, `?` and `#`; a
+  `{+var}` value stops at `?` and `#`; a `{#var}` value runs to the end.
+- Positional operators (simple, `+`, `#`, `.`, `/`) hand values out left to right; missing
+  trailing values mean those variables are undefined (absent from the result). A `.` inside a
+  label value is never encoded, so `{.a,b}` and `{.list*}` split on every dot (a lone `{.var}`
+  keeps its dots). An expression of
+  one simple or `+` variable that matched nothing leaves it undefined.
+- Named operators (`;`, `?`, `&`) accept their variables in any order; a name the expression
+  does not declare fails the match.
+- Exploded variables (`{/path*}`, `{?tag*}`) come back as lists; so do the non-exploded
+  variables named in `match(uri, lists=...)`, whose value is split on commas before decoding.
+- Every value is percent-decoded exactly once, as UTF-8 (invalid UTF-8 fails the match). A
+  prefix-modified variable (`{var:3}`) comes back as whatever the URI holds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, unquote
+
+__all__ = ["UriTemplate", "UriTemplateError", "is_template"]
+
+_RESERVED = ":/?#[]@!$&'()*+,;="
+_PCT = re.compile(r"%[0-9A-Fa-f]{2}")
+_VARNAME = re.compile(r"(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})+(?:\.(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})+)*")
+_VARSPEC = re.compile(rf"({_VARNAME.pattern})(?:(\*)|:([1-9][0-9]{{0,3}}))?")
+
+
+class UriTemplateError(ValueError):
+    """A template that RFC 6570 does not allow (unclosed brace, bad name, reserved operator)."""
+
+
+def is_template(uri: str) -> bool:
+    """True when `uri` has at least one `{expression}` (a concrete URI cannot hold braces)."""
+    return "{" in uri
+
+
+@dataclass(frozen=True, slots=True)
+class Operator:
+    """One row of RFC 6570 appendix A."""
+
+    char: str
+    first: str
+    sep: str
+    named: bool
+    ifemp: str
+    allow_reserved: bool
+
+
+_OPERATORS = {
+    "": Operator("", "", ",", False, "", False),
+    "+": Operator("+", "", ",", False, "", True),
+    "#": Operator("#", "#", ",", False, "", True),
+    ".": Operator(".", ".", ".", False, "", False),
+    "/": Operator("/", "/", "/", False, "", False),
+    ";": Operator(";", ";", ";", True, "", False),
+    "?": Operator("?", "?", "&", True, "=", False),
+    "&": Operator("&", "&", "&", True, "=", False),
+}
+_FUTURE_OPERATORS = "=,!@|"
+
+
+@dataclass(frozen=True, slots=True)
+class VarSpec:
+    name: str
+    explode: bool = False
+    prefix: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Expression:
+    operator: Operator
+    variables: tuple[VarSpec, ...]
+
+
+def _encode(value: str, allow_reserved: bool) -> str:
+    """Percent-encode for an expansion: unreserved characters stay; with `allow_reserved`,
+    reserved characters and existing %XX triplets stay too."""
+    if not allow_reserved:
+        return quote(value, safe="")
+    out = []
+    last = 0
+    for triplet in _PCT.finditer(value):
+        out.append(quote(value[last : triplet.start()], safe=_RESERVED))
+        out.append(triplet.group())
+        last = triplet.end()
+    out.append(quote(value[last:], safe=_RESERVED))
+    return "".join(out)
+
+
+def _parse(template: str) -> tuple[str | Expression, ...]:
+    parts: list[str | Expression] = []
+    position = 0
+    while position < len(template):
+        start = template.find("{", position)
+        end_literal = len(template) if start < 0 else start
+        literal = template[position:end_literal]
+        if "}" in literal:
+            raise UriTemplateError(f"unmatched '}}' in URI template {template!r}")
+        if literal:
+            parts.append(_encode(literal, allow_reserved=True))
+        if start < 0:
+            break
+        end = template.find("}", start)
+        if end < 0:
+            raise UriTemplateError(f"unclosed '{{' in URI template {template!r}")
+        parts.append(_expression(template[start + 1 : end], template))
+        position = end + 1
+    return tuple(parts)
+
+
+def _expression(body: str, template: str) -> Expression:
+    if body[:1] in _FUTURE_OPERATORS and body:
+        raise UriTemplateError(f"operator {body[0]!r} is reserved by RFC 6570 ({template!r})")
+    operator = _OPERATORS.get(body[:1], _OPERATORS[""])
+    specs = body[len(operator.char) :]
+    variables = []
+    for spec in specs.split(","):
+        found = _VARSPEC.fullmatch(spec)
+        if found is None:
+            raise UriTemplateError(f"invalid variable {spec!r} in URI template {template!r}")
+        name, star, prefix = found.groups()
+        variables.append(VarSpec(name, star is not None, None if prefix is None else int(prefix)))
+    return Expression(operator, tuple(variables))
+
+
+class UriTemplate:
+    """A parsed RFC 6570 template. Raises UriTemplateError for a malformed one."""
+
+    __slots__ = ("_matcher", "_parts", "template", "variables")
+
+    def __init__(self, template: str) -> None:
+        self.template = template
+        self._parts = _parse(template)
+        names: dict[str, None] = {}
+        for part in self._parts:
+            if isinstance(part, Expression):
+                names.update((spec.name, None) for spec in part.variables)
+        self.variables: tuple[str, ...] = tuple(names)
+        self._matcher: re.Pattern[str] | None = None
+
+    def __str__(self) -> str:
+        return self.template
+
+    def __repr__(self) -> str:
+        return f"UriTemplate({self.template!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, UriTemplate) and other.template == self.template
+
+    def __hash__(self) -> int:
+        return hash(self.template)
+
+    @property
+    def exploded(self) -> frozenset[str]:
+        """Variables written with `*` somewhere in the template."""
+        return frozenset(
+            spec.name
+            for part in self._parts
+            if isinstance(part, Expression)
+            for spec in part.variables
+            if spec.explode
+        )
+
+    # -- expansion -----------------------------------------------------------------------------
+
+    def expand(self, variables: Mapping[str, Any] | None = None, /, **values: Any) -> str:
+        """The URI for these values. None, empty lists and empty mappings are undefined;
+        numbers become their decimal text, booleans "true"/"false".
+
+        Raises UriTemplateError for a prefix modifier on a list or mapping value.
+        """
+        scope = {**(variables or {}), **values}
+        out = []
+        for part in self._parts:
+            out.append(part if isinstance(part, str) else self._expand(part, scope))
+        return "".join(out)
+
+    def _expand(self, expression: Expression, scope: Mapping[str, Any]) -> str:
+        operator = expression.operator
+        pieces = []
+        for spec in expression.variables:
+            value = _normalize(scope.get(spec.name))
+            if value is None:
+                continue
+            if isinstance(value, str):
+                pieces.append(_expand_string(operator, spec, value))
+            elif spec.prefix is not None:
+                raise UriTemplateError(
+                    f"prefix modifier on {spec.name!r}, whose value is a list or mapping"
+                )
+            elif spec.explode:
+                pieces.append(_expand_exploded(operator, spec, value))
+            else:
+                pieces.append(_expand_composite(operator, spec, value))
+        if not pieces:
+            return ""
+        return operator.first + operator.sep.join(pieces)
+
+    # -- matching ------------------------------------------------------------------------------
+
+    def match(self, uri: str, *, lists: Collection[str] = ()) -> dict[str, str | list[str]] | None:
+        """The variables that expand to `uri`, or None when it does not fit the template.
+
+        Values are strings; exploded variables and those named in `lists` are lists of strings.
+        Undefined variables are absent. See the module docstring for the rules.
+        """
+        matcher = self._matcher
+        if matcher is None:
+            matcher = self._matcher = re.compile(self._pattern(), re.DOTALL)
+        found = matcher.fullmatch(uri)
+        if found is None:
+            return None
+        result: dict[str, str | list[str]] = {}
+        expressions = (p for p in self._parts if isinstance(p, Expression))
+        for index, expression in enumerate(expressions):
+            text = found.group(f"e{index}")
+            if text is None:
+                continue
+            try:
+                values = _read(expression, text, lists)
+            except UnicodeDecodeError:
+                return None
+            if values is None:
+                return None
+            for name, value in values.items():
+                if name in result and result[name] != value:
+                    return None  # the same variable twice with two values
+                result[name] = value
+        return result
+
+    def _pattern(self) -> str:
+        regex = []
+        index = 0
+        for part in self._parts:
+            if isinstance(part, str):
+                regex.append(re.escape(part))
+            else:
+                regex.append(_expression_pattern(part, f"e{index}"))
+                index += 1
+        return "".join(regex)
+
+
+# -- expansion helpers ---------------------------------------------------------------------------
+
+
+def _normalize(value: Any) -> str | list[str] | list[tuple[str, str]] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        pairs = [(_scalar(k), _scalar(v)) for k, v in value.items()]
+        return pairs or None
+    if isinstance(value, Iterable) and not isinstance(value, bytes | bytearray):
+        items = [_scalar(item) for item in value]
+        return items or None
+    return _scalar(value)
+
+
+def _scalar(value: Any) -> str:
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return value if isinstance(value, str) else str(value)
+
+
+def _expand_string(operator: Operator, spec: VarSpec, value: str) -> str:
+    if spec.prefix is not None:
+        value = value[: spec.prefix]
+    encoded = _encode(value, operator.allow_reserved)
+    if not operator.named:
+        return encoded
+    return f"{spec.name}={encoded}" if encoded else spec.name + operator.ifemp
+
+
+def _expand_composite(
+    operator: Operator, spec: VarSpec, value: list[str] | list[tuple[str, str]]
+) -> str:
+    encode = operator.allow_reserved
+    items = (
+        [_encode(v, encode) for v in value]
+        if isinstance(value[0], str)
+        else [_encode(x, encode) for pair in value for x in pair]
+    )
+    joined = ",".join(items)  # type: ignore[arg-type]
+    return f"{spec.name}={joined}" if operator.named else joined
+
+
+def _expand_exploded(
+    operator: Operator, spec: VarSpec, value: list[str] | list[tuple[str, str]]
+) -> str:
+    encode = operator.allow_reserved
+    pieces = []
+    for item in value:
+        if isinstance(item, str):
+            encoded = _encode(item, encode)
+            if operator.named:
+                encoded = f"{spec.name}={encoded}" if encoded else spec.name + operator.ifemp
+            pieces.append(encoded)
+        else:
+            key, val = (_encode(x, encode) for x in item)
+            if operator.named and not val:
+                pieces.append(key + operator.ifemp)
+            else:
+                pieces.append(f"{key}={val}")
+    return operator.sep.join(pieces)
+
+
+# -- matching helpers ----------------------------------------------------------------------------
+
+# What one value may hold, per operator, when matching (the separator is excluded separately).
+_VALUE_CLASS = {"": "[^/?#]", "+": "[^?#]", "#": ".", ".": "[^/?#]", "/": "[^/?#]"}
+
+
+def _expression_pattern(expression: Expression, group: str) -> str:
+    operator = expression.operator
+    specs = expression.variables
+    many = any(spec.explode for spec in specs)
+    count = "*" if many else f"{{0,{len(specs)}}}"
+    char = operator.char
+    if char in ("", "+"):
+        return f"(?P<{group}>{_VALUE_CLASS[char]}*)"
+    if char == "#":
+        return f"(?:\\#(?P<{group}>.*))?"
+    if char in (".", "/"):
+        sep = re.escape(operator.sep)
+        value = _VALUE_CLASS[char] if len(specs) == 1 and not many else f"[^/?#{sep}]"
+        return f"(?P<{group}>(?:{sep}{value}*){count})"
+    names = "|".join(re.escape(n) for n in sorted({s.name for s in specs}, key=len, reverse=True))
+    stop = "[^;/?#]" if char == ";" else "[^&#]"
+    piece = f"(?:{names})(?:={stop}*)?"
+    if char == "?":
+        rest = "*" if many else f"{{0,{len(specs) - 1}}}"
+        return f"(?P<{group}>\\?{piece}(?:&{piece}){rest})?"
+    return f"(?P<{group}>(?:{re.escape(operator.first)}{piece}){count})"
+
+
+def _read(
+    expression: Expression, text: str, lists: Collection[str]
+) -> dict[str, str | list[str]] | None:
+    """The values one expression's matched text holds (None: they do not fit)."""
+    operator = expression.operator
+    if operator.named:
+        pieces = text[1:].split(operator.sep) if text else []
+        return _read_named(expression, pieces, lists)
+    if operator.char in ("", "+") and not text:
+        return {}
+    if operator.char in (".", "/"):
+        if not text:
+            return {}
+        text = text[1:]
+    specs = expression.variables
+    if len(specs) == 1 and not specs[0].explode and specs[0].name not in lists:
+        return {specs[0].name: unquote(text, errors="strict")}
+    return _read_positional(specs, text.split(operator.sep), lists)
+
+
+def _read_positional(
+    specs: tuple[VarSpec, ...], pieces: list[str], lists: Collection[str]
+) -> dict[str, str | list[str]] | None:
+    result: dict[str, str | list[str]] = {}
+    taken = 0
+    for index, spec in enumerate(specs):
+        if taken >= len(pieces):
+            break
+        if spec.explode or spec.name in lists:
+            after = len(specs) - index - 1
+            count = max(len(pieces) - taken - after, 1)
+            items = pieces[taken : taken + count]
+            result[spec.name] = [unquote(item, errors="strict") for item in items]
+            taken += count
+        else:
+            result[spec.name] = unquote(pieces[taken], errors="strict")
+            taken += 1
+    return None if taken < len(pieces) else result
+
+
+def _read_named(
+    expression: Expression, pieces: list[str], lists: Collection[str]
+) -> dict[str, str | list[str]] | None:
+    exploded = {spec.name for spec in expression.variables if spec.explode}
+    result: dict[str, str | list[str]] = {}
+    for piece in pieces:
+        name, _, raw = piece.partition("=")
+        if name in exploded or name in lists:
+            values = raw.split(",") if name in lists and name not in exploded else [raw]
+            bucket = result.setdefault(name, [])
+            assert isinstance(bucket, list)
+            bucket.extend(unquote(v, errors="strict") for v in values)
+        elif name in result:
+            return None
+        else:
+            result[name] = unquote(raw, errors="strict")
+    return result
