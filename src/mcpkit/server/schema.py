@@ -1,21 +1,38 @@
-"""Function signature -> JSON Schema for tool arguments, and a validator for that schema.
+"""Function signature -> JSON Schema for its arguments (and its return value), plus validators.
 
-This covers JSON's own types (str, int, float, bool, None, list, dict, Literal, unions with
-None); other annotations accept any value for now. Validation is hand-rolled so a cheap tool
-call costs microseconds and a stdio server never imports a validation library it does not use.
+How this works. Each parameter annotation is first tried on the *plain* path: JSON's own
+types (str, int, float, bool, None, Any, list, dict with str keys, Literal of JSON values,
+unions of these). Those get a hand-rolled schema and checker, so a cheap tool call costs a
+microsecond or two and a stdio server never imports pydantic. As soon as one parameter needs
+more — a pydantic model, dataclass, TypedDict, Enum, datetime/date/time, UUID, tuple, set,
+`Annotated[..., Field(...)]` or any other metadata — the whole signature goes to the *typed*
+path (`mcpkit.server.typed`): pydantic, imported then and only then, validates the arguments
+and converts them to the annotated types (a model parameter receives a model instance).
+
+Both paths check arguments as JSON: a string is not an integer, 1 is not true. Unknown
+arguments are dropped, not passed on. Return annotations get the same treatment in
+`describe_output`.
+
+Parameter descriptions come from `Annotated[T, pydantic.Field(description=...)]` (typed
+path) or, at no cost, from the docstring's Args/Parameters/:param: section.
 """
 
 from __future__ import annotations
 
+import collections.abc
+import contextlib
 import inspect
+import sys
 import types
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 JSONObject = dict[str, Any]
 Check = Callable[[Any], bool]
+Plain = tuple[JSONObject, Check]
+EMPTY = inspect.Parameter.empty
 
 _SCALARS: dict[Any, tuple[str, Check]] = {
     str: ("string", lambda v: type(v) is str),
@@ -24,10 +41,19 @@ _SCALARS: dict[Any, tuple[str, Check]] = {
     bool: ("boolean", lambda v: type(v) is bool),
     type(None): ("null", lambda v: v is None),
 }
+_JSON_VALUES = (str, int, float, bool, type(None))
 
 
 def _any(value: Any) -> bool:
     return True
+
+
+class InvalidArguments(ValueError):
+    """Arguments that do not fit a signature; `problems` has one message per bad field."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,23 +66,43 @@ class Parameter:
 
 @dataclass(frozen=True, slots=True)
 class Signature:
-    """What a function accepts: its JSON Schema and a validator for incoming arguments."""
+    """What a function accepts: its JSON Schema and a validator for incoming arguments.
+
+    `bind` is the one entry point: JSON arguments in, keyword arguments for the function out.
+    """
 
     parameters: tuple[Parameter, ...]
     input_schema: JSONObject
     names: frozenset[str]
+    # Typed path: JSON arguments -> converted keyword arguments; raises InvalidArguments.
+    convert: Callable[[JSONObject], JSONObject] | None = field(default=None)
+
+    def bind(self, arguments: JSONObject) -> JSONObject:
+        """Keyword arguments for the function. Raises InvalidArguments."""
+        if self.convert is not None:
+            return self.convert(arguments)
+        problems = self.problems(arguments)
+        if problems:
+            raise InvalidArguments(problems)
+        return self.known(arguments)
 
     def problems(self, arguments: JSONObject) -> list[str]:
         """One message per bad or missing argument; empty when all is well."""
+        if self.convert is not None:
+            try:
+                self.convert(arguments)
+            except InvalidArguments as exc:
+                return exc.problems
+            return []
         found: list[str] = []
         for parameter in self.parameters:
             if parameter.name not in arguments:
                 if parameter.required:
                     found.append(f"{parameter.name}: required argument missing")
             elif not parameter.check(arguments[parameter.name]):
-                expected = parameter.schema.get("type", "a valid value")
-                got = type(arguments[parameter.name]).__name__
-                found.append(f"{parameter.name}: expected {expected}, got {got}")
+                found.append(
+                    f"{parameter.name}: {mismatch(parameter.schema, arguments[parameter.name])}"
+                )
         return found
 
     def known(self, arguments: JSONObject) -> JSONObject:
@@ -67,74 +113,143 @@ class Signature:
         return {name: value for name, value in arguments.items() if name in names}
 
 
-def describe(fn: Callable[..., Any], skip: frozenset[str] = frozenset()) -> Signature:
-    """Build the argument schema of `fn` from its annotations and defaults."""
-    hints = typing.get_type_hints(fn, include_extras=True)
-    parameters = []
-    properties: JSONObject = {}
-    required = []
+def mismatch(schema: JSONObject, value: Any) -> str:
+    expected = schema.get("type") or (
+        "one of " + repr(schema["enum"]) if "enum" in schema else None
+    )
+    return f"expected {expected or 'a valid value'}, got {type(value).__name__}"
+
+
+# -- building a signature -------------------------------------------------------------------
+
+
+def describe(
+    fn: Callable[..., Any],
+    skip: frozenset[str] = frozenset(),
+    *,
+    hints: dict[str, Any] | None = None,
+    docs: dict[str, str] | None = None,
+) -> Signature:
+    """Build the argument schema of `fn` from its annotations, defaults and `docs`.
+
+    Raises TypeError for a signature no JSON Schema can describe (positional-only parameters,
+    an annotation pydantic does not understand).
+    """
+    hints = resolve_hints(fn) if hints is None else hints
+    docs = docs or {}
+    taken = []
     for name, param in inspect.signature(fn).parameters.items():
         if name in skip or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
-        schema, check = schema_for(hints.get(name, Any))
-        has_default = param.default is not inspect.Parameter.empty
-        if has_default and _jsonable(param.default):
-            schema = {**schema, "default": param.default}
+        if param.kind is param.POSITIONAL_ONLY:
+            raise TypeError(f"parameter {name!r} is positional-only; tools take keyword arguments")
+        annotation = hints.get(name, Any)
+        if isinstance(annotation, str):
+            raise TypeError(
+                f"cannot evaluate the annotation {annotation!r} of parameter {name!r}: import "
+                "the names it uses at module level (or avoid `from __future__ import annotations`)"
+            )
+        taken.append((name, annotation, param.default))
+    plain = [schema_for(annotation) for _, annotation, default in taken]
+    if any(p is None for p in plain) or any(_is_field(d) for _, _, d in taken):
+        from mcpkit.server.typed import typed_signature
+
+        input_schema, convert = typed_signature(getattr(fn, "__name__", "tool"), taken, docs)
+        names = frozenset(name for name, _, _ in taken)
+        return Signature((), input_schema, names, convert)
+    return _plain_signature(taken, plain, docs)  # type: ignore[arg-type]
+
+
+def _plain_signature(
+    taken: list[tuple[str, Any, Any]], plain: list[Plain], docs: dict[str, str]
+) -> Signature:
+    parameters = []
+    properties: JSONObject = {}
+    required = []
+    for (name, _, default), (base, check) in zip(taken, plain, strict=True):
+        schema = dict(base)
+        if docs.get(name):
+            schema["description"] = docs[name]
+        if default is not EMPTY and _jsonable(default):
+            schema["default"] = default
         properties[name] = schema
-        if not has_default:
+        if default is EMPTY:
             required.append(name)
-        parameters.append(Parameter(name, schema, check, not has_default))
+        parameters.append(Parameter(name, schema, check, default is EMPTY))
     input_schema: JSONObject = {"type": "object", "properties": properties}
     if required:
         input_schema["required"] = required
     return Signature(tuple(parameters), input_schema, frozenset(p.name for p in parameters))
 
 
-def schema_for(annotation: Any) -> tuple[JSONObject, Check]:
-    """JSON Schema and checker for one annotation; unknown annotations accept anything."""
-    if annotation in _SCALARS:
-        name, check = _SCALARS[annotation]
-        return {"type": name}, check
-    origin = typing.get_origin(annotation) or annotation
-    build = _GENERIC.get(origin)
-    if build is None:
+def _is_field(default: Any) -> bool:
+    """A pydantic FieldInfo used as a default (`x: int = Field(3, ge=0)`)."""
+    fields = sys.modules.get("pydantic.fields")
+    return fields is not None and isinstance(default, fields.FieldInfo)
+
+
+def schema_for(annotation: Any) -> Plain | None:
+    """Schema and checker for a JSON-only annotation; None when it needs the typed path."""
+    if annotation is Any or annotation is object:
         return {}, _any
+    scalar = _SCALARS.get(annotation) if _hashable(annotation) else None
+    if scalar is not None:
+        return {"type": scalar[0]}, scalar[1]
+    origin = typing.get_origin(annotation) or annotation
+    build = _GENERIC.get(origin) if _hashable(origin) else None
+    if build is None:
+        return None
     return build(typing.get_args(annotation))
 
 
-def _annotated(args: tuple[Any, ...]) -> tuple[JSONObject, Check]:
-    return schema_for(args[0])
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
-def _literal(args: tuple[Any, ...]) -> tuple[JSONObject, Check]:
+def _literal(args: tuple[Any, ...]) -> Plain | None:
     values = list(args)
+    if not all(type(v) in _JSON_VALUES for v in values):
+        return None
     return {"enum": values}, lambda v: any(v == x and type(v) is type(x) for x in values)
 
 
-def _union(args: tuple[Any, ...]) -> tuple[JSONObject, Check]:
+def _union(args: tuple[Any, ...]) -> Plain | None:
     members = [schema_for(a) for a in args]
-    checks = [c for _, c in members]
-    return {"anyOf": [s for s, _ in members]}, lambda v: any(c(v) for c in checks)
+    if any(m is None for m in members):
+        return None
+    checks = [c for _, c in members]  # type: ignore[misc]
+    return {"anyOf": [s for s, _ in members]}, lambda v: any(c(v) for c in checks)  # type: ignore[misc]
 
 
-def _list(args: tuple[Any, ...]) -> tuple[JSONObject, Check]:
+def _list(args: tuple[Any, ...]) -> Plain | None:
     if not args:
         return {"type": "array"}, lambda v: type(v) is list
-    item_schema, item_check = schema_for(args[0])
+    item = schema_for(args[0])
+    if item is None:
+        return None
+    item_schema, item_check = item
     schema = {"type": "array", "items": item_schema}
     return schema, lambda v: type(v) is list and all(item_check(x) for x in v)
 
 
-def _dict(args: tuple[Any, ...]) -> tuple[JSONObject, Check]:
-    if len(args) != 2:
+def _dict(args: tuple[Any, ...]) -> Plain | None:
+    if not args:
         return {"type": "object"}, lambda v: type(v) is dict
-    value_schema, value_check = schema_for(args[1])
-    schema = {"type": "object", "additionalProperties": value_schema}
+    value = schema_for(args[1]) if args[0] is str else None
+    if value is None:
+        return None
+    value_schema, value_check = value
+    schema: JSONObject = {"type": "object"}
+    if value_schema:
+        schema["additionalProperties"] = value_schema
     return schema, lambda v: type(v) is dict and all(value_check(x) for x in v.values())
 
 
-_GENERIC: dict[Any, Callable[[tuple[Any, ...]], tuple[JSONObject, Check]]] = {
-    typing.Annotated: _annotated,
+_GENERIC: dict[Any, Callable[[tuple[Any, ...]], Plain | None]] = {
     Literal: _literal,
     typing.Union: _union,
     types.UnionType: _union,
@@ -144,18 +259,144 @@ _GENERIC: dict[Any, Callable[[tuple[Any, ...]], tuple[JSONObject, Check]]] = {
 
 
 def _jsonable(value: Any) -> bool:
-    return value is None or type(value) in (str, int, float, bool)
+    return type(value) in _JSON_VALUES
 
 
-def context_parameter(fn: Callable[..., Any]) -> str | None:
-    """The name of the parameter annotated `Context`, which receives the request context."""
+# -- return values ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """What a tool's return annotation promises: outputSchema, and how to check a value.
+
+    `convert` gives the JSON form of a return value (raising ValueError when it does not fit);
+    `wrap` says the structured content is {"result": <that>} because it is not an object.
+    """
+
+    schema: JSONObject
+    wrap: bool
+    convert: Callable[[Any], Any]
+
+
+def describe_output(annotation: Any, fn_name: str, *, required: bool = False) -> Output | None:
+    """The Output for a return annotation, or None when it promises no structured content:
+    no annotation, None, Any, content (Image, File, ..., mcpkit.types models, lists and unions
+    of them), a type no JSON Schema describes — or `str`, which is text already: wrapping it
+    as {"result": text} would only double it on the wire (structured_output=True does).
+
+    Raises TypeError instead of returning None when `required` (structured_output=True).
+    """
+    if _unstructured(annotation) or (annotation is str and not required):
+        if required:
+            raise TypeError(f"{fn_name!r} needs a return annotation describing data")
+        return None
+    plain = schema_for(annotation)
+    if plain is None:
+        from mcpkit.server.typed import typed_output
+
+        try:
+            return Output(*typed_output(annotation, fn_name))
+        except TypeError:
+            if required:
+                raise
+            return None
+    schema, check = plain
+    wrap = schema.get("type") != "object"
+    if wrap:
+        schema = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
+    inner = schema["properties"]["result"] if wrap else schema
+
+    def convert(value: Any) -> Any:
+        if check(value):
+            return value
+        raise ValueError(f"{'result' if wrap else 'value'}: {mismatch(inner, value)}")
+
+    return Output(schema, wrap, convert)
+
+
+def _unstructured(annotation: Any) -> bool:
+    if annotation in (EMPTY, None, type(None), Any, object) or isinstance(annotation, str):
+        return True
+    return _returns_content(annotation)
+
+
+def _returns_content(annotation: Any) -> bool:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _returns_content(typing.get_args(annotation)[0])
+    if origin in (list, tuple, collections.abc.Sequence) or _is_union(annotation):
+        return any(_returns_content(arg) for arg in typing.get_args(annotation))
+    if not isinstance(annotation, type):
+        return False
+    from mcpkit.server.content import Content
+
+    return issubclass(annotation, Content) or annotation.__module__.startswith("mcpkit.types")
+
+
+# -- annotations ------------------------------------------------------------------------------
+
+
+def resolve_hints(fn: Callable[..., Any], namespace: dict[str, Any] | None = None) -> JSONObject:
+    """Parameter (and "return") annotations of `fn`, with string annotations evaluated.
+
+    Works for `from __future__ import annotations` modules: names are looked up in the
+    function's module, then in `namespace` (the locals of the code that registered the tool,
+    so models defined inside a function resolve too). An annotation that still cannot be
+    evaluated stays a string; `describe` then raises TypeError naming it.
+    """
+    target = _function_of(fn)
+    globalns = getattr(target, "__globals__", {})
+    signature = inspect.signature(fn)
+    raw = {name: p.annotation for name, p in signature.parameters.items()}
+    raw["return"] = signature.return_annotation
+    hints: JSONObject = {}
+    for name, annotation in raw.items():
+        if annotation is EMPTY:
+            continue
+        hints[name] = annotation
+        if isinstance(annotation, str):
+            with contextlib.suppress(Exception):
+                hints[name] = eval(annotation, globalns, namespace)  # the function's own text
+    return hints
+
+
+def _function_of(fn: Callable[..., Any]) -> Any:
+    seen = fn
+    for _ in range(10):
+        inner = getattr(seen, "func", None) or getattr(seen, "__wrapped__", None)
+        inner = inner or getattr(seen, "__func__", None)
+        if inner is None:
+            break
+        seen = inner
+    if not hasattr(seen, "__globals__") and callable(seen):
+        call = type(seen).__call__  # a callable object: its method has the annotations
+        return getattr(call, "__func__", call)
+    return seen
+
+
+def context_parameter(fn: Callable[..., Any], hints: JSONObject | None = None) -> str | None:
+    """The name of the parameter annotated `Context` (or `Context | None`), if any.
+
+    An annotation that could not be evaluated (say `ctx: "Context"` imported only under
+    TYPE_CHECKING) counts when its last dotted name is `Context`.
+    """
     from mcpkit.server.context import Context
 
-    for name, param in inspect.signature(fn).parameters.items():
-        annotation = param.annotation
-        if annotation is Context or annotation == "Context":
+    hints = resolve_hints(fn) if hints is None else hints
+    for name in inspect.signature(fn).parameters:
+        annotation = hints.get(name)
+        if isinstance(annotation, str):
+            if annotation.replace(" ", "").split("|")[0].rsplit(".", 1)[-1] == "Context":
+                return name
+            continue
+        candidates = typing.get_args(annotation) if _is_union(annotation) else (annotation,)
+        if any(isinstance(c, type) and issubclass(c, Context) for c in candidates):
             return name
     return None
+
+
+def _is_union(annotation: Any) -> bool:
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType)
 
 
 def summary(fn: Callable[..., Any]) -> str | None:
