@@ -26,7 +26,7 @@ import sys
 import types
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 JSONObject = dict[str, Any]
@@ -62,55 +62,63 @@ class Parameter:
     schema: JSONObject
     check: Check
     required: bool
+    types: frozenset[type] | None = None  # set when the check is just "type(value) in types"
 
 
 @dataclass(frozen=True, slots=True)
 class Signature:
     """What a function accepts: its JSON Schema and a validator for incoming arguments.
 
-    `bind` is the one entry point: JSON arguments in, keyword arguments for the function out.
+    `bind(arguments)` is the one entry point: JSON arguments in, the keyword arguments for
+    the function out (unknown ones dropped; converted to the annotated types on the typed
+    path). Raises InvalidArguments.
     """
 
     parameters: tuple[Parameter, ...]
     input_schema: JSONObject
     names: frozenset[str]
-    # Typed path: JSON arguments -> converted keyword arguments; raises InvalidArguments.
-    convert: Callable[[JSONObject], JSONObject] | None = field(default=None)
-
-    def bind(self, arguments: JSONObject) -> JSONObject:
-        """Keyword arguments for the function. Raises InvalidArguments."""
-        if self.convert is not None:
-            return self.convert(arguments)
-        problems = self.problems(arguments)
-        if problems:
-            raise InvalidArguments(problems)
-        return self.known(arguments)
+    bind: Callable[[JSONObject], JSONObject]
 
     def problems(self, arguments: JSONObject) -> list[str]:
         """One message per bad or missing argument; empty when all is well."""
-        if self.convert is not None:
-            try:
-                self.convert(arguments)
-            except InvalidArguments as exc:
-                return exc.problems
-            return []
-        found: list[str] = []
-        for parameter in self.parameters:
-            if parameter.name not in arguments:
-                if parameter.required:
-                    found.append(f"{parameter.name}: required argument missing")
-            elif not parameter.check(arguments[parameter.name]):
-                found.append(
-                    f"{parameter.name}: {mismatch(parameter.schema, arguments[parameter.name])}"
-                )
-        return found
+        try:
+            self.bind(arguments)
+        except InvalidArguments as exc:
+            return exc.problems
+        return []
 
-    def known(self, arguments: JSONObject) -> JSONObject:
-        """The arguments this function takes; unknown extras are dropped, not passed on."""
-        names = self.names
-        if all(name in names for name in arguments):
+
+def _plain_binder(
+    parameters: tuple[Parameter, ...], names: frozenset[str]
+) -> Callable[[JSONObject], JSONObject]:
+    specs = tuple((p.name, p.types, p.check, p.required) for p in parameters)
+
+    def bind(arguments: JSONObject) -> JSONObject:
+        for name, types_, check, required in specs:
+            if name in arguments:
+                value = arguments[name]
+                if (type(value) in types_) if types_ is not None else check(value):
+                    continue
+                raise InvalidArguments(_plain_problems(parameters, arguments))
+            if required:
+                raise InvalidArguments(_plain_problems(parameters, arguments))
+        if names.issuperset(arguments):
             return arguments
         return {name: value for name, value in arguments.items() if name in names}
+
+    return bind
+
+
+def _plain_problems(parameters: tuple[Parameter, ...], arguments: JSONObject) -> list[str]:
+    found: list[str] = []
+    for parameter in parameters:
+        name = parameter.name
+        if name not in arguments:
+            if parameter.required:
+                found.append(f"{name}: required argument missing")
+        elif not parameter.check(arguments[name]):
+            found.append(f"{name}: {mismatch(parameter.schema, arguments[name])}")
+    return found
 
 
 def mismatch(schema: JSONObject, value: Any) -> str:
@@ -175,11 +183,31 @@ def _plain_signature(
         properties[name] = schema
         if default is EMPTY:
             required.append(name)
-        parameters.append(Parameter(name, schema, check, default is EMPTY))
+        parameters.append(Parameter(name, schema, check, default is EMPTY, _types(base)))
     input_schema: JSONObject = {"type": "object", "properties": properties}
     if required:
         input_schema["required"] = required
-    return Signature(tuple(parameters), input_schema, frozenset(p.name for p in parameters))
+    names = frozenset(p.name for p in parameters)
+    return Signature(
+        tuple(parameters), input_schema, names, _plain_binder(tuple(parameters), names)
+    )
+
+
+_TYPES = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
+
+
+def _types(schema: JSONObject) -> frozenset[type] | None:
+    """The exact types a scalar schema (or a union of scalars) accepts; None for others."""
+    members = schema.get("anyOf", [schema])
+    if not members or any(set(m) != {"type"} or m["type"] not in _TYPES for m in members):
+        return None
+    return frozenset(t for m in members for t in _TYPES[m["type"]])
 
 
 def _is_field(default: Any) -> bool:

@@ -190,6 +190,8 @@ class Tool:
             raise
         except Exception as exc:
             return self._failure(exc)
+        if type(value) is str and self.output is None:  # the common case, valid at any revision
+            return {"content": [{"type": "text", "text": value}], "isError": False}
         return self._result(value, ctx)
 
     async def _call_async(self, kwargs: JSONObject, ctx: Context) -> JSONObject:

@@ -111,7 +111,13 @@ def typed_output(annotation: Any, fn_name: str) -> tuple[JSONObject, bool, Calla
     else:
         schema = _inline_root_ref(schema)
 
+    exact = (
+        annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+    )
+
     def convert(value: Any) -> Any:
+        if type(value) is exact:  # the annotated model itself: nothing to check
+            return value.model_dump(mode="json", by_alias=True)
         try:
             validated = adapter.validate_python(value)
         except ValidationError as exc:
