@@ -1,41 +1,555 @@
-"""Resources: static, function-backed and templated; list, read, subscribe.
+"""Resources: static, function-backed, templated and file-backed; list, read, subscribe.
 
-INTERFACE STUB — the registry below fixes what `Server` calls; the implementation is being
-written (issue 3). Keep the public method names and signatures.
+How this works: the registry keeps two `Registry` collections, concrete resources by URI
+(resources/list) and templates by their URI template (resources/templates/list); each list is
+serialized once per version through the server's `Paginator`. `resources/read` looks the URI
+up among the concrete resources first (a static resource answers with its result serialized
+at registration), then asks each template in registration order whether the URI fits it.
+
+A function resource is `@server.resource(uri)` on a sync or async function. A URI with
+`{variables}` (RFC 6570, see `uri_template`) makes it a template: the variables matched from
+the requested URI are converted by the parameters' annotations (str, int, float, bool,
+Literal, Enum, list[...] of those for exploded `{/path*}` or comma-separated values,
+Optional) and passed by name; a parameter annotated `Context` gets the request context. What
+the function returns becomes the contents:
+
+- str -> text (mimeType "text/plain" unless given); bytes -> base64 `blob`
+  ("application/octet-stream" unless given);
+- None -> resource not found (so `return db.get(id)` just works);
+- `ResourceContents`, or a list of them, or mcpkit.types Text/BlobResourceContents or a whole
+  ReadResourceResult -> taken as they are;
+- anything else JSON can carry (dict, list, numbers, dataclasses, pydantic models) -> its JSON
+  as text, mimeType "application/json".
+
+Errors: an unknown URI (or a function raising `ResourceNotFound`) answers with the code the
+negotiated revision names (-32002, or -32602 from 2026-07-28) and `{"uri": uri}` as data;
+a malformed request is -32602; any other exception is -32603, its details kept in the log.
+
+Subscriptions: `resources/subscribe` records the URI in the client's session state (unknown
+URIs are refused as not found); `notify_updated(uri)` sends notifications/resources/updated
+to exactly the clients subscribed to that URI (or, given a URI template, to every subscribed
+URI it matches). Adding or removing resources at run time sends list_changed (kind
+"resource", for resources and templates alike).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import contextlib
+import logging
+import weakref
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from mcpkit.errors import ProtocolError, resource_not_found_code
+from mcpkit.errors import InvalidParams, MCPError
+from mcpkit.protocol import Prepared
+from mcpkit.runtime import Session
 from mcpkit.server.context import Context
 from mcpkit.server.pagination import Paginator
+from mcpkit.server.registry import Registry
+from mcpkit.server.resource_functions import (
+    Reader,
+    ResourceContents,
+    ResourceFunction,
+    ResourceNotFound,
+    VariableMismatch,
+    contents_item,
+    not_found,
+)
+from mcpkit.server.schema import summary
+from mcpkit.server.uri_template import UriTemplate, is_template
+
+if TYPE_CHECKING:
+    from mcpkit.server.files import FileDirectory
+
+__all__ = [
+    "Resource",
+    "ResourceContents",
+    "ResourceNotFound",
+    "ResourceRegistry",
+    "ResourceTemplate",
+    "VariableMismatch",
+]
 
 JSONObject = dict[str, Any]
+logger = logging.getLogger("mcpkit.server")
+
+_AUDIENCES = frozenset({"user", "assistant"})
+_ANNOTATION_KEYS = frozenset({"audience", "priority", "lastModified"})
+
+
+class Resource:
+    """A concrete resource, listed by resources/list."""
+
+    __slots__ = ("definition", "prepared", "reader", "result", "uri")
+
+    def __init__(
+        self, uri: str, definition: JSONObject, reader: Reader, result: JSONObject | None = None
+    ) -> None:
+        self.uri = uri
+        self.definition = definition
+        self.reader = reader
+        self.result = result  # a static resource's whole answer, built once
+        self.prepared = None if result is None else Prepared(result)
+
+
+class ResourceTemplate:
+    """A URI template, listed by resources/templates/list, and what reads the URIs it names.
+
+    `bind(uri)` returns a reader when `uri` fits, None when it does not; it raises
+    `VariableMismatch` when the URI fits the shape but a variable does not convert, and may
+    raise a ProtocolError (InvalidParams) for a URI it owns but refuses.
+    """
+
+    __slots__ = ("bind", "choices", "definition", "uri_template")
+
+    def __init__(
+        self,
+        uri_template: str,
+        definition: JSONObject,
+        bind: Callable[[str], Reader | None],
+        choices: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
+        self.uri_template = uri_template
+        self.definition = definition
+        self.bind = bind
+        self.choices = choices or {}  # closed sets of values per variable, for completion
+
+
+# -- the registry ---------------------------------------------------------------------------------
 
 
 class ResourceRegistry:
+    """The server's resources and templates, and the resources/* handlers."""
+
     def __init__(self, paginator: Paginator, on_change: Callable[[str], None]) -> None:
         self._paginator = paginator
         self._on_change = on_change
+        self._batching = 0
+        self._changed_in_batch = False
+        self._resources: Registry[Resource] = Registry("resource", self._changed)
+        self._templates: Registry[ResourceTemplate] = Registry("resource", self._changed)
+        self._directories: dict[str, FileDirectory] = {}
+        self._subscribers: weakref.WeakSet[Session] = weakref.WeakSet()
 
     def __len__(self) -> int:
-        return 0
+        return len(self._resources) + len(self._templates)
+
+    def __contains__(self, uri: object) -> bool:
+        """A registered resource URI or URI template."""
+        return uri in self._resources or uri in self._templates
+
+    @property
+    def resources(self) -> list[Resource]:
+        return list(self._resources)
+
+    @property
+    def templates(self) -> list[ResourceTemplate]:
+        return list(self._templates)
 
     def capability(self) -> JSONObject:
         return {"subscribe": True, "listChanged": True}
 
     def handlers(self) -> dict[str, Callable[[Context], Any]]:
-        return {}
+        return {
+            "resources/list": self.list_resources,
+            "resources/templates/list": self.list_templates,
+            "resources/read": self.read_resource,
+            "resources/subscribe": self.subscribe,
+            "resources/unsubscribe": self.unsubscribe,
+        }
+
+    # -- registering -----------------------------------------------------------------------------
 
     def decorator(self, uri: str, **options: Any) -> Callable[[Any], Any]:
-        raise NotImplementedError
+        """Register the decorated function (returned unchanged) with `add_function`."""
+
+        def register(fn: Any) -> Any:
+            self.add_function(uri, fn, **options)
+            return fn
+
+        return register
+
+    def add_function(
+        self,
+        uri: str,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: Any = None,
+        icons: Sequence[Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        replace: bool = False,
+    ) -> Resource | ResourceTemplate:
+        """Serve what `fn` returns at `uri`; a URI with {variables} makes a template.
+
+        `name` defaults to the function's name, `description` to its docstring summary,
+        `mime_type` to what the return annotation implies (str, bytes, dict/list).
+        Raises ValueError for a malformed template, variables that do not fit the function's
+        parameters, bad annotations or icons, or a URI already registered (unless `replace`).
+        """
+        function = ResourceFunction(fn, uri, mime_type)
+        definition = listing(
+            ("uriTemplate" if function.template is not None else "uri", uri),
+            name=name or fn.__name__,
+            title=title,
+            description=description if description is not None else summary(fn),
+            mime_type=function.mime_type,
+            size=size,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+        )
+        if function.template is None:
+            return self._resources.put(
+                uri, Resource(uri, definition, function.reader(uri)), replace=replace
+            )
+        template = ResourceTemplate(uri, definition, function.bind, function.choices)
+        return self._templates.put(uri, template, replace=replace)
+
+    def add_static(
+        self,
+        uri: str,
+        content: str | bytes,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: Any = None,
+        icons: Sequence[Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        replace: bool = False,
+    ) -> Resource:
+        """Serve fixed text (str) or binary (bytes, sent as a base64 blob) at `uri`.
+
+        `name` defaults to the URI's last path segment; `mime_type` to "text/plain" for text
+        and "application/octet-stream" for bytes; `size` is the content's length in bytes.
+        To change the content later, add it again with `replace=True` and call
+        `notify_updated(uri)`. Raises ValueError like `add_function`, TypeError for content
+        that is neither str nor bytes.
+        """
+        if not isinstance(content, str | bytes | bytearray):
+            raise TypeError(f"static content is str or bytes, not {type(content).__name__}")
+        if is_template(uri):
+            raise ValueError(f"a static resource needs a concrete URI, not a template: {uri}")
+        item = contents_item(uri, content, mime_type)
+        data = content.encode() if isinstance(content, str) else content
+        definition = listing(
+            ("uri", uri),
+            name=name or _last_segment(uri),
+            title=title,
+            description=description,
+            mime_type=item["mimeType"],
+            size=len(data),
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+        )
+        result = {"contents": [item]}
+        resource = Resource(uri, definition, lambda ctx: result, result)
+        return self._resources.put(uri, resource, replace=replace)
+
+    def add_directory(
+        self,
+        root: str | Path,
+        uri_prefix: str | None = None,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Any = None,
+        icons: Sequence[Any] | None = None,
+        include_hidden: bool = False,
+        list_files: bool = True,
+        max_files: int = 1000,
+        max_bytes: int | None = None,
+    ) -> FileDirectory:
+        """Serve the files under `root`, and nothing outside it (see `mcpkit.server.files`).
+
+        URIs are `uri_prefix` + the file's relative path (default prefix: the root's own
+        file:// URI); the template `{uri_prefix}{+path}` reads any file there. With
+        `list_files`, up to `max_files` files are listed as resources now;
+        `directory.refresh()` lists them again. Raises NotADirectoryError / FileNotFoundError
+        for a bad root, ValueError for a bad prefix or one already registered.
+        """
+        from mcpkit.server.files import DEFAULT_MAX_BYTES, FileDirectory
+
+        directory = FileDirectory(
+            root,
+            uri_prefix,
+            include_hidden=include_hidden,
+            max_bytes=DEFAULT_MAX_BYTES if max_bytes is None else max_bytes,
+            max_files=max_files if list_files else 0,
+        )
+        definition = listing(
+            ("uriTemplate", directory.uri_template),
+            name=name or directory.root.name or str(directory.root),
+            title=title,
+            description=description,
+            mime_type=None,
+            size=None,
+            annotations=annotations,
+            icons=icons,
+            meta=None,
+        )
+        template = ResourceTemplate(directory.uri_template, definition, directory.bind)
+        with self._batch():
+            self._templates.put(directory.uri_template, template)
+            self._directories[directory.uri_template] = directory
+            directory.on_refresh = lambda: self._list_directory(directory)
+            self._list_directory(directory)
+        return directory
+
+    def remove(self, uri: str) -> None:
+        """Remove a resource (by URI) or a template or directory (by URI template).
+
+        Raises KeyError when nothing is registered under `uri`.
+        """
+        if uri in self._resources:
+            self._resources.remove(uri)
+            return
+        with self._batch():
+            self._templates.remove(uri)
+            directory = self._directories.pop(uri, None)
+            if directory is not None:
+                directory.on_refresh = None
+                for listed in directory.listed:
+                    self._resources.remove(listed)
+                directory.listed = set()
+
+    def _list_directory(self, directory: FileDirectory) -> None:
+        wanted = {entry.uri: entry for entry in directory.scan()}
+        with self._batch():
+            for uri in directory.listed - wanted.keys():
+                if uri in self._resources:
+                    self._resources.remove(uri)
+            listed = set()
+            for uri, entry in wanted.items():
+                current = self._resources.get(uri)
+                if current is not None and uri not in directory.listed:
+                    continue  # registered by someone else: theirs wins
+                definition = {"uri": uri, "name": entry.name, "size": entry.size}
+                if entry.mime_type is not None:
+                    definition["mimeType"] = entry.mime_type
+                listed.add(uri)
+                if current is None or current.definition != definition:
+                    reader = directory.bind(uri)
+                    assert reader is not None
+                    self._resources.put(uri, Resource(uri, definition, reader), replace=True)
+            directory.listed = listed
+
+    @contextlib.contextmanager
+    def _batch(self) -> Iterator[None]:
+        """Several changes, one list_changed."""
+        self._batching += 1
+        try:
+            yield
+        finally:
+            self._batching -= 1
+            if self._batching == 0 and self._changed_in_batch:
+                self._changed_in_batch = False
+                self._on_change("resource")
+
+    def _changed(self, kind: str) -> None:
+        if self._batching:
+            self._changed_in_batch = True
+        else:
+            self._on_change(kind)
+
+    # -- reading ---------------------------------------------------------------------------------
 
     async def read(self, uri: str, ctx: Context) -> JSONObject:
-        raise ProtocolError(
-            resource_not_found_code(ctx.protocol_version),
-            f"Resource not found: {uri}",
-            {"uri": uri},
+        """Read one resource (a ReadResourceResult dict), as resources/read would.
+
+        Raises ProtocolError: not found (the revision's code) or invalid params.
+        """
+        resource = self._resources.get(uri)
+        if resource is not None and resource.result is not None:
+            return {"contents": [dict(item) for item in resource.result["contents"]]}
+        outcome = self._open(uri, ctx)
+        return outcome if isinstance(outcome, dict) else await outcome
+
+    def _open(self, uri: str, ctx: Context) -> JSONObject | Awaitable[JSONObject]:
+        resource = self._resources.get(uri)
+        if resource is not None:
+            return resource.reader(ctx)
+        reader, detail = self._bind(uri)
+        if reader is None:
+            raise not_found(uri, ctx, detail)
+        return reader(ctx)
+
+    def _bind(self, uri: str) -> tuple[Reader | None, str | None]:
+        """The template reader for `uri`, or None and why a template that nearly fit did not."""
+        detail = None
+        for template in self._templates:
+            try:
+                reader = template.bind(uri)
+            except VariableMismatch as mismatch:
+                detail = detail or str(mismatch)
+                continue
+            if reader is not None:
+                return reader, None
+        return None, detail
+
+    # -- handlers --------------------------------------------------------------------------------
+
+    def list_resources(self, ctx: Context) -> Prepared:
+        registry = self._resources
+        cursor = ctx.params.get("cursor")
+        return self._paginator.page("resources", registry.version, registry.definitions(), cursor)
+
+    def list_templates(self, ctx: Context) -> Prepared:
+        registry = self._templates
+        cursor = ctx.params.get("cursor")
+        return self._paginator.page(
+            "resourceTemplates", registry.version, registry.definitions(), cursor
         )
+
+    def read_resource(self, ctx: Context) -> JSONObject | Prepared | Awaitable[JSONObject]:
+        uri = _uri_param(ctx, "resources/read")
+        resource = self._resources.get(uri)
+        if resource is not None and resource.prepared is not None:
+            return resource.prepared
+        return self._open(uri, ctx)
+
+    def subscribe(self, ctx: Context) -> JSONObject:
+        uri = _uri_param(ctx, "resources/subscribe")
+        if uri not in self._resources:
+            reader, detail = self._bind(uri)
+            if reader is None:
+                raise not_found(uri, ctx, detail)
+        ctx.state.subscriptions.add(uri)
+        self._subscribers.add(ctx.session)
+        return {}
+
+    def unsubscribe(self, ctx: Context) -> JSONObject:
+        ctx.state.subscriptions.discard(_uri_param(ctx, "resources/unsubscribe"))
+        return {}
+
+    def notify_updated(self, uri: str) -> int:
+        """Tell the clients subscribed to `uri` that it changed (notifications/resources/updated).
+
+        `uri` may be a URI template: each subscribed URI it matches is notified. Only clients
+        that subscribed hear of it. Call from the server's event loop. Returns the number of
+        notifications sent.
+        """
+        template = UriTemplate(uri) if is_template(uri) else None
+        sent = 0
+        for session in list(self._subscribers):
+            subscriptions: set[str] = session.state.subscriptions
+            if session.closed or not subscriptions:
+                self._subscribers.discard(session)
+                continue
+            if template is None:
+                matched = [uri] if uri in subscriptions else []
+            else:
+                matched = sorted(s for s in subscriptions if template.match(s) is not None)
+            for each in matched:
+                try:
+                    session.notify("notifications/resources/updated", {"uri": each})
+                except MCPError as exc:  # closing under us, or the capability is gone
+                    logger.debug("could not notify %s updated: %s", each, exc)
+                    break
+                sent += 1
+        return sent
+
+    # -- completion (automatic choices for Literal/Enum template variables) ----------------------
+
+    def argument_choices(self, name: str, argument: str) -> Sequence[str] | None:
+        template = self._templates.get(name)
+        return None if template is None else template.choices.get(argument)
+
+    def choice_count(self) -> int:
+        return sum(len(template.choices) for template in self._templates)
+
+
+def _uri_param(ctx: Context, method: str) -> str:
+    uri = ctx.params.get("uri")
+    if type(uri) is not str:
+        raise InvalidParams(f"{method} needs a string 'uri'")
+    return uri
+
+
+def _last_segment(uri: str) -> str:
+    path = uri.split("://", 1)[-1].split("?", 1)[0].split("#", 1)[0]
+    segments = [s for s in path.split("/") if s]
+    return segments[-1] if segments else uri
+
+
+# -- wire shapes -------------------------------------------------------------------------------
+
+
+def listing(
+    key_value: tuple[str, str],
+    *,
+    name: str,
+    title: str | None,
+    description: str | None,
+    mime_type: str | None,
+    size: int | None,
+    annotations: Any,
+    icons: Sequence[Any] | None,
+    meta: Mapping[str, Any] | None,
+) -> JSONObject:
+    """A Resource or ResourceTemplate definition. Raises ValueError/TypeError for bad values."""
+    key, value = key_value
+    if not value:
+        raise ValueError("a resource needs a non-empty URI")
+    definition: JSONObject = {key: value, "name": name}
+    optional = {"title": title, "description": description, "mimeType": mime_type}
+    definition.update((k, v) for k, v in optional.items() if v is not None)
+    if size is not None:
+        if type(size) is not int or size < 0:
+            raise ValueError(f"size is a number of bytes, not {size!r}")
+        definition["size"] = size
+    if annotations is not None:
+        definition["annotations"] = _annotations(annotations)
+    if icons is not None:
+        definition["icons"] = [_icon(icon) for icon in icons]
+    if meta is not None:
+        definition["_meta"] = dict(meta)
+    return definition
+
+
+def _annotations(value: Any) -> JSONObject:
+    data = dict(_wire(value))
+    unknown = set(data) - _ANNOTATION_KEYS
+    if unknown:
+        raise ValueError(f"unknown resource annotations: {', '.join(sorted(unknown))}")
+    audience = data.get("audience")
+    if audience is not None and (isinstance(audience, str) or not set(audience) <= _AUDIENCES):
+        raise ValueError(f"annotations audience is a list of 'user'/'assistant', not {audience!r}")
+    if audience is not None:
+        data["audience"] = list(audience)
+    priority = data.get("priority")
+    if priority is not None and (type(priority) not in (int, float) or not 0 <= priority <= 1):
+        raise ValueError(f"annotations priority is a number from 0 to 1, not {priority!r}")
+    modified = data.get("lastModified")
+    if isinstance(modified, datetime):
+        data["lastModified"] = modified.isoformat().replace("+00:00", "Z")
+    elif modified is not None and not isinstance(modified, str):
+        raise ValueError(f"annotations lastModified is an ISO 8601 string, not {modified!r}")
+    return data
+
+
+def _icon(value: Any) -> JSONObject:
+    icon = dict(_wire(value))
+    if type(icon.get("src")) is not str:
+        raise ValueError(f"an icon needs a 'src' URI: {value!r}")
+    return icon
+
+
+def _wire(value: Any) -> Mapping[str, Any]:
+    """Protocol models (pydantic) -> dicts; mappings as they are. Raises TypeError otherwise."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, type):
+        value = dump(mode="json", by_alias=True, exclude_none=True)
+    if not isinstance(value, Mapping):
+        raise TypeError(f"expected a mapping or a protocol model, not {type(value).__name__}")
+    return value
