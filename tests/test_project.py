@@ -24,7 +24,27 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     assert test_command in ci_script.splitlines()
 
 
-def test_demo_prints_real_tool_results() -> None:
+def test_demo_command_prints_real_tool_results() -> None:
+    bash = code_blocks("bash")
+    demo = next(block.strip() for block in bash if "examples/demo_server.py" in block)
+    # The install step is the same as the test command's; run what follows it.
+    steps = demo.split(" && ")
+    assert steps[:2] == ["python3 -m venv .venv", ".venv/bin/pip install -q -e ."]
+    out = subprocess.run(
+        " && ".join(steps[2:]),
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        cwd=ROOT,
+    )
+    lines = out.stdout.splitlines()
+    assert [line.split()[0] for line in lines[:3]] == ["add", "greet", "countdown"]
+    assert lines[-1] == "5"
+
+
+def test_demo_client_example_prints_real_tool_results() -> None:
     out = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "demo_client.py")],
         capture_output=True,
@@ -34,7 +54,6 @@ def test_demo_prints_real_tool_results() -> None:
     )
     assert "add(2, 3) = 5" in out.stdout
     assert "greet: Hello, world!" in out.stdout
-    assert "tools: add, greet, countdown" in out.stdout
 
 
 async def test_readme_server_snippet_serves_what_the_client_snippet_calls(tmp_path: Path) -> None:

@@ -1,0 +1,105 @@
+"""The `mcpkit` command: run a server, or talk to one from the shell.
+
+    mcpkit run app.py[:server]                   serve over stdio
+    mcpkit list TARGET [--resources --templates --prompts]
+    mcpkit call TARGET TOOL key=value ...        values parse as JSON where they can
+    mcpkit read TARGET URI
+    mcpkit prompt TARGET NAME key=value ...
+
+TARGET is a URL, a Python file (served with `mcpkit run`), or a command line ("npx server").
+`--json` prints machine-readable JSON. Exit codes: 0 success, 1 the tool reported an error,
+2 usage error, 3 connection failure (could not connect, closed, timed out), 4 the server
+answered with a protocol error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+EXIT_TOOL_ERROR = 1
+EXIT_USAGE = 2
+EXIT_CONNECTION = 3
+EXIT_PROTOCOL = 4
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mcpkit", description=__doc__.splitlines()[0])
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="serve a Server from a file or module")
+    run.add_argument("app", help="FILE[:OBJ] or MODULE[:OBJ]")
+    run.add_argument("--transport", default="stdio", choices=["stdio"])
+
+    def talking(name: str, help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text)
+        sub.add_argument("target", help="URL, Python file, or command line")
+        sub.add_argument("--json", action="store_true", help="print JSON for scripts")
+        sub.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
+        sub.add_argument(
+            "--env", action="append", default=[], metavar="KEY=VALUE", help="for a command"
+        )
+        sub.add_argument("--cwd", help="working directory for a command")
+        return sub
+
+    listing = talking("list", "list tools (and resources, templates, prompts)")
+    for kind in ("tools", "resources", "templates", "prompts"):
+        listing.add_argument(f"--{kind}", action="store_true", help=f"list {kind}")
+
+    call = talking("call", "call a tool")
+    call.add_argument("tool")
+    call.add_argument("arguments", nargs="*", metavar="key=value")
+    call.add_argument("--args", dest="json_args", metavar="JSON", help="exact arguments object")
+
+    read = talking("read", "read a resource")
+    read.add_argument("uri")
+
+    prompt = talking("prompt", "get a prompt")
+    prompt.add_argument("name")
+    prompt.add_argument("arguments", nargs="*", metavar="key=value")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `mcpkit` command; returns the exit code."""
+    from mcpkit.cli.commands import run_command
+    from mcpkit.cli.loading import UsageError
+
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            from mcpkit.cli.loading import load_server
+
+            load_server(args.app).run(args.transport)
+            return 0
+        return asyncio.run(run_command(args))
+    except UsageError as exc:
+        return _fail(args, f"error: {exc}", EXIT_USAGE, exc)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        return _fail(args, *_describe(exc), exc)
+
+
+def _describe(exc: Exception) -> tuple[str, int]:
+    from mcpkit.errors import ConnectionClosed, MCPError, ProtocolError, RequestTimeout
+
+    if isinstance(exc, ProtocolError):
+        return f"the server answered with an error: {exc}", EXIT_PROTOCOL
+    if isinstance(exc, ConnectionClosed | RequestTimeout | OSError):
+        return f"connection failed: {exc}", EXIT_CONNECTION
+    if isinstance(exc, MCPError):
+        return f"error: {exc}", EXIT_PROTOCOL
+    return f"unexpected error: {type(exc).__name__}: {exc}", 1
+
+
+def _fail(args: Any, message: str, code: int, exc: BaseException) -> int:
+    if getattr(args, "debug", False):
+        import traceback
+
+        traceback.print_exception(exc)
+    print(f"mcpkit: {message}", file=sys.stderr)
+    return code

@@ -1,0 +1,144 @@
+"""What each talking subcommand does once the arguments are parsed."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import orjson
+
+from mcpkit.cli import EXIT_TOOL_ERROR
+from mcpkit.cli.loading import UsageError, target_for
+from mcpkit.cli.render import ProgressBar, as_json, content, table
+from mcpkit.client import Client
+
+JSONObject = dict[str, Any]
+_LISTS = {  # flag -> (method, result key)
+    "tools": ("tools/list", "tools"),
+    "resources": ("resources/list", "resources"),
+    "templates": ("resources/templates/list", "resourceTemplates"),
+    "prompts": ("prompts/list", "prompts"),
+}
+_PAGE_CAP = 1000
+
+
+async def run_command(args: Any) -> int:
+    command = {"list": list_items, "call": call_tool, "read": read_resource, "prompt": get_prompt}
+    async with connect(args) as client:
+        return await command[args.command](client, args)
+
+
+@asynccontextmanager
+async def connect(args: Any) -> AsyncIterator[Client]:
+    env = dict(pair_of(item, "--env") for item in args.env) or None
+    client = Client(target_for(args.target), timeout=args.timeout, env=env, cwd=args.cwd)
+    async with client:
+        yield client
+
+
+def pair_of(item: str, what: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep or not key:
+        raise UsageError(f"{what} expects key=value, got {item!r}")
+    return key, value
+
+
+def parse_arguments(items: list[str], exact: str | None) -> JSONObject:
+    """key=value pairs, each value JSON where it parses (`n=3` is 3, `s=hi` is "hi")."""
+    if exact is not None:
+        try:
+            arguments = orjson.loads(exact)
+        except orjson.JSONDecodeError as exc:
+            raise UsageError(f"--args is not valid JSON: {exc}") from exc
+        if not isinstance(arguments, dict):
+            raise UsageError("--args must be a JSON object")
+        return arguments
+    parsed: JSONObject = {}
+    for item in items:
+        key, raw = pair_of(item, "arguments")
+        try:
+            parsed[key] = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            parsed[key] = raw
+    return parsed
+
+
+async def list_items(client: Client, args: Any) -> int:
+    kinds = [kind for kind in _LISTS if getattr(args, kind)] or ["tools"]
+    collected: dict[str, list[JSONObject]] = {}
+    for kind in kinds:
+        method, key = _LISTS[kind]
+        collected[kind] = await all_pages(client, method, key)
+    if args.json:
+        as_json(collected, sys.stdout)
+        return 0
+    for kind, items in collected.items():
+        if len(kinds) > 1:
+            print(f"{kind}:")
+        rows = [(label(item), item.get("description") or item.get("title") or "") for item in items]
+        table(rows, sys.stdout)
+    return 0
+
+
+def label(item: JSONObject) -> str:
+    return str(item.get("name") or item.get("uri") or item.get("uriTemplate") or "?")
+
+
+async def all_pages(client: Client, method: str, key: str) -> list[JSONObject]:
+    items: list[JSONObject] = []
+    cursor = None
+    for _ in range(_PAGE_CAP):
+        page = await client.request(method, None if cursor is None else {"cursor": cursor})
+        items.extend(page.get(key, []))
+        cursor = page.get("nextCursor")
+        if not cursor:
+            return items
+    raise UsageError(f"{method} did not end after {_PAGE_CAP} pages")
+
+
+async def call_tool(client: Client, args: Any) -> int:
+    arguments = parse_arguments(args.arguments, args.json_args)
+    bar = ProgressBar()
+    try:
+        result = await client.request(
+            "tools/call", {"name": args.tool, "arguments": arguments}, on_progress=bar.update
+        )
+    finally:
+        bar.close()
+    if args.json:
+        as_json(result, sys.stdout)
+    elif result.get("content"):
+        content(result["content"], sys.stdout)
+    elif "structuredContent" in result:
+        as_json(result["structuredContent"], sys.stdout)
+    return EXIT_TOOL_ERROR if result.get("isError") else 0
+
+
+async def read_resource(client: Client, args: Any) -> int:
+    result = await client.request("resources/read", {"uri": args.uri})
+    if args.json:
+        as_json(result, sys.stdout)
+        return 0
+    for item in result.get("contents", []):
+        if "text" in item:
+            print(item["text"])
+        else:
+            sys.stdout.write(
+                f"[{item.get('mimeType', 'binary')}, base64 blob of {item.get('uri')}]\n"
+            )
+    return 0
+
+
+async def get_prompt(client: Client, args: Any) -> int:
+    arguments = dict(pair_of(item, "arguments") for item in args.arguments)
+    result = await client.request("prompts/get", {"name": args.name, "arguments": arguments})
+    if args.json:
+        as_json(result, sys.stdout)
+        return 0
+    for message in result.get("messages", []):
+        print(f"[{message.get('role')}]")
+        block = message.get("content", {})
+        content(block if isinstance(block, list) else [block], sys.stdout)
+    return 0

@@ -1,0 +1,79 @@
+"""Output for people: aligned tables, wrapped text, a progress bar on a terminal."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import textwrap
+from typing import Any, TextIO
+
+import orjson
+
+
+def width() -> int:
+    return max(40, shutil.get_terminal_size((100, 24)).columns)
+
+
+def table(rows: list[tuple[str, str]], out: TextIO) -> None:
+    """Two columns: a name, and text wrapped to the terminal beside it."""
+    if not rows:
+        return
+    left = min(max(len(name) for name, _ in rows), 32)
+    room = max(20, width() - left - 2)
+    for name, text in rows:
+        lines = textwrap.wrap(" ".join(text.split()), room) or [""]
+        out.write(f"{name:<{left}}  {lines[0]}\n")
+        for more in lines[1:]:
+            out.write(f"{'':<{left}}  {more}\n")
+
+
+def as_json(value: Any, out: TextIO) -> None:
+    out.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
+def content(blocks: list[dict[str, Any]], out: TextIO) -> None:
+    """Tool results and prompt messages: text as text, everything else as a short summary."""
+    for block in blocks:
+        kind = block.get("type")
+        if kind == "text":
+            out.write(block.get("text", "") + "\n")
+        elif kind in ("image", "audio"):
+            size = len(block.get("data", "")) * 3 // 4
+            out.write(f"[{kind} {block.get('mimeType', '?')}, {size} bytes]\n")
+        elif kind == "resource_link":
+            out.write(f"[link {block.get('uri')}] {block.get('name', '')}\n")
+        elif kind == "resource":
+            resource = block.get("resource", {})
+            if "text" in resource:
+                out.write(resource["text"] + "\n")
+            else:
+                out.write(f"[resource {resource.get('uri')}, binary]\n")
+        else:
+            as_json(block, out)
+
+
+class ProgressBar:
+    """A one-line bar on stderr when it is a terminal; silent otherwise."""
+
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
+        self._stream = stream
+        self._shown = False
+
+    def update(self, progress: float, total: float | None, message: str | None) -> None:
+        if not self._stream.isatty():
+            return
+        label = f" {message}" if message else ""
+        if total:
+            filled = int(30 * min(progress / total, 1.0))
+            bar = "#" * filled + "-" * (30 - filled)
+            line = f"[{bar}] {progress:g}/{total:g}{label}"
+        else:
+            line = f"{progress:g}{label}"
+        self._stream.write("\r" + line[: width() - 1].ljust(width() - 1))
+        self._stream.flush()
+        self._shown = True
+
+    def close(self) -> None:
+        if self._shown:
+            self._stream.write("\r" + " " * (width() - 1) + "\r")
+            self._stream.flush()

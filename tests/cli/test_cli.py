@@ -1,0 +1,111 @@
+"""The `mcpkit` command, run as a real subprocess against real servers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "tests" / "fixtures" / "cli_app.py")
+
+
+def mcpkit(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcpkit", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        cwd=ROOT,
+    )
+
+
+def test_list_shows_tools_for_people_and_json_for_scripts() -> None:
+    human = mcpkit("list", APP)
+    assert human.returncode == 0, human.stderr
+    lines = human.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["add", "describe", "fail", "slow"]
+    assert "Add two integers." in lines[0]
+    machine = mcpkit("list", APP, "--tools", "--prompts", "--json")
+    data = json.loads(machine.stdout)
+    assert [tool["name"] for tool in data["tools"]] == ["add", "describe", "fail", "slow"]
+    assert data["prompts"][0]["name"] == "review"
+
+
+def test_call_parses_values_as_json_where_they_parse() -> None:
+    assert mcpkit("call", APP, "add", "a=2", "b=40").stdout == "42\n"
+    kinds = {
+        "n=3": "int",
+        "n=3.5": "float",
+        "n=true": "bool",
+        "n=hello": "str",
+        'n=["x"]': "list",
+        'n={"k":1}': "dict",
+        'n="3"': "str",
+    }
+    for argument, kind in kinds.items():
+        out = mcpkit("call", APP, "describe", argument.replace("n=", "value="))
+        assert out.stdout.strip() == kind, argument
+
+
+def test_call_with_exact_json_arguments_and_json_output() -> None:
+    out = mcpkit("call", APP, "add", "--args", '{"a": 1, "b": 2}', "--json")
+    assert out.returncode == 0
+    result = json.loads(out.stdout)
+    assert result["content"] == [{"type": "text", "text": "3"}] and result["isError"] is False
+
+
+def test_exit_codes_tell_failures_apart() -> None:
+    tool_error = mcpkit("call", APP, "fail", "reason=broken")
+    assert tool_error.returncode == 1 and "broken" in tool_error.stdout
+    protocol = mcpkit("call", APP, "missing")
+    assert protocol.returncode == 4
+    assert protocol.stderr.strip() == (
+        "mcpkit: the server answered with an error: Unknown tool: missing (code -32602)"
+    )
+    usage = mcpkit("call", APP, "add", "not-a-pair")
+    assert usage.returncode == 2 and "key=value" in usage.stderr
+    assert mcpkit("call", APP, "add", "--args", "[1]").returncode == 2
+    assert mcpkit("list", "no_such_file.py").returncode == 2
+    connection = mcpkit("list", f"{sys.executable} -c 'import sys; sys.exit(7)'")
+    assert connection.returncode == 3
+    assert "exited with code 7" in connection.stderr
+    assert "Traceback" not in connection.stderr
+
+
+def test_debug_shows_the_traceback() -> None:
+    out = mcpkit("--debug", "call", APP, "missing")
+    assert out.returncode == 4 and "Traceback" in out.stderr
+
+
+def test_progress_bar_stays_off_a_pipe_and_the_result_prints() -> None:
+    out = mcpkit("call", APP, "slow", "steps=5")
+    assert out.returncode == 0
+    assert out.stdout == "finished\n" and "[" not in out.stderr
+
+
+def test_prompt_renders_messages() -> None:
+    out = mcpkit("prompt", APP, "review", "code=x = 1")
+    assert out.returncode == 0
+    assert out.stdout.splitlines() == ["[user]", "Please review: x = 1"]
+
+
+def test_run_needs_one_server_or_a_name(tmp_path: Path) -> None:
+    two = tmp_path / "two.py"
+    two.write_text("from mcpkit import Server\na = Server('a')\nb = Server('b')\n")
+    out = mcpkit("run", str(two))
+    assert out.returncode == 2 and "2 Servers" in out.stderr and f"{two}:NAME" in out.stderr
+    named = mcpkit("list", f"{APP}:app")
+    assert named.returncode == 0 and "add" in named.stdout
+    wrong = mcpkit("list", f"{APP}:nothing")
+    assert wrong.returncode == 3  # the served subprocess refused, so the connection failed
+
+
+def test_target_can_be_a_command_line() -> None:
+    target = f"{sys.executable} {ROOT / 'examples' / 'demo_server.py'}"
+    listed = mcpkit("list", target)
+    assert listed.returncode == 0 and "greet" in listed.stdout
+    called = mcpkit("call", target, "greet", "name=Ada")
+    assert called.returncode == 0 and called.stdout == "Hello, Ada!\n"
