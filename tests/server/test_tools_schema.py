@@ -54,8 +54,8 @@ async def tools_by_name(client: Client) -> dict[str, dict[str, Any]]:
     return {tool["name"]: tool for tool in listed["tools"]}
 
 
-async def call(client: Client, name: str, **arguments: Any) -> dict[str, Any]:
-    return await client.request("tools/call", {"name": name, "arguments": arguments})
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    return await client.request("tools/call", {"name": tool, "arguments": arguments})
 
 
 def text(result: dict[str, Any]) -> str:

@@ -308,9 +308,10 @@ class Output:
 
 def describe_output(annotation: Any, fn_name: str, *, required: bool = False) -> Output | None:
     """The Output for a return annotation, or None when it promises no structured content:
-    no annotation, None, Any, content (Image, File, ..., mcpkit.types models, lists and unions
-    of them), a type no JSON Schema describes — or `str`, which is text already: wrapping it
-    as {"result": text} would only double it on the wire (structured_output=True does).
+    no annotation, None, Any, list[Any], content (Image, File, ..., mcpkit.types models, lists
+    and unions of them), a type no JSON Schema describes — or `str`, which is text already:
+    wrapping it as {"result": text} would only double it on the wire (unless
+    structured_output=True).
 
     Raises TypeError instead of returning None when `required` (structured_output=True).
     """
@@ -342,8 +343,17 @@ def describe_output(annotation: Any, fn_name: str, *, required: bool = False) ->
     return Output(schema, wrap, convert)
 
 
+_LOOSE = (Any, object, Ellipsis)
+
+
 def _unstructured(annotation: Any) -> bool:
-    if annotation in (EMPTY, None, type(None), Any, object) or isinstance(annotation, str):
+    if annotation in (EMPTY, None, type(None), *_LOOSE) or isinstance(annotation, str):
+        return True
+    # list / list[Any]: as likely a mix of content (text, Image, ...) as data.
+    origin = typing.get_origin(annotation) or annotation
+    if origin in (list, tuple, collections.abc.Sequence) and all(
+        arg in _LOOSE for arg in typing.get_args(annotation)
+    ):
         return True
     return _returns_content(annotation)
 

@@ -119,7 +119,9 @@ class Tool:
         run_in_thread: bool | None = None,
     ) -> None:
         self.fn = fn
-        self.name = check_tool_name(name or getattr(fn, "__name__", type(fn).__name__))
+        if name is None:
+            name = getattr(fn, "__name__", type(fn).__name__)
+        self.name = check_tool_name(name)
         hints = resolve_hints(fn, _caller_namespace())
         self.context_parameter = context_parameter(fn, hints)
         prose, docs = parse_docstring(inspect.getdoc(fn))
