@@ -79,13 +79,31 @@ class Server:
         *,
         title: str | None = None,
         description: str | None = None,
-        annotations: JSONObject | None = None,
+        annotations: Any = None,
+        icons: list[Any] | None = None,
+        meta: JSONObject | None = None,
+        structured_output: bool | None = None,
+        run_in_thread: bool | None = None,
     ) -> Callable[[F], F]:
-        """Register the decorated function as a tool; its signature becomes the inputSchema."""
+        """Register the decorated function as a tool.
+
+        The signature becomes the inputSchema and the return annotation the outputSchema
+        (`structured_output=False` turns that off); the docstring gives the description and
+        the parameter descriptions. `annotations` are hints for clients (readOnlyHint, ...);
+        `run_in_thread` runs a sync function in a worker thread (default: inline).
+        """
 
         def register(fn: F) -> F:
             self.add_tool(
-                fn, name=name, title=title, description=description, annotations=annotations
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+                structured_output=structured_output,
+                run_in_thread=run_in_thread,
             )
             return fn
 
