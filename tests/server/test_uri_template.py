@@ -230,6 +230,10 @@ MATCHES: list[tuple[str, str, dict[str, Any]]] = [
     ("search://{kind}{?q,limit}", "search://docs?limit=5", {"kind": "docs", "limit": "5"}),
     ("a{?x}{&y}", "a?x=1&y=2", {"x": "1", "y": "2"}),
     ("{var:3}", "val", {"var": "val"}),
+    ("{name}{.ext}", "a.tar.gz", {"name": "a.tar", "ext": "gz"}),
+    ("{name}{.ext}", "readme", {"name": "readme"}),
+    ("{a}{;p}", "x;p=1", {"a": "x", "p": "1"}),
+    ("{+path}{?v}", "a/b.c?v=2", {"path": "a/b.c", "v": "2"}),
 ]
 
 

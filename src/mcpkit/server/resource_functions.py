@@ -137,8 +137,12 @@ class ResourceFunction:
                 arguments[name] = variable.convert(value)
             except (ValueError, TypeError) as exc:
                 raise VariableMismatch(f"{name}: {exc}") from None
-        if any(v.required and n not in arguments for n, v in self.variables.items()):
-            return None
+        for name, variable in self.variables.items():
+            if name in arguments or not variable.required:
+                continue
+            if not variable.is_list:
+                return None
+            arguments[name] = variable.convert([])  # an empty list expands to nothing
         return lambda ctx: self.read(uri, arguments, ctx)
 
     def read(

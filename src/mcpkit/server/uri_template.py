@@ -16,7 +16,10 @@ here, chosen to be predictable:
 - Positional operators (simple, `+`, `#`, `.`, `/`) hand values out left to right; missing
   trailing values mean those variables are undefined (absent from the result). A `.` inside a
   label value is never encoded, so `{.a,b}` and `{.list*}` split on every dot (a lone `{.var}`
-  keeps its dots). An expression of
+  after a literal keeps its dots).
+- A simple or `+` value directly followed by another expression is matched as short as
+  possible, and a one-variable label directly after an expression takes the last dotted part
+  only: `{name}{.ext}` reads `a.tar.gz` as name `a.tar`, ext `gz`. An expression of
   one simple or `+` variable that matched nothing leaves it undefined.
 - Named operators (`;`, `?`, `&`) accept their variables in any order; a name the expression
   does not declare fails the match.
@@ -248,12 +251,15 @@ class UriTemplate:
     def _pattern(self) -> str:
         regex = []
         index = 0
-        for part in self._parts:
+        parts = self._parts
+        for position, part in enumerate(parts):
             if isinstance(part, str):
                 regex.append(re.escape(part))
-            else:
-                regex.append(_expression_pattern(part, f"e{index}"))
-                index += 1
+                continue
+            after = position > 0 and isinstance(parts[position - 1], Expression)
+            before = position + 1 < len(parts) and isinstance(parts[position + 1], Expression)
+            regex.append(_expression_pattern(part, f"e{index}", before, after))
+            index += 1
         return "".join(regex)
 
 
@@ -330,19 +336,23 @@ def _expand_exploded(
 _VALUE_CLASS = {"": "[^/?#]", "+": "[^?#]", "#": ".", ".": "[^/?#]", "/": "[^/?#]"}
 
 
-def _expression_pattern(expression: Expression, group: str) -> str:
+def _expression_pattern(
+    expression: Expression, group: str, before_expression: bool, after_expression: bool
+) -> str:
     operator = expression.operator
     specs = expression.variables
     many = any(spec.explode for spec in specs)
     count = "*" if many else f"{{0,{len(specs)}}}"
     char = operator.char
     if char in ("", "+"):
-        return f"(?P<{group}>{_VALUE_CLASS[char]}*)"
+        # Directly before another expression, as short as possible: `{name}{.ext}`.
+        return f"(?P<{group}>{_VALUE_CLASS[char]}*{'?' if before_expression else ''})"
     if char == "#":
         return f"(?:\\#(?P<{group}>.*))?"
     if char in (".", "/"):
         sep = re.escape(operator.sep)
-        value = _VALUE_CLASS[char] if len(specs) == 1 and not many else f"[^/?#{sep}]"
+        whole = len(specs) == 1 and not many and not after_expression
+        value = _VALUE_CLASS[char] if whole else f"[^/?#{sep}]"
         return f"(?P<{group}>(?:{sep}{value}*){count})"
     names = "|".join(re.escape(n) for n in sorted({s.name for s in specs}, key=len, reverse=True))
     stop = "[^;/?#]" if char == ";" else "[^&#]"
