@@ -83,7 +83,8 @@ async def list_items(client: Client, args: Any) -> int:
 
 
 def label(item: JSONObject) -> str:
-    return str(item.get("name") or item.get("uri") or item.get("uriTemplate") or "?")
+    # Resources are known by their URI; tools and prompts by their name.
+    return str(item.get("uri") or item.get("uriTemplate") or item.get("name") or "?")
 
 
 async def all_pages(client: Client, method: str, key: str) -> list[JSONObject]:
