@@ -235,18 +235,20 @@ class FileDirectory:
             raise _invalid(uri, exc) from None
         except (RuntimeError, OSError):  # missing, a symlink loop or swapped in, unreadable
             raise not_found(uri, ctx) from None
-        with os.fdopen(fd, "rb") as file:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise not_found(uri, ctx, "not a regular file")
-            data = file.read(self.max_bytes + 1)
+            data = _read_at_most(fd, self.max_bytes + 1)
+        finally:
+            os.close(fd)
         if len(data) > self.max_bytes:
             raise ProtocolError(
                 INTERNAL_ERROR,
                 f"{uri} is larger than this server serves ({self.max_bytes} bytes)",
                 {"uri": uri},
             )
-        return {"contents": [file_contents(uri, path.name, data)]}
+        name = relative.rsplit("/", 1)[-1]  # the URI's name, as listed (not a link target's)
+        return {"contents": [file_contents(uri, name, data)]}
 
     # -- listing ----------------------------------------------------------------------------------
 
@@ -279,6 +281,17 @@ class FileDirectory:
             return None
         uri = self.uri_prefix + quote(relative, safe="/")
         return FileEntry(uri, relative, mime_type_for(path.name), info.st_size)
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    chunks = []
+    while limit > 0:
+        chunk = os.read(fd, min(limit, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        limit -= len(chunk)
+    return b"".join(chunks)
 
 
 def _invalid(uri: str, exc: UnsafePath) -> InvalidParams:
