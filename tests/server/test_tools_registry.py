@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import subprocess
+import sys
 import threading
 from typing import Any
 
@@ -285,3 +288,50 @@ async def test_context_in_sync_async_threaded_and_optional_forms() -> None:
         assert text(await call(client, "threaded")) == "Context"
     assert tools["sync_tool"]["inputSchema"]["properties"] == {"x": {"type": "integer"}}
     assert tools["async_tool"]["inputSchema"]["properties"] == {}
+
+
+async def test_a_sync_wrapper_returning_a_coroutine_is_awaited() -> None:
+    async def compute(x: int) -> int:
+        await asyncio.sleep(0)
+        return x * 2
+
+    @functools.wraps(compute)
+    def wrapper(x: int) -> Any:
+        return compute(x)
+
+    server = Server("wrapped")
+    server.add_tool(wrapper, name="double", structured_output=False)
+    async with Client(server) as client:
+        assert text(await call(client, "double", x=21)) == "42"
+
+
+def test_plain_tools_never_import_pydantic() -> None:
+    code = """
+import asyncio, sys
+from mcpkit import Client, Server
+server = Server("light")
+
+@server.tool(annotations={"readOnlyHint": True})
+def echo(text: str, times: int = 1, tags: list[str] | None = None) -> str:
+    \"\"\"Echo.
+
+    Args:
+        text: What to echo.
+    \"\"\"
+    return text * times
+
+@server.tool()
+def add(a: int, b: float) -> float:
+    return a + b
+
+async def main():
+    async with Client(server) as client:
+        await client.request("tools/list")
+        await client.request("tools/call", {"name": "echo", "arguments": {"text": "x"}})
+        await client.request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
+        await client.request("tools/call", {"name": "add", "arguments": {"a": "1", "b": 2}})
+asyncio.run(main())
+print(sorted(m for m in sys.modules if m.partition(".")[0] in ("pydantic", "pydantic_core")))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

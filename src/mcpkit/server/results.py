@@ -83,7 +83,8 @@ def full_result(value: Any) -> JSONObject | None:
             return value
         return None
     if type(value).__name__ == "CallToolResult" and hasattr(value, "model_dump"):
-        return _dump_model(value)
+        dumped: JSONObject = _dump_model(value)
+        return dumped
     return None
 
 

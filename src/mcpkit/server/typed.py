@@ -52,7 +52,7 @@ def typed_signature(
             required = default.is_required()
             shape = Annotated[shape, default]
         fields[name] = te.Required[shape] if required else te.NotRequired[shape]
-    arguments: Any = te.TypedDict(f"{fn_name}_arguments", fields)  # type: ignore[operator]
+    arguments: Any = _typeddict(f"{fn_name}_arguments", fields)
     try:
         adapter: TypeAdapter[JSONObject] = TypeAdapter(arguments)
         schema = adapter.json_schema(schema_generator=_Schema)
@@ -210,6 +210,12 @@ def _rebuild(annotation: Any, memo: dict[Any, Any]) -> Any:
     return origin[new_args]
 
 
+def _typeddict(name: str, items: dict[str, Any]) -> Any:
+    """A typing_extensions TypedDict made at run time (the functional form)."""
+    make: Callable[[str, dict[str, Any]], Any] = te.TypedDict  # type: ignore[assignment]
+    return make(name, items)
+
+
 def _rebuild_typeddict(td: Any, memo: dict[Any, Any]) -> Any:
     items = {}
     for key, hint in typing.get_type_hints(td, include_extras=True).items():
@@ -222,7 +228,7 @@ def _rebuild_typeddict(td: Any, memo: dict[Any, Any]) -> Any:
             inner = typing.get_args(inner)[0]
         item = _rebuild(inner, memo)
         items[key] = te.Required[item] if required else te.NotRequired[item]
-    rebuilt: Any = te.TypedDict(td.__name__, items)  # type: ignore[operator]
+    rebuilt = _typeddict(td.__name__, items)
     rebuilt.__doc__ = td.__doc__
     rebuilt.__module__ = td.__module__
     return rebuilt
