@@ -40,7 +40,8 @@ from urllib.parse import quote, unquote
 
 from mcpkit.errors import INTERNAL_ERROR, InvalidParams, ProtocolError
 from mcpkit.server.context import Context
-from mcpkit.server.resource_functions import Reader, contents_item, not_found
+from mcpkit.server.resource_functions import Reader
+from mcpkit.server.resource_wire import contents_item, not_found
 
 __all__ = ["DEFAULT_MAX_BYTES", "FileDirectory", "FileEntry"]
 

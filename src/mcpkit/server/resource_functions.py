@@ -11,7 +11,6 @@ function returned into a ReadResourceResult dict (rules in `mcpkit.server.resour
 
 from __future__ import annotations
 
-import base64
 import collections.abc
 import dataclasses
 import enum
@@ -19,14 +18,15 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
 
-from mcpkit.errors import MCPError, ProtocolError, resource_not_found_code
+from mcpkit.errors import MCPError
 from mcpkit.server.context import Context
+from mcpkit.server.resource_wire import ResourceContents, contents_item, not_found
 from mcpkit.server.schema import context_parameter
 from mcpkit.server.uri_template import UriTemplate, is_template
 
@@ -55,38 +55,6 @@ class ResourceNotFound(MCPError):
 
 class VariableMismatch(Exception):
     """A URI fits a template's shape but a variable does not convert to its parameter type."""
-
-
-@dataclass(frozen=True, slots=True)
-class ResourceContents:
-    """One item of a read result, for a function that wants to say more than a bare value:
-    `data` is text (str) or binary (bytes, sent base64 as `blob`); `uri` defaults to the URI
-    being read and `mime_type` to the resource's."""
-
-    data: str | bytes
-    mime_type: str | None = None
-    uri: str | None = None
-    meta: Mapping[str, Any] | None = None
-
-    def to_wire(self, uri: str, mime_type: str | None) -> JSONObject:
-        item = contents_item(self.uri or uri, self.data, self.mime_type or mime_type)
-        if self.meta is not None:
-            item["_meta"] = dict(self.meta)
-        return item
-
-
-def not_found(uri: str, ctx: Context, detail: str | None = None) -> ProtocolError:
-    """The error an unknown URI gets at this request's revision."""
-    message = f"Resource not found: {uri}" + (f" ({detail})" if detail else "")
-    return ProtocolError(resource_not_found_code(ctx.protocol_version), message, {"uri": uri})
-
-
-def contents_item(uri: str, data: str | bytes | bytearray, mime_type: str | None) -> JSONObject:
-    """One TextResourceContents (str) or BlobResourceContents (bytes, base64)."""
-    if isinstance(data, str):
-        return {"uri": uri, "mimeType": mime_type or "text/plain", "text": data}
-    blob = base64.b64encode(data).decode("ascii")
-    return {"uri": uri, "mimeType": mime_type or "application/octet-stream", "blob": blob}
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,11 +38,10 @@ import contextlib
 import logging
 import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcpkit.errors import InvalidParams, MCPError
+from mcpkit.errors import InvalidParams, MCPError, ProtocolError
 from mcpkit.protocol import Prepared
 from mcpkit.runtime import Session
 from mcpkit.server.context import Context
@@ -50,13 +49,11 @@ from mcpkit.server.pagination import Paginator
 from mcpkit.server.registry import Registry
 from mcpkit.server.resource_functions import (
     Reader,
-    ResourceContents,
     ResourceFunction,
     ResourceNotFound,
     VariableMismatch,
-    contents_item,
-    not_found,
 )
+from mcpkit.server.resource_wire import ResourceContents, contents_item, listing, not_found
 from mcpkit.server.schema import summary
 from mcpkit.server.uri_template import UriTemplate, is_template
 
@@ -74,9 +71,6 @@ __all__ = [
 
 JSONObject = dict[str, Any]
 logger = logging.getLogger("mcpkit.server")
-
-_AUDIENCES = frozenset({"user", "assistant"})
-_ANNOTATION_KEYS = frozenset({"audience", "priority", "lastModified"})
 
 
 class Resource:
@@ -337,10 +331,14 @@ class ResourceRegistry:
                 definition = {"uri": uri, "name": entry.name, "size": entry.size}
                 if entry.mime_type is not None:
                     definition["mimeType"] = entry.mime_type
+                try:
+                    reader = directory.bind(uri)
+                except ProtocolError:  # a link changed since the scan: leave it out
+                    reader = None
+                if reader is None:
+                    continue
                 listed.add(uri)
                 if current is None or current.definition != definition:
-                    reader = directory.bind(uri)
-                    assert reader is not None
                     self._resources.put(uri, Resource(uri, definition, reader), replace=True)
             directory.listed = listed
 
@@ -480,76 +478,3 @@ def _last_segment(uri: str) -> str:
     path = uri.split("://", 1)[-1].split("?", 1)[0].split("#", 1)[0]
     segments = [s for s in path.split("/") if s]
     return segments[-1] if segments else uri
-
-
-# -- wire shapes -------------------------------------------------------------------------------
-
-
-def listing(
-    key_value: tuple[str, str],
-    *,
-    name: str,
-    title: str | None,
-    description: str | None,
-    mime_type: str | None,
-    size: int | None,
-    annotations: Any,
-    icons: Sequence[Any] | None,
-    meta: Mapping[str, Any] | None,
-) -> JSONObject:
-    """A Resource or ResourceTemplate definition. Raises ValueError/TypeError for bad values."""
-    key, value = key_value
-    if not value:
-        raise ValueError("a resource needs a non-empty URI")
-    definition: JSONObject = {key: value, "name": name}
-    optional = {"title": title, "description": description, "mimeType": mime_type}
-    definition.update((k, v) for k, v in optional.items() if v is not None)
-    if size is not None:
-        if type(size) is not int or size < 0:
-            raise ValueError(f"size is a number of bytes, not {size!r}")
-        definition["size"] = size
-    if annotations is not None:
-        definition["annotations"] = _annotations(annotations)
-    if icons is not None:
-        definition["icons"] = [_icon(icon) for icon in icons]
-    if meta is not None:
-        definition["_meta"] = dict(meta)
-    return definition
-
-
-def _annotations(value: Any) -> JSONObject:
-    data = dict(_wire(value))
-    unknown = set(data) - _ANNOTATION_KEYS
-    if unknown:
-        raise ValueError(f"unknown resource annotations: {', '.join(sorted(unknown))}")
-    audience = data.get("audience")
-    if audience is not None and (isinstance(audience, str) or not set(audience) <= _AUDIENCES):
-        raise ValueError(f"annotations audience is a list of 'user'/'assistant', not {audience!r}")
-    if audience is not None:
-        data["audience"] = list(audience)
-    priority = data.get("priority")
-    if priority is not None and (type(priority) not in (int, float) or not 0 <= priority <= 1):
-        raise ValueError(f"annotations priority is a number from 0 to 1, not {priority!r}")
-    modified = data.get("lastModified")
-    if isinstance(modified, datetime):
-        data["lastModified"] = modified.isoformat().replace("+00:00", "Z")
-    elif modified is not None and not isinstance(modified, str):
-        raise ValueError(f"annotations lastModified is an ISO 8601 string, not {modified!r}")
-    return data
-
-
-def _icon(value: Any) -> JSONObject:
-    icon = dict(_wire(value))
-    if type(icon.get("src")) is not str:
-        raise ValueError(f"an icon needs a 'src' URI: {value!r}")
-    return icon
-
-
-def _wire(value: Any) -> Mapping[str, Any]:
-    """Protocol models (pydantic) -> dicts; mappings as they are. Raises TypeError otherwise."""
-    dump = getattr(value, "model_dump", None)
-    if callable(dump) and not isinstance(value, type):
-        value = dump(mode="json", by_alias=True, exclude_none=True)
-    if not isinstance(value, Mapping):
-        raise TypeError(f"expected a mapping or a protocol model, not {type(value).__name__}")
-    return value

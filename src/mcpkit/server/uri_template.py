@@ -306,7 +306,7 @@ def _expand_composite(
         if isinstance(value[0], str)
         else [_encode(x, encode) for pair in value for x in pair]
     )
-    joined = ",".join(items)  # type: ignore[arg-type]
+    joined = ",".join(items)
     return f"{spec.name}={joined}" if operator.named else joined
 
 
