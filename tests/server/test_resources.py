@@ -10,7 +10,7 @@ import enum
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pytest
 
@@ -380,6 +380,58 @@ async def test_templates_match_with_typed_variables() -> None:
         assert seen == [42, -7]  # a URI that does not convert never reaches the function
 
 
+@dataclass
+class Point:
+    x: int
+    y: int
+
+
+async def test_more_return_types_and_parameter_annotations() -> None:
+    from pydantic import BaseModel
+
+    class Profile(BaseModel):
+        name: str
+        tags: list[str]
+
+    server = Server("s")
+
+    @server.resource("point://{x}/{y}")
+    def point(x: Annotated[int, "the x"], y: int) -> Point:
+        return Point(x, y)
+
+    @server.resource("profile://{name}")
+    def profile(name: str) -> Profile:
+        return Profile(name=name, tags=["a"])
+
+    @server.resource("set://{+items}")
+    def unique(items: tuple[int, ...]) -> set[int]:
+        return set(items)
+
+    @server.resource("lines://{lines}", mime_type="text/x-lines")
+    def lines(lines: list[str]) -> str:
+        return "\n".join(lines)
+
+    async with Client(server) as client:
+        templates = (await client.request("resources/templates/list"))["resourceTemplates"]
+        assert [t.get("mimeType") for t in templates] == [
+            "application/json",
+            "application/json",
+            None,
+            "text/x-lines",
+        ]
+        assert (await client.request("resources/read", {"uri": "point://1/2"}))["contents"] == [
+            {"uri": "point://1/2", "mimeType": "application/json", "text": '{"x":1,"y":2}'}
+        ]
+        assert only(await client.request("resources/read", {"uri": "profile://ada"}))["text"] == (
+            '{"name":"ada","tags":["a"]}'
+        )
+        numbers = only(await client.request("resources/read", {"uri": "set://3,1,3"}))
+        assert numbers == {"uri": "set://3,1,3", "mimeType": "application/json", "text": "[1,3]"}
+        assert (await read_error(client, "set://1,x")).code == -32002
+        text = only(await client.request("resources/read", {"uri": "lines://a,b%2Cc"}))
+        assert text == {"uri": "lines://a,b%2Cc", "mimeType": "text/x-lines", "text": "a\nb,c"}
+
+
 def test_template_variables_must_fit_the_parameters() -> None:
     server = Server("s")
     with pytest.raises(ValueError, match="'id' is not a parameter"):
@@ -394,6 +446,12 @@ def test_template_variables_must_fit_the_parameters() -> None:
         server.resources.add_function("p://x{/path*}", segments)
     with pytest.raises(ValueError):
         server.resources.add_function("bad://{unclosed", lambda unclosed: "x")
+    with pytest.raises(ValueError, match="positional-only"):
+
+        def positional(id: str, /) -> str:
+            return id
+
+        server.resources.add_function("users://{id}", positional)
     # **kwargs takes any variable, as matched; unannotated exploded variables are lists.
     server.resources.add_function("any://{a}{/rest*}", lambda rest, **more: "ok")
     assert len(server.resources) == 1

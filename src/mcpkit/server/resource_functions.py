@@ -12,6 +12,7 @@ function returned into a ReadResourceResult dict (rules in `mcpkit.server.resour
 from __future__ import annotations
 
 import collections.abc
+import contextlib
 import dataclasses
 import enum
 import inspect
@@ -189,12 +190,28 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"a resource function returned {type(value).__name__}, which JSON cannot carry")
 
 
-def _mime_from_return(fn: Callable[..., Any]) -> str | None:
+def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The function's resolved annotations; one that does not resolve (a name local to
+    where the function was defined) counts as unannotated."""
     try:
-        hint = typing.get_type_hints(fn).get("return")
-    except Exception:  # unresolvable annotations: the value's type decides at read time
-        return None
-    hint = _without_none(hint)
+        return typing.get_type_hints(fn, include_extras=True)
+    except Exception:
+        pass
+    namespace = dict(getattr(fn, "__globals__", {}))
+    with contextlib.suppress(TypeError, ValueError):
+        namespace.update(inspect.getclosurevars(fn).nonlocals)
+    hints = {}
+    for name, annotation in getattr(fn, "__annotations__", {}).items():
+        try:
+            # What get_type_hints does, one name at a time.
+            hints[name] = eval(annotation, namespace) if isinstance(annotation, str) else annotation
+        except Exception:
+            continue
+    return hints
+
+
+def _mime_from_return(fn: Callable[..., Any]) -> str | None:
+    hint = _without_none(type_hints(fn).get("return"))
     origin = typing.get_origin(hint) or hint
     if origin is str:
         return "text/plain"
@@ -213,10 +230,7 @@ def _variables(
 ) -> dict[str, Variable]:
     names = template.variables if template is not None else ()
     exploded = template.exploded if template is not None else frozenset()
-    try:
-        hints = typing.get_type_hints(fn, include_extras=True)
-    except Exception:  # annotations that do not resolve: take each as a plain string
-        hints = {}
+    hints = type_hints(fn)
     parameters = inspect.signature(fn).parameters
     takes_any = any(p.kind is p.VAR_KEYWORD for p in parameters.values())
     variables = {}
