@@ -162,6 +162,10 @@ def test_helpers_refuse_what_they_cannot_describe(tmp_path: Path) -> None:
     with pytest.raises(OSError):
         File(path=tmp_path / "missing.txt")
     assert File(b"\x01", name="x").mime_type == "application/octet-stream"
+    (tmp_path / "photo.bin").write_bytes(PNG)
+    assert Image(path=tmp_path / "photo.bin").mime_type == "image/png"  # sniffed, not guessed
+    (tmp_path / "photo.jpg").write_bytes(PNG)
+    assert Image(path=tmp_path / "photo.jpg").mime_type == "image/jpeg"  # the suffix wins
 
 
 async def test_a_failing_helper_is_a_tool_error(tmp_path: Path) -> None:

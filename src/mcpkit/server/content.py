@@ -116,8 +116,10 @@ class _Media(Content):
         (an unreadable `path`)."""
         super().__init__(annotations, meta)
         self.data, file = _load(data, path)
-        found = mime_type or (file and guess_mime_type(file.name))
-        found = found or _sniff(self.data, self._magic, self._riff)
+        guessed = guess_mime_type(file.name) if file else None
+        if guessed and not guessed.startswith(self.kind + "/"):
+            guessed = None  # "x.bin" says nothing about an image
+        found = mime_type or guessed or _sniff(self.data, self._magic, self._riff)
         if not found:
             raise ValueError(f"cannot tell the type of this {self.kind}; pass mime_type=...")
         self.mime_type = found
