@@ -181,6 +181,8 @@ def test_variables_and_identity() -> None:
     assert template == UriTemplate("db://{schema}/{table}{?limit,schema}")
     assert str(template) == "db://{schema}/{table}{?limit,schema}"
     assert is_template("users://{id}") and not is_template("users://1")
+    assert template.prefix == "db://"
+    assert UriTemplate("{x}/y").prefix == "" and UriTemplate("a b{x}").prefix == "a%20b"
 
 
 # -- matching ------------------------------------------------------------------------------------

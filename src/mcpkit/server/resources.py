@@ -96,7 +96,7 @@ class ResourceTemplate:
     raise a ProtocolError (InvalidParams) for a URI it owns but refuses.
     """
 
-    __slots__ = ("bind", "choices", "definition", "uri_template")
+    __slots__ = ("bind", "choices", "definition", "prefix", "uri_template")
 
     def __init__(
         self,
@@ -106,6 +106,7 @@ class ResourceTemplate:
         choices: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self.uri_template = uri_template
+        self.prefix = UriTemplate(uri_template).prefix  # URIs without it are not tried
         self.definition = definition
         self.bind = bind
         self.choices = choices or {}  # closed sets of values per variable, for completion
@@ -386,6 +387,8 @@ class ResourceRegistry:
         """The template reader for `uri`, or None and why a template that nearly fit did not."""
         detail = None
         for template in self._templates:
+            if not uri.startswith(template.prefix):
+                continue
             try:
                 reader = template.bind(uri)
             except VariableMismatch as mismatch:

@@ -171,6 +171,12 @@ class UriTemplate:
         return hash(self.template)
 
     @property
+    def prefix(self) -> str:
+        """The literal text before the first expression: every matching URI starts with it."""
+        first = self._parts[0] if self._parts else ""
+        return first if isinstance(first, str) else ""
+
+    @property
     def exploded(self) -> frozenset[str]:
         """Variables written with `*` somewhere in the template."""
         return frozenset(
