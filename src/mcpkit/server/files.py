@@ -22,7 +22,9 @@ What a client gets back:
 A file's mimeType comes from its suffix (a fixed table, the same on every machine). Text
 types and unknown types that decode as UTF-8 (without NUL bytes) are sent as `text`; anything
 else as a base64 `blob`. A symlink swapped in by someone with write access to the root between
-the check and the open is caught for the last path component (O_NOFOLLOW) only.
+the check and the open is caught for the last path component (O_NOFOLLOW) only. Reads run
+inline on the event loop (a local file costs microseconds; `max_bytes` bounds the worst case),
+and the path is resolved again at every read, so a listing never keeps a stale answer.
 """
 
 from __future__ import annotations
