@@ -15,10 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from mcpkit import Server
-from mcpkit.server.content import Image
-from mcpkit.server.context import Context
-from mcpkit.server.prompts import AssistantMessage, UserMessage
+from mcpkit import AssistantMessage, Context, Image, Server, UserMessage
 
 HERE = Path(__file__).resolve().parent
 PIXEL = bytes.fromhex(

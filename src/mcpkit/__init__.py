@@ -10,13 +10,34 @@ from mcpkit._version import __version__
 _LAZY = {
     "Server": "mcpkit.server",
     "Client": "mcpkit.client",
+    "Context": "mcpkit.server.context",
+    "Image": "mcpkit.server.content",
+    "Audio": "mcpkit.server.content",
+    "File": "mcpkit.server.content",
+    "ResourceLink": "mcpkit.server.content",
+    "UserMessage": "mcpkit.server.prompts",
+    "AssistantMessage": "mcpkit.server.prompts",
 }
 
 if TYPE_CHECKING:
     from mcpkit.client import Client
     from mcpkit.server import Server
+    from mcpkit.server.content import Audio, File, Image, ResourceLink
+    from mcpkit.server.context import Context
+    from mcpkit.server.prompts import AssistantMessage, UserMessage
 
-__all__ = ["Client", "Server", "__version__"]
+__all__ = [
+    "AssistantMessage",
+    "Audio",
+    "Client",
+    "Context",
+    "File",
+    "Image",
+    "ResourceLink",
+    "Server",
+    "UserMessage",
+    "__version__",
+]
 
 
 def __getattr__(name: str) -> Any:
