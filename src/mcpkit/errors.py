@@ -12,11 +12,23 @@ Which exception means what:
 - `UnsupportedProtocolVersion`: the peer chose a protocol revision we cannot speak.
 - `LocalProtocolViolation`: your code asked the connection to break the protocol's rules
   (answer a request twice, send a request before initialization, ...). A bug in the caller.
+- `URLElicitationRequired`: a `ProtocolError` (-32042) whose `elicitations` the user must
+  complete (open the URLs) before the request can succeed.
+- `ToolError`: a tool ran and reported failure (`isError`); carries the `CallToolResult`.
+  Raised only when asked (`call_tool(..., raise_on_error=True)`).
+- `ToolOutputInvalid`: a tool's `structuredContent` does not match the `outputSchema` it
+  declared. The server broke its own contract; carries the result and what is wrong.
+- `InvalidResult`: the peer answered a request with a result of the wrong shape.
+- `PaginationError`: a list request kept returning cursors (past the page limit, or a cursor
+  it had already given).
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from mcpkit.types import CallToolResult
 
 PARSE_ERROR: Final = -32700
 INVALID_REQUEST: Final = -32600
@@ -120,3 +132,74 @@ class UnsupportedProtocolVersion(MCPError):
 
 class LocalProtocolViolation(MCPError):
     """The caller asked the connection to do something the protocol forbids."""
+
+
+class URLElicitationRequired(ProtocolError):
+    """-32042: the request needs the user to complete URL-mode elicitations first.
+
+    `elicitations` are the URL elicitation requests (dicts with mode, url, message,
+    elicitationId) from the error's data; open them, then retry the request.
+    """
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(URL_ELICITATION_REQUIRED, message, data)
+        found = data.get("elicitations") if isinstance(data, dict) else None
+        self.elicitations: list[dict[str, Any]] = [
+            item for item in found or [] if isinstance(item, dict)
+        ]
+
+    def __str__(self) -> str:
+        urls = ", ".join(str(item.get("url")) for item in self.elicitations)
+        where = f"; open {urls} and retry" if urls else ""
+        return f"{self.message} (code {self.code}{where})"
+
+
+class ToolError(MCPError):
+    """A tool ran and reported failure: its result had `isError` set.
+
+    `result` is the whole `CallToolResult`; the message quotes its text content.
+    """
+
+    def __init__(self, tool: str, result: CallToolResult) -> None:
+        texts = [getattr(block, "text", None) for block in result.content]
+        detail = " ".join(text for text in texts if isinstance(text, str)).strip()
+        if len(detail) > 500:
+            detail = detail[:497] + "..."
+        super().__init__(f"tool {tool!r} reported an error: {detail or '(no text content)'}")
+        self.tool = tool
+        self.result = result
+
+
+class ToolOutputInvalid(MCPError):
+    """A tool's structuredContent does not match its declared outputSchema (a server bug).
+
+    `result` is the `CallToolResult` as received; `problems` lists what is wrong.
+    """
+
+    def __init__(self, tool: str, result: CallToolResult, problems: list[str]) -> None:
+        listed = "; ".join(problems)
+        super().__init__(
+            f"tool {tool!r} returned structured content that does not match its outputSchema: "
+            f"{listed}"
+        )
+        self.tool = tool
+        self.result = result
+        self.problems = problems
+
+
+class PaginationError(MCPError):
+    """A list request did not come to an end: too many pages, or a cursor seen before."""
+
+    def __init__(self, method: str, pages: int, reason: str) -> None:
+        super().__init__(f"{method}: gave up after {pages} pages: {reason}")
+        self.method = method
+        self.pages = pages
+
+
+class InvalidResult(MCPError):
+    """The peer answered with a result that does not have the shape its method requires."""
+
+    def __init__(self, method: str, problem: str) -> None:
+        super().__init__(f"the answer to {method} is malformed: {problem}")
+        self.method = method
+        self.problem = problem

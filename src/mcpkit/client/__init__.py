@@ -1,5 +1,11 @@
-"""The MCP client."""
+"""The MCP client: `Client`, and what you give it to answer the server's requests.
+
+See `mcpkit.client.client` for how it works and the decisions behind it,
+`mcpkit.client.handlers` for sampling, elicitation and roots, and
+`mcpkit.client.notifications` for the notification callbacks.
+"""
 
 from mcpkit.client.client import Client
+from mcpkit.client.handlers import Elicitation, Sampling, form_errors
 
-__all__ = ["Client"]
+__all__ = ["Client", "Elicitation", "Sampling", "form_errors"]
