@@ -696,22 +696,22 @@ async def test_a_server_without_resources_declares_none() -> None:
 # -- completion choices ----------------------------------------------------------------------------
 
 
-def test_closed_set_variables_offer_completion_choices() -> None:
+async def test_closed_set_variables_complete_on_their_own() -> None:
     server = Server("s")
 
     @server.resource("paint://{color}/{finish}/{name}")
-    def paint(color: Color, finish: Literal["matte", "gloss"], name: str) -> str:
+    def paint(color: Color, finish: Literal["matte", "gloss", "metallic"], name: str) -> str:
         return name
 
-    resources = server.resources
-    assert resources.argument_choices("paint://{color}/{finish}/{name}", "color") == (
-        "red",
-        "green",
-    )
-    assert resources.argument_choices("paint://{color}/{finish}/{name}", "finish") == (
-        "matte",
-        "gloss",
-    )
-    assert resources.argument_choices("paint://{color}/{finish}/{name}", "name") is None
-    assert resources.argument_choices("nothing://{x}", "x") is None
-    assert resources.choice_count() == 2
+    ref = {"type": "ref/resource", "uri": "paint://{color}/{finish}/{name}"}
+    async with Client(server) as client:
+        assert "completions" in client.server_capabilities
+
+        async def complete(argument: str, value: str) -> list[str]:
+            params = {"ref": ref, "argument": {"name": argument, "value": value}}
+            result = await client.request("completion/complete", params)
+            return list(result["completion"]["values"])
+
+        assert await complete("finish", "m") == ["matte", "metallic"]
+        assert await complete("color", "") == ["red", "green"]
+        assert await complete("name", "a") == []  # a plain str has no closed set
