@@ -246,3 +246,16 @@ def test_batches_are_rejected_at_other_revisions(version: str | None) -> None:
     [answer] = sent(pair.server)
     assert answer["id"] is None and answer["error"]["code"] == -32600
     assert pair.server.requests_in_flight == 0
+
+
+def test_batch_answer_is_related_to_its_first_request() -> None:
+    # HTTP routes the array to the POST that carried the batch, keyed by its first request.
+    pair = make_pair()
+    pair.handshake("2025-03-26")
+    pair.server.receive(
+        b'[{"jsonrpc":"2.0","method":"notifications/roots/list_changed"},'
+        b'{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","id":9,"method":"ping"}]',
+        0,
+    )
+    [(data, related)] = pair.server.data_to_send()
+    assert data.startswith(b"[") and related == "a"

@@ -105,9 +105,10 @@ class ConnectionConfig:
 class _Batch:
     """Answers to a 2025-03-26 batch, sent together once every request in it is answered."""
 
-    __slots__ = ("replies", "sealed", "waiting")
+    __slots__ = ("related", "replies", "sealed", "waiting")
 
-    def __init__(self) -> None:
+    def __init__(self, related: RequestId | None) -> None:
+        self.related = related  # the first request's id: HTTP routes the answer by it
         self.waiting: set[RequestId] = set()
         self.replies: list[bytes] = []
         self.sealed = False
@@ -220,7 +221,8 @@ class Connection:
             self._outbox.append((encode_error(None, INVALID_REQUEST, message), None))
             events.append(MessageRejected(INVALID_REQUEST, message, None))
             return
-        batch = _Batch()
+        first = next((item.id for item in items if type(item) is Request), None)
+        batch = _Batch(first)
         for item in items:
             if type(item) is Request and item.method == "initialize":
                 message = "Invalid Request: initialize must not be part of a JSON-RPC batch"
@@ -413,7 +415,7 @@ class Connection:
 
     def _flush_batch(self, batch: _Batch) -> None:
         if batch.sealed and not batch.waiting and batch.replies:
-            self._outbox.append((b"[" + b",".join(batch.replies) + b"]", None))
+            self._outbox.append((b"[" + b",".join(batch.replies) + b"]", batch.related))
             batch.replies = []
 
     # -- handshake (client) --------------------------------------------------------------------
