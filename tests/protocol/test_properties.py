@@ -228,7 +228,7 @@ def take_answers(connection: Connection) -> list[Any]:
         if type(value) is list:
             assert value, "an empty array was sent"
             # related to the batch's first request (HTTP routes by it), or to nothing
-            assert related is None or related in [item["id"] for item in value]
+            assert related is None or valid_id(related)
             for item in value:
                 check_answer(item)
         else:
