@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,15 +19,41 @@ class StdioOptions:
     stderr: Callable[[str], None] | None = None
 
 
-async def open_transport(target: Any, stdio: StdioOptions) -> MessageTransport:
-    """A connected transport for `target`: argv list, command string, Server, or transport."""
+@dataclass(frozen=True, slots=True)
+class HttpOptions:
+    """How to reach an `http(s)://` target.
+
+    `headers` go on every HTTP request; `auth` is an `httpx.Auth` instance (typed loosely so
+    the client need not import httpx); `timeout` bounds connecting and sending, in seconds
+    (answers take as long as the request's own timeout); `max_reconnects` bounds attempts in
+    a row to resume an SSE stream that makes no progress; `fallback` tries the 2024-11-05
+    HTTP+SSE transport when the initialize POST is refused with 400/404/405.
+    """
+
+    headers: Mapping[str, str] | None = None
+    auth: Any = None
+    timeout: float = 30.0
+    max_reconnects: int = 3
+    fallback: bool = True
+
+
+async def open_transport(
+    target: Any, stdio: StdioOptions, http: HttpOptions | None = None
+) -> MessageTransport:
+    """A transport for `target`: URL, argv list, command string, Server, or transport.
+
+    A URL connects lazily: an unreachable server surfaces as ConnectionClosed at initialize.
+    Raises ValueError for a URL scheme other than http(s), TypeError for anything else.
+    """
     if hasattr(target, "read") and hasattr(target, "write"):
         return target  # type: ignore[no-any-return]
     if hasattr(target, "serve") and hasattr(target, "connection_config"):
         return _in_process(target)
     if isinstance(target, str):
-        if "://" in target:
-            raise NotImplementedError("HTTP targets arrive with the Streamable HTTP transport")
+        if target.startswith(("http://", "https://")):
+            return _http(target, http or HttpOptions())
+        if "://" in target.split(None, 1)[0]:
+            raise ValueError(f"cannot connect to {target!r}: only http:// and https:// URLs")
         argv: Sequence[str] = shlex.split(target)
     elif isinstance(target, Sequence) and all(isinstance(a, str | os.PathLike) for a in target):
         argv = [os.fspath(a) for a in target]
@@ -37,6 +63,19 @@ async def open_transport(target: Any, stdio: StdioOptions) -> MessageTransport:
 
     return await SubprocessTransport.spawn(
         argv, env=stdio.env, cwd=stdio.cwd, stderr_callback=stdio.stderr
+    )
+
+
+def _http(url: str, options: HttpOptions) -> MessageTransport:
+    from mcpkit.transports.http.client import StreamableHTTPTransport
+
+    return StreamableHTTPTransport(
+        url,
+        headers=options.headers,
+        auth=options.auth,
+        timeout=options.timeout,
+        max_reconnects=options.max_reconnects,
+        fallback=options.fallback,
     )
 
 

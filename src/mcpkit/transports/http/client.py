@@ -1,0 +1,381 @@
+"""Streamable HTTP, client side: each message a POST; answers come back as JSON or SSE.
+
+How this works: `write` queues messages and one sender task POSTs them in order. A request's
+POST runs in its own task (many in flight at once) and hands each SSE event to `read` as it
+arrives. A notification or response waits for its 202 before the next message leaves, so the
+server sees `notifications/initialized` before the requests behind it; `initialize` waits for
+its whole answer, which carries the session id (sent on every later request) and the
+negotiated revision (sent as `MCP-Protocol-Version`). After the handshake a GET stream carries
+server-initiated messages (405: the server offers none). A stream that drops before its
+response arrived is resumed with GET + `Last-Event-ID` after the server's `retry` delay, a
+bounded number of times in a row without progress.
+
+A 400/404/405 answer to the initialize POST switches to the 2024-11-05 HTTP+SSE transport
+(`legacy_client.py`) for the rest of the connection.
+
+Errors end here, as mcpkit's: a request whose POST fails gets a JSON-RPC error answer (so the
+caller sees `ProtocolError` and other requests carry on); a server that cannot be reached, or a
+404 for our session id (the server ended the session), closes the transport with a reason that
+names the URL, which the session raises as `ConnectionClosed`. We do not re-initialize behind
+the caller's back: the server's state for the old session (subscriptions, log level, in-flight
+requests) is gone, and only the layer above can decide to start over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import orjson
+
+from mcpkit.errors import INTERNAL_ERROR
+from mcpkit.protocol import Outgoing
+from mcpkit.protocol.sse import SSEParser
+
+logger = logging.getLogger("mcpkit.http.client")
+
+ACCEPT_POST = "application/json, text/event-stream"
+SESSION_HEADER = "mcp-session-id"
+VERSION_HEADER = "mcp-protocol-version"
+FALLBACK_STATUSES = (400, 404, 405)
+DEFAULT_RETRY_MS = 1000
+
+
+@dataclass(slots=True)
+class _Stream:
+    """Where an SSE stream got to: enough to resume it."""
+
+    request_id: Any = None  # the request whose answer ends it (None: the GET listener)
+    last_event_id: str | None = None
+    retry_ms: int | None = None
+    answered: bool = False
+    events: int = 0  # messages (not priming events) seen on the current connection
+
+
+class StreamableHTTPTransport:
+    """A `MessageTransport` over Streamable HTTP, with fallback to HTTP+SSE (2024-11-05).
+
+    `headers` go on every request; `auth` is an `httpx.Auth` (e.g. the OAuth flow); `timeout`
+    bounds connecting and sending (answers may take as long as the request's own deadline);
+    `max_reconnects` bounds attempts in a row to resume a stream that makes no progress.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        auth: httpx.Auth | None = None,
+        timeout: float = 30.0,
+        max_reconnects: int = 3,
+        fallback: bool = True,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.url = url
+        self._client = client or httpx.AsyncClient(
+            headers=dict(headers or {}),
+            auth=auth,
+            timeout=httpx.Timeout(timeout, read=None),
+            follow_redirects=True,
+        )
+        self._max_reconnects = max_reconnects
+        self._fallback = fallback
+        self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._outbox: asyncio.Queue[bytes] = asyncio.Queue()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._sender = self._spawn(self._send_loop())
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self._initialize_id: Any = None
+        self._reason: str | None = None
+        self._closing = False
+        self._legacy: Any = None  # a LegacySSETransport once we fell back
+
+    # -- MessageTransport --------------------------------------------------------------------
+
+    async def read(self) -> bytes | None:
+        return await self._inbox.get()
+
+    def write(self, messages: list[Outgoing]) -> None:
+        if self._closing or self._reason is not None:
+            raise ConnectionError(self._reason or "the HTTP transport is closed")
+        if self._legacy is not None:
+            self._legacy.write(messages)
+            return
+        for data, _ in messages:
+            self._outbox.put_nowait(data)
+
+    def backlogged(self) -> bool:
+        return False
+
+    async def drain(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        """Stop every stream, end the session on the server (DELETE), release connections."""
+        if self._closing:
+            return
+        self._closing = True
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._legacy is not None:
+            await self._legacy.close()
+        elif self.session_id is not None and self._reason is None:
+            with contextlib.suppress(httpx.HTTPError):
+                await self._client.delete(self.url, headers=self._headers(), timeout=2.0)
+        await self._client.aclose()
+        self._inbox.put_nowait(None)
+
+    async def closed_reason(self) -> str:
+        if self._legacy is not None:
+            return str(await self._legacy.closed_reason())
+        return self._reason or "the connection was closed by the client"
+
+    # -- sending -----------------------------------------------------------------------------
+
+    async def _send_loop(self) -> None:
+        while True:
+            data = await self._outbox.get()
+            if self._legacy is not None:
+                self._legacy.write([(data, None)])
+                continue
+            message = _parse(data)
+            method, request_id = message.get("method"), message.get("id")
+            if method is None or request_id is None:  # a notification or a response
+                await self._post(data, None)
+                if method == "notifications/initialized":
+                    self._spawn(self._listen())
+            elif method == "initialize":
+                self._initialize_id = request_id
+                await self._post(data, request_id, initialize=True)
+            else:
+                self._spawn(self._post(data, request_id))
+
+    def _headers(self, **extra: str) -> dict[str, str]:
+        headers = dict(extra)
+        if self.session_id is not None:
+            headers[SESSION_HEADER] = self.session_id
+        if self.protocol_version is not None:
+            headers[VERSION_HEADER] = self.protocol_version
+        return headers
+
+    async def _post(self, data: bytes, request_id: Any, *, initialize: bool = False) -> None:
+        headers = self._headers(accept=ACCEPT_POST, **{"content-type": "application/json"})
+        sent_session = self.session_id
+        try:
+            async with self._client.stream(
+                "POST", self.url, content=data, headers=headers
+            ) as response:
+                if initialize and self._fallback and response.status_code in FALLBACK_STATUSES:
+                    await self._fall_back(data, response.status_code)
+                    return
+                if response.status_code == 404 and sent_session is not None:
+                    self._session_gone(sent_session)
+                    return
+                if response.status_code >= 400:
+                    await self._refused(response, request_id)
+                    return
+                if initialize:
+                    self.session_id = response.headers.get(SESSION_HEADER) or None
+                await self._take_answer(response, request_id)
+        except httpx.ConnectError as exc:
+            self._fail(f"could not connect to {self.url}: {_describe(exc)}")
+        except httpx.HTTPError as exc:
+            if request_id is None:
+                logger.warning("POST to %s failed: %s", self.url, _describe(exc))
+            else:
+                self._answer_error(request_id, f"POST to {self.url} failed: {_describe(exc)}")
+
+    async def _take_answer(self, response: httpx.Response, request_id: Any) -> None:
+        kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind == "text/event-stream":
+            stream = _Stream(request_id)
+            await self._read_stream(response, stream)
+            if request_id is not None and not stream.answered:
+                await self._resume(stream)
+        elif kind == "application/json":
+            body = await response.aread()
+            message = _parse(body)
+            if isinstance(message, list):  # a batch answer (2025-03-26)
+                for item in message:
+                    self._deliver(orjson.dumps(item), item)
+            elif message:
+                self._deliver(body, message)
+        elif request_id is not None:
+            self._answer_error(
+                request_id,
+                f"{self.url} answered with HTTP {response.status_code} and no JSON-RPC answer"
+                + (f" (content type {kind!r})" if kind else ""),
+            )
+
+    async def _refused(self, response: httpx.Response, request_id: Any) -> None:
+        body = await response.aread()
+        message = _parse(body)
+        error = message.get("error") if isinstance(message, dict) else None
+        text = f"{self.url} refused the message with HTTP {response.status_code}"
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            text += f": {error['message']}"
+        elif body:
+            text += f": {body[:200].decode('utf-8', 'replace')}"
+        if request_id is None:
+            logger.warning("%s", text)
+        else:
+            code = error.get("code") if isinstance(error, dict) else None
+            self._answer_error(request_id, text, code if isinstance(code, int) else None)
+
+    # -- receiving ---------------------------------------------------------------------------
+
+    def _deliver(self, data: bytes, message: Any) -> None:
+        if (
+            self._initialize_id is not None
+            and isinstance(message, dict)
+            and message.get("id") == self._initialize_id
+            and "method" not in message
+        ):
+            self._initialize_id = None
+            result = message.get("result")
+            if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
+                self.protocol_version = result["protocolVersion"]
+        self._inbox.put_nowait(data)
+
+    async def _read_stream(self, response: httpx.Response, stream: _Stream) -> None:
+        """Hand each message on `response` to `read`; stops quietly when the connection drops."""
+        parser = SSEParser()
+        stream.events = 0
+        try:
+            async for chunk in response.aiter_bytes():
+                for event in parser.feed(chunk):
+                    if event.id is not None:
+                        stream.last_event_id = event.id
+                    if event.retry is not None:
+                        stream.retry_ms = event.retry
+                    if event.event != "message" or not event.data.strip():
+                        continue  # priming events, retry hints, other event types
+                    data = event.data.encode()
+                    message = _parse(data)
+                    stream.events += 1
+                    if (
+                        stream.request_id is not None
+                        and isinstance(message, dict)
+                        and "method" not in message
+                        and message.get("id") == stream.request_id
+                    ):
+                        stream.answered = True
+                    self._deliver(data, message)
+        except httpx.HTTPError as exc:  # dropped mid-stream: the caller may resume
+            logger.debug("SSE stream from %s dropped: %s", self.url, _describe(exc))
+
+    async def _resume(self, stream: _Stream) -> None:
+        """GET + Last-Event-ID until the request's answer arrives or attempts run out."""
+        failures = 0
+        while not stream.answered:
+            if stream.last_event_id is None:
+                self._answer_error(
+                    stream.request_id,
+                    f"{self.url} closed the response stream before answering, and it cannot be "
+                    "resumed (no event id)",
+                )
+                return
+            if failures >= self._max_reconnects:
+                self._answer_error(
+                    stream.request_id,
+                    f"gave up resuming the response stream from {self.url} after "
+                    f"{failures} attempts",
+                )
+                return
+            await asyncio.sleep((stream.retry_ms or DEFAULT_RETRY_MS) / 1000)
+            status = await self._get_stream(stream)
+            if status == 404 and self.session_id is not None:
+                self._session_gone(self.session_id)
+                return
+            failures = 0 if stream.events else failures + 1
+
+    async def _get_stream(self, stream: _Stream) -> int:
+        """One GET of an SSE stream (resuming it when we have an event id); the status."""
+        extra = {"accept": "text/event-stream"}
+        if stream.last_event_id is not None:
+            extra["last-event-id"] = stream.last_event_id
+        stream.events = 0
+        try:
+            async with self._client.stream("GET", self.url, headers=self._headers(**extra)) as r:
+                kind = r.headers.get("content-type", "").split(";")[0].strip().lower()
+                if r.status_code == 200 and kind == "text/event-stream":
+                    await self._read_stream(r, stream)
+                return r.status_code
+        except httpx.ConnectError as exc:
+            if not self._closing:
+                logger.debug("GET %s failed: %s", self.url, _describe(exc))
+            return 0
+        except httpx.HTTPError as exc:
+            logger.debug("GET %s failed: %s", self.url, _describe(exc))
+            return 0
+
+    async def _listen(self) -> None:
+        """The GET stream for messages the server sends unasked, kept open while it lasts."""
+        stream = _Stream()
+        failures = 0
+        while failures < self._max_reconnects:
+            status = await self._get_stream(stream)
+            if status == 404 and self.session_id is not None:
+                self._session_gone(self.session_id)
+                return
+            if status not in (0, 200):
+                return  # 405: the server offers no GET stream; anything else: not one we can use
+            failures = 0 if stream.events else failures + 1
+            await asyncio.sleep((stream.retry_ms or DEFAULT_RETRY_MS) / 1000)
+
+    # -- failure -----------------------------------------------------------------------------
+
+    def _answer_error(self, request_id: Any, message: str, code: int | None = None) -> None:
+        error = {"code": code if code is not None else INTERNAL_ERROR, "message": message}
+        self._inbox.put_nowait(orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}))
+
+    def _session_gone(self, session_id: str) -> None:
+        self._fail(
+            f"{self.url} answered HTTP 404 for session {session_id}: the server ended the "
+            "session; connect again to start a new one"
+        )
+
+    def _fail(self, reason: str) -> None:
+        if self._reason is None and not self._closing:
+            self._reason = reason
+            self._inbox.put_nowait(None)
+
+    async def _fall_back(self, initialize: bytes, status: int) -> None:
+        from mcpkit.transports.http.legacy_client import LegacySSETransport
+
+        logger.info("%s answered the initialize POST with %d: trying HTTP+SSE", self.url, status)
+        try:
+            legacy = await LegacySSETransport.connect(self.url, self._client, self._inbox)
+        except ConnectionError as exc:
+            self._fail(
+                f"{self.url} refused the initialize POST with HTTP {status} and is not an "
+                f"HTTP+SSE server either: {exc}"
+            )
+            return
+        self._legacy = legacy
+        legacy.write([(initialize, None)])
+
+    def _spawn(self, work: Any) -> asyncio.Task[None]:
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+
+def _parse(data: bytes) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return {}
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
