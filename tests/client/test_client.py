@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import asyncio
 import logging
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -548,3 +550,14 @@ async def test_prompts_and_completion_with_the_mcpkit_server() -> None:
         assert rendered.messages[0].content.text == "Review this perl: x = 1"  # type: ignore[union-attr]
         completed = await client.complete("language", "p", prompt="review")
         assert completed.completion.values == ["python", "perl"]
+
+
+def test_importing_the_client_stays_light() -> None:
+    """No pydantic models, no transport, no jsonschema until a client connects and parses."""
+    code = (
+        "import sys, mcpkit.client; "
+        "print(sorted(m for m in ('pydantic', 'jsonschema', 'mcpkit.types._neutral', "
+        "'mcpkit.transports.stdio') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -5,7 +5,8 @@ See `mcpkit.client.client` for how it works and the decisions behind it,
 `mcpkit.client.notifications` for the notification callbacks.
 """
 
+from mcpkit.client._targets import HttpOptions
 from mcpkit.client.client import Client
 from mcpkit.client.handlers import Elicitation, Sampling, form_errors
 
-__all__ = ["Client", "Elicitation", "Sampling", "form_errors"]
+__all__ = ["Client", "Elicitation", "HttpOptions", "Sampling", "form_errors"]

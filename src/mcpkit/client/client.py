@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcpkit._version import __version__
 from mcpkit.client._jsonschema import schema_errors
-from mcpkit.client._targets import StdioOptions, open_transport
+from mcpkit.client._targets import HttpOptions, StdioOptions, open_transport
 from mcpkit.client.handlers import (
     Elicitation,
     ElicitationHandler,
@@ -96,9 +96,9 @@ class Client:
     """An MCP client. Use as `async with Client(target) as client:`.
 
     `target`: an argv list or command string (spawned over stdio with `env` added to this
-    process's environment, in `cwd`; its stderr lines go to `stderr` if given), a `Server`
-    (in process), or a transport object. A URL raises NotImplementedError until the HTTP
-    transport lands.
+    process's environment, in `cwd`; its stderr lines go to `stderr` if given), an
+    `http(s)://` URL (Streamable HTTP; `http=HttpOptions(headers=..., auth=...)` tunes it), a
+    `Server` (in process), or a transport object.
 
     Requests time out after `timeout` seconds without an answer (reset by progress, capped at
     an hour; None waits forever); `protocol_version` pins the revision offered at initialize.
@@ -128,6 +128,7 @@ class Client:
         cwd: str | os.PathLike[str] | None = None,
         stderr: Callable[[str], None] | None = None,
         protocol_version: str | None = None,
+        http: HttpOptions | None = None,
         sampling: Sampling | SamplingHandler | None = None,
         elicitation: Elicitation | ElicitationHandler | None = None,
         roots: RootsSource | None = None,
@@ -142,6 +143,7 @@ class Client:
         self._info: JSONObject = {"name": name, "version": version}
         self._timeout = _timeout(timeout)
         self._stdio = StdioOptions(env=env, cwd=cwd, stderr=stderr)
+        self._http = http
         if sampling is not None and not isinstance(sampling, Sampling):
             sampling = Sampling(sampling)
         if elicitation is not None and not isinstance(elicitation, Elicitation):
@@ -163,7 +165,7 @@ class Client:
         self._tools_fetch: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Client:
-        transport = await open_transport(self._target, self._stdio)
+        transport = await open_transport(self._target, self._stdio, self._http)
         config = ConnectionConfig(
             role="client", info=self._info, capabilities=self._requests.capabilities()
         )
