@@ -8,6 +8,22 @@ from dataclasses import dataclass
 
 TEXT = "hello world"
 
+# W4: the arguments of every `order` call, and the receipt each server must answer with
+ORDER_ARGUMENTS = {
+    "customer": {
+        "name": "Ada Lovelace",
+        "email": "ada@example.com",
+        "address": {"street": "12 St James's Square", "city": "London", "zip": "SW1Y 4JH"},
+    },
+    "items": [
+        {"sku": "BK-0001", "quantity": 2, "price": 12.5},
+        {"sku": "PN-0042", "quantity": 1, "price": 3.99},
+        {"sku": "NB-0007", "quantity": 3, "price": 7.25},
+    ],
+}
+ORDER_RECEIPT = {"customer": "Ada Lovelace", "item_count": 6, "total": 50.74}
+TOOL_COUNT = 100  # W5: tools in every tools/list answer (servers/many_tools.py)
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -18,11 +34,24 @@ class Settings:
     pipelined_calls: int = 5000  # W2 measured calls
     depth: int = 32  # W2 requests in flight
     spawns: int = 3  # W3 cold starts per repetition
+    model_calls: int = 600  # W4 measured calls of each tool (order, echo), in alternate blocks
+    model_warmup: int = 100  # W4 unmeasured calls of each tool first
+    list_calls: int = 200  # W5 measured tools/list requests
+    list_warmup: int = 20  # W5 unmeasured requests first
     text: str = TEXT
 
     @classmethod
     def quick(cls) -> "Settings":
-        return cls(calls=400, warmup=50, pipelined_calls=1000, spawns=2)
+        return cls(
+            calls=400,
+            warmup=50,
+            pipelined_calls=1000,
+            spawns=2,
+            model_calls=200,
+            model_warmup=30,
+            list_calls=100,
+            list_warmup=10,
+        )
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
@@ -61,6 +90,25 @@ def latency_summary(latencies_ns: list[int], begin_ns: int, done_ns: list[int]) 
         "p50_us": percentile(ordered, 50) / 1000,
         "p99_us": percentile(ordered, 99) / 1000,
         **throughput(begin_ns, done_ns),
+    }
+
+
+def blocks_summary(blocks: list[tuple[int, list[int], list[int]]]) -> dict[str, float]:
+    """Like latency_summary, for sequential calls made in several blocks with other work
+    in between: (begin, latencies, completion times) per block. calls_per_s is the median
+    of the blocks' own rates, calls_per_s_overall all calls over the blocks' summed time."""
+    latencies = sorted(ns for _, block, _ in blocks for ns in block)
+    rates, calls, wall = [], 0, 0
+    for begin, _, done in blocks:
+        if done:
+            elapsed = max(done[-1] - begin, 1)
+            rates.append(len(done) / elapsed * 1e9)
+            calls, wall = calls + len(done), wall + elapsed
+    return {
+        "p50_us": percentile(latencies, 50) / 1000,
+        "p99_us": percentile(latencies, 99) / 1000,
+        "calls_per_s": median(rates),
+        "calls_per_s_overall": calls / max(wall, 1) * 1e9,
     }
 
 

@@ -2,7 +2,8 @@
 
 It is the same client for every server, so its cost is a constant and server-alone
 figures compare servers only. It does initialize + notifications/initialized, then
-the workload: sequential calls, calls pipelined N deep, or nothing (cold start).
+the workload: sequential calls, calls pipelined N deep, nothing (cold start), `order`
+and echo calls in alternate blocks (W4), or sequential tools/list requests (W5).
 Messages from the server that are not responses (notifications, logging) are skipped.
 """
 
@@ -15,7 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from common import Settings, latency_summary, throughput
+from common import (
+    ORDER_ARGUMENTS,
+    ORDER_RECEIPT,
+    TOOL_COUNT,
+    Settings,
+    blocks_summary,
+    latency_summary,
+    throughput,
+)
 
 PROTOCOL_VERSION = "2025-11-25"
 CLIENT_INFO = {"name": "mcpkit-bench-driver", "version": "1.0.0"}
@@ -32,6 +41,7 @@ class Driver:
         self._next_id = 0
         self._stdin = process.stdin
         self._stdout = process.stdout
+        self.reply_bytes = 0  # size of the last line read from the server
 
     @classmethod
     async def spawn(cls, argv: list[str], stderr: Any = None) -> Driver:
@@ -63,6 +73,7 @@ class Driver:
         """The next response (anything with an id and no method); raises on an error reply."""
         while True:
             line = await self._stdout.readline()
+            self.reply_bytes = len(line)
             if not line:
                 raise ServerError(f"server closed stdout (exit code {self.process.returncode})")
             message = orjson.loads(line)
@@ -136,6 +147,26 @@ class Driver:
                 sent += 1
         return begin, done
 
+    async def timed(
+        self, calls: int, method: str, params: dict[str, Any], check: Any
+    ) -> tuple[int, list[int], list[int]]:
+        """`calls` requests one after another, each result passed to `check`: start time,
+        latencies, completion times (ns)."""
+        latencies, done = [], []
+        clock = time.perf_counter_ns
+        begin = clock()
+        for _ in range(calls):
+            start = clock()
+            sent = self._send(method, params)
+            message = await self._response()
+            end = clock()
+            latencies.append(end - start)
+            done.append(end)
+            if message["id"] != sent:
+                raise ServerError(f"expected id {sent}, got {message['id']}")
+            check(message["result"])
+        return begin, latencies, done
+
     # -- process ----------------------------------------------------------------------------
 
     def rss_mb(self) -> float:
@@ -192,9 +223,14 @@ class Driver:
 
 
 async def measure(argv: list[str], workload: str, settings: Settings, stderr: Any = None) -> dict:
-    """One repetition of W1, W2 or W3 against the server started by `argv`."""
+    """One repetition of a workload (W1-W5) against the server started by `argv`."""
     if workload == "W3":
         return await _cold_starts(argv, settings, stderr)
+    if workload in ("W4", "W5"):
+        async with await Driver.spawn(argv, stderr) as driver:
+            await driver.initialize()
+            run = _models if workload == "W4" else _listing
+            return await run(driver, settings)
     async with await Driver.spawn(argv, stderr) as driver:
         await driver.initialize()
         for _ in range(settings.warmup):
@@ -222,3 +258,59 @@ async def _cold_starts(argv: list[str], settings: Settings, stderr: Any) -> dict
             await driver.call_echo(settings.text)
             rss_mb.append(driver.rss_mb())
     return {"start_ms": start_ms, "rss_mb": rss_mb}
+
+
+BLOCKS = 10  # W4: order and echo calls alternate in this many blocks each
+
+
+def check_receipt(result: dict[str, Any]) -> None:
+    if result.get("isError") or result.get("structuredContent") != ORDER_RECEIPT:
+        raise ServerError(f"bad order result: {result!r}")
+
+
+def check_listing(result: dict[str, Any]) -> None:
+    if len(result.get("tools", ())) != TOOL_COUNT or result.get("nextCursor"):
+        raise ServerError(f"expected {TOOL_COUNT} tools on one page, got {str(result)[:200]}")
+
+
+async def _models(driver: Driver, settings: Settings) -> dict:
+    """W4: `order` (nested pydantic arguments) and echo calls in alternate blocks, so both
+    see the same moments of machine load; figures for each, server CPU per call for each."""
+    order = ("tools/call", {"name": "order", "arguments": ORDER_ARGUMENTS}, check_receipt)
+    text = settings.text
+    echo = ("tools/call", {"name": "echo", "arguments": {"text": text}},
+            lambda result: Driver._check_echo(result, text))  # fmt: skip
+    for method, params, check in (order, echo):
+        await driver.timed(settings.model_warmup, method, params, check)
+    blocks: dict[str, list] = {"order": [], "echo": []}
+    cpu_ns = {"order": 0, "echo": 0}
+    sizes = {}
+    per_block = max(settings.model_calls // BLOCKS, 1)
+    for _ in range(BLOCKS):
+        for name, (method, params, check) in (("order", order), ("echo", echo)):
+            cpu_before = driver.cpu_ns()
+            blocks[name].append(await driver.timed(per_block, method, params, check))
+            cpu_ns[name] += driver.cpu_ns() - cpu_before
+            sizes[name] = driver.reply_bytes
+    calls = per_block * BLOCKS
+    result = blocks_summary(blocks["order"])
+    result["server_cpu_us"] = cpu_ns["order"] / calls / 1000
+    result["reply_bytes"] = sizes["order"]
+    echo_result = blocks_summary(blocks["echo"])
+    result["echo_p50_us"] = echo_result["p50_us"]
+    result["echo_calls_per_s"] = echo_result["calls_per_s"]
+    result["echo_server_cpu_us"] = cpu_ns["echo"] / calls / 1000
+    result["extra_cpu_us"] = result["server_cpu_us"] - result["echo_server_cpu_us"]
+    return result
+
+
+async def _listing(driver: Driver, settings: Settings) -> dict:
+    """W5: sequential tools/list requests against a server with TOOL_COUNT tools."""
+    await driver.timed(settings.list_warmup, "tools/list", {}, check_listing)
+    cpu_before = driver.cpu_ns()
+    calls = settings.list_calls
+    begin, latencies, done = await driver.timed(calls, "tools/list", {}, check_listing)
+    result = latency_summary(latencies, begin, done)
+    result["server_cpu_us"] = (driver.cpu_ns() - cpu_before) / calls / 1000
+    result["reply_bytes"] = driver.reply_bytes
+    return result

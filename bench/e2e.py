@@ -20,14 +20,33 @@ import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
 
-from common import Settings, latency_summary, throughput
+from common import (
+    ORDER_ARGUMENTS,
+    ORDER_RECEIPT,
+    TOOL_COUNT,
+    Settings,
+    blocks_summary,
+    latency_summary,
+    throughput,
+)
 
 Call = Callable[[str], Awaitable[str]]
 
 
+@dataclass(frozen=True)
+class Session:
+    """What the workloads need from a connected client, whichever library it is."""
+
+    echo: Call  # echo(text) -> the text of the answer
+    order: Callable[[dict], Awaitable[Any]]  # order(arguments) -> structured content
+    list_tools: Callable[[], Awaitable[int]]  # tools/list (one page) -> number of tools
+
+
 @asynccontextmanager
-async def connect_official(argv: list[str]) -> AsyncIterator[Call]:
+async def connect_official(argv: list[str]) -> AsyncIterator[Session]:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
@@ -35,39 +54,54 @@ async def connect_official(argv: list[str]) -> AsyncIterator[Call]:
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
 
-        async def call(text: str) -> str:
+        async def echo(text: str) -> str:
             result = await session.call_tool("echo", {"text": text})
             return result.content[0].text
 
-        yield call
+        async def order(arguments: dict) -> Any:
+            return (await session.call_tool("order", arguments)).structured_content
+
+        async def list_tools() -> int:
+            result = await session.list_tools()
+            return -1 if result.next_cursor else len(result.tools)
+
+        yield Session(echo, order, list_tools)
 
 
 @asynccontextmanager
-async def connect_mcpkit(argv: list[str]) -> AsyncIterator[Call]:
+async def connect_mcpkit(argv: list[str]) -> AsyncIterator[Session]:
     from mcpkit import Client
 
     async with Client(argv) as client:
 
-        async def call(text: str) -> str:
+        async def echo(text: str) -> str:
             result = await client.call_tool("echo", {"text": text})
             return result.content[0].text
 
-        yield call
+        async def order(arguments: dict) -> Any:
+            return (await client.call_tool("order", arguments)).structured_content
+
+        async def list_tools() -> int:
+            result = await client.list_tools()
+            return -1 if result.next_cursor else len(result.tools)
+
+        yield Session(echo, order, list_tools)
 
 
 CONNECT = {"official": connect_official, "mcpkit": connect_mcpkit}
 
 
-async def checked(call: Call, text: str) -> None:
-    echoed = await call(text)
+async def checked(session: Session, text: str) -> None:
+    echoed = await session.echo(text)
     if echoed != text:
         raise RuntimeError(f"echo returned {echoed!r}, expected {text!r}")
 
 
 async def sequential(connect, argv: list[str], settings: Settings) -> dict:
-    async with connect(argv) as call:
+    async with connect(argv) as session:
+        call = session.echo
         for _ in range(settings.warmup):
-            await checked(call, settings.text)
+            await checked(session, settings.text)
         clock = time.perf_counter_ns
         latencies, done = [], []
         begin = clock()
@@ -84,9 +118,9 @@ async def sequential(connect, argv: list[str], settings: Settings) -> dict:
 
 async def pipelined(connect, argv: list[str], settings: Settings) -> dict:
     """`settings.depth` concurrent tasks share the calls, so that many are in flight."""
-    async with connect(argv) as call:
+    async with connect(argv) as session:
         for _ in range(settings.warmup):
-            await checked(call, settings.text)
+            await checked(session, settings.text)
         remaining = settings.pipelined_calls
         done: list[int] = []
 
@@ -94,7 +128,7 @@ async def pipelined(connect, argv: list[str], settings: Settings) -> dict:
             nonlocal remaining
             while remaining > 0:
                 remaining -= 1
-                await checked(call, settings.text)
+                await checked(session, settings.text)
                 done.append(time.perf_counter_ns())
 
         begin = time.perf_counter_ns()
@@ -105,18 +139,66 @@ async def pipelined(connect, argv: list[str], settings: Settings) -> dict:
 async def cold_start(connect, argv: list[str], settings: Settings) -> dict:
     """Spawn -> initialize done, timed around the client's own connect. One unmeasured
     connect first, so lazy imports inside the client library are not counted."""
-    async with connect(argv) as call:
-        await checked(call, settings.text)
+    async with connect(argv) as session:
+        await checked(session, settings.text)
     samples = []
     for _ in range(settings.spawns):
         begin = time.perf_counter()
-        async with connect(argv) as call:
+        async with connect(argv) as session:
             samples.append((time.perf_counter() - begin) * 1000)
-            await checked(call, settings.text)
+            await checked(session, settings.text)
     return {"start_ms": samples}
 
 
-WORKLOADS = {"W1": sequential, "W2": pipelined, "W3": cold_start}
+BLOCKS = 10  # W4: order and echo calls alternate in this many blocks each (as driver.py)
+
+
+async def timed(calls: int, request: Callable[[], Awaitable[Any]], expected: Any) -> tuple:
+    """`calls` requests one after another: start time, latencies, completion times (ns)."""
+    clock = time.perf_counter_ns
+    latencies, done = [], []
+    begin = clock()
+    for _ in range(calls):
+        start = clock()
+        answer = await request()
+        end = clock()
+        latencies.append(end - start)
+        done.append(end)
+        if answer != expected:
+            raise RuntimeError(f"got {answer!r}, expected {expected!r}")
+    return begin, latencies, done
+
+
+async def models(connect, argv: list[str], settings: Settings) -> dict:
+    """W4: `order` and echo calls in alternate blocks (the client validates the receipt
+    against the tool's outputSchema, listing the tools once to learn it)."""
+    async with connect(argv) as session:
+        text = settings.text
+        order = (lambda: session.order(ORDER_ARGUMENTS), ORDER_RECEIPT)
+        echo = (lambda: session.echo(text), text)
+        for request, expected in (order, echo):
+            await timed(settings.model_warmup, request, expected)
+        blocks: dict[str, list] = {"order": [], "echo": []}
+        per_block = max(settings.model_calls // BLOCKS, 1)
+        for _ in range(BLOCKS):
+            blocks["order"].append(await timed(per_block, *order))
+            blocks["echo"].append(await timed(per_block, *echo))
+        result = blocks_summary(blocks["order"])
+        echo_result = blocks_summary(blocks["echo"])
+        result["echo_p50_us"] = echo_result["p50_us"]
+        result["echo_calls_per_s"] = echo_result["calls_per_s"]
+        return result
+
+
+async def listing(connect, argv: list[str], settings: Settings) -> dict:
+    """W5: sequential tools/list (one page of TOOL_COUNT tools, parsed by the client)."""
+    async with connect(argv) as session:
+        await timed(settings.list_warmup, session.list_tools, TOOL_COUNT)
+        begin, latencies, done = await timed(settings.list_calls, session.list_tools, TOOL_COUNT)
+        return latency_summary(latencies, begin, done)
+
+
+WORKLOADS = {"W1": sequential, "W2": pipelined, "W3": cold_start, "W4": models, "W5": listing}
 
 
 async def run(system: str, workload: str, argv: list[str], settings: Settings) -> dict:

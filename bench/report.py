@@ -10,6 +10,8 @@ calls/s is the median over 10 slices of a run's calls (common.throughput); whole
 is all calls over the whole wall time, which one burst of outside load can drag down.
 srv CPU us/call is the server process's CPU time per measured call (server-alone mode only,
 from /proc/<pid>/task/*/schedstat): a cost figure that client noise does not touch.
+W4's echo columns are the echo tool measured in the same server process, in blocks
+alternating with the `order` blocks; "CPU x official" is official CPU / system CPU.
 """
 
 from collections import defaultdict
@@ -91,6 +93,21 @@ COLUMNS = {
         ("srv CPU us/call", "server_cpu_us", ",.0f"),
     ],
     "W3": [("start ms", "start_ms", ",.0f"), ("RSS MB", "rss_mb", ",.1f")],
+    "W4": [
+        ("p50 us", "p50_us", ",.0f"),
+        ("p99 us", "p99_us", ",.0f"),
+        ("calls/s", "calls_per_s", ",.0f"),
+        ("echo p50 us", "echo_p50_us", ",.0f"),
+        ("srv CPU us/call", "server_cpu_us", ",.0f"),
+        ("echo srv CPU us/call", "echo_server_cpu_us", ",.0f"),
+    ],
+    "W5": [
+        ("p50 us", "p50_us", ",.0f"),
+        ("p99 us", "p99_us", ",.0f"),
+        ("calls/s", "calls_per_s", ",.0f"),
+        ("srv CPU us/call", "server_cpu_us", ",.0f"),
+        ("reply bytes", "reply_bytes", ",.0f"),
+    ],
 }
 # (header, metric, higher_is_better) for the ratio columns of each workload
 RATIOS = {
@@ -101,6 +118,17 @@ RATIOS = {
         ("start x raw", "start_ms", False),
         ("RSS x official", "rss_mb", False),
         ("RSS x raw", "rss_mb", False),
+    ],
+    "W4": [
+        ("x official", "calls_per_s", True),
+        ("p50 x raw", "p50_us", False),
+        ("CPU x raw", "server_cpu_us", False),
+    ],
+    "W5": [
+        ("x official", "calls_per_s", True),
+        ("CPU x official", "server_cpu_us", False),
+        ("p50 x raw", "p50_us", False),
+        ("CPU x raw", "server_cpu_us", False),
     ],
 }
 

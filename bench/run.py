@@ -1,6 +1,6 @@
 """Benchmark harness: mcpkit vs the official MCP Python SDK vs a raw asyncio + orjson echo.
 
-    python bench/run.py [--quick] [--only W1,W2,W3] [--reps N] [--json out.json]
+    python bench/run.py [--quick] [--only W1,W4] [--reps N] [--json out.json]
 
 All systems run in the same invocation, interleaved: each repetition goes through every
 workload, mode and system (system order rotated per repetition), so slow drifts of a
@@ -99,7 +99,9 @@ def header(args: argparse.Namespace, settings: Settings, load_before: float) -> 
         f"1-min load average {load_before:.2f} before, {os.getloadavg()[0]:.2f} after\n"
         f"W1 {settings.calls} calls after {settings.warmup} warmup; "
         f"W2 {settings.pipelined_calls} calls, {settings.depth} in flight; "
-        f"W3 {settings.spawns} spawns per repetition\n"
+        f"W3 {settings.spawns} spawns per repetition; "
+        f"W4 {settings.model_calls} calls of each tool after {settings.model_warmup} warmup; "
+        f"W5 {settings.list_calls} lists after {settings.list_warmup} warmup\n"
         f"official = {systems_mod.OFFICIAL_REQUIREMENT} in "
         f"{systems_mod.OFFICIAL_VENV.relative_to(systems_mod.BENCH.parent)}; "
         f"mcpkit and raw = {sys.executable}"

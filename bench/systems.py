@@ -18,12 +18,23 @@ OFFICIAL_VERSION = OFFICIAL_REQUIREMENT.split("==")[1]
 NAMES = ("mcpkit", "official", "raw")
 
 
+# The server file of each workload, per system: W4 and W5 need tools the echo server lacks
+# (and pydantic, which would change the echo server's W3 start time and RSS).
+SERVER_FILES = {"W4": "{}_order.py", "W5": "{}_tools100.py"}
+DEFAULT_SERVER_FILE = "{}_server.py"
+
+
 @dataclass(frozen=True)
 class System:
     name: str
-    server_argv: tuple[str, ...]
+    server_python: str  # interpreter that runs this system's servers
     client_python: str  # interpreter that runs this system's own client (bench/e2e.py)
     unavailable: str | None = None  # why it cannot run, if it cannot
+
+    def server_argv(self, workload: str = "W1") -> tuple[str, ...]:
+        """The command line of this system's server for `workload`."""
+        file = SERVER_FILES.get(workload, DEFAULT_SERVER_FILE).format(self.name)
+        return (self.server_python, str(SERVERS / file))
 
 
 def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
@@ -60,14 +71,11 @@ def build(names: tuple[str, ...] = NAMES, log=print) -> list[System]:
     for name in names:
         if name == "official":
             python = str(ensure_official_venv(log))
-            argv = (python, str(SERVERS / "official_server.py"))
-            systems.append(System(name, argv, python))
+            systems.append(System(name, python, python))
         elif name == "mcpkit":
-            argv = (sys.executable, str(SERVERS / "mcpkit_server.py"))
-            systems.append(System(name, argv, sys.executable, mcpkit_problem()))
+            systems.append(System(name, sys.executable, sys.executable, mcpkit_problem()))
         elif name == "raw":
-            argv = (sys.executable, str(SERVERS / "raw_server.py"))
-            systems.append(System(name, argv, sys.executable))
+            systems.append(System(name, sys.executable, sys.executable))
         else:
             raise ValueError(f"unknown system {name!r}")
     return systems

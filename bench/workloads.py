@@ -18,13 +18,15 @@ from dataclasses import asdict
 from pathlib import Path
 
 import driver
-from common import Settings
+from common import TOOL_COUNT, Settings
 from systems import BENCH, System
 
 WORKLOADS = {
     "W1": "sequential tools/call over stdio",
     "W2": "pipelined tools/call over stdio",
     "W3": "cold start: spawn -> initialize result, server RSS",
+    "W4": "tools/call of a tool taking nested pydantic models, next to echo (sequential)",
+    "W5": f"tools/list with {TOOL_COUNT} tools (sequential)",
 }
 MODES = {"e2e": "end to end (own client + own server)", "server": "server alone (shared driver)"}
 LOGS = BENCH / ".logs"
@@ -59,7 +61,7 @@ async def measure(system: System, workload: str, mode: str, settings: Settings) 
     try:
         if mode == "server":
             with log.open("ab") as stderr:
-                argv = list(system.server_argv)
+                argv = list(system.server_argv(workload))
                 run = driver.measure(argv, workload, settings, stderr)
                 return await asyncio.wait_for(run, TIMEOUT_S)
         return await asyncio.wait_for(_e2e(system, workload, settings, log), TIMEOUT_S)
@@ -79,7 +81,7 @@ async def _e2e(system: System, workload: str, settings: Settings, log: Path) -> 
         "--settings",
         json.dumps(asdict(settings)),
         "--",
-        *system.server_argv,
+        *system.server_argv(workload),
     ]
     with log.open("ab") as stderr:
         child = await asyncio.create_subprocess_exec(

@@ -2,17 +2,30 @@
 
 asyncio + orjson, newline-delimited JSON-RPC on stdin/stdout. stdin is read with
 loop.connect_read_pipe + a StreamReader; replies are written straight through the
-stdout pipe transport. Answers initialize, tools/list and tools/call (echo), ping;
-ignores notifications. No validation beyond what the answer needs: this is the
-floor the frameworks are compared against, not a framework.
+stdout pipe transport. Answers initialize, tools/list and tools/call, ping; ignores
+notifications. No validation beyond what the answer needs: this is the floor the
+frameworks are compared against, not a framework.
+
+raw_order.py (W4) and raw_tools100.py (W5) serve other tool tables with the same loop.
 """
 
 import asyncio
 import sys
+from collections.abc import Callable
 
 import orjson
 
 SUPPORTED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+SERVER_INFO = {"name": "bench-echo", "version": "1.0.0"}
+
+# name -> (definition as tools/list shows it, function from arguments to the call result)
+Tools = dict[str, tuple[dict, Callable[[dict], dict]]]
+
+
+def echo(arguments: dict) -> dict:
+    return {"content": [{"type": "text", "text": arguments.get("text", "")}], "isError": False}
+
+
 ECHO_TOOL = {
     "name": "echo",
     "description": "Echo the text back.",
@@ -22,10 +35,10 @@ ECHO_TOOL = {
         "required": ["text"],
     },
 }
-SERVER_INFO = {"name": "bench-echo", "version": "1.0.0"}
+TOOLS: Tools = {"echo": (ECHO_TOOL, echo)}
 
 
-def answer(message: dict) -> dict | None:
+def answer(message: dict, tools: Tools, listing: dict) -> dict | None:
     """The response to one parsed message, or None for a notification."""
     if "id" not in message:
         return None
@@ -33,10 +46,10 @@ def answer(message: dict) -> dict | None:
     method = message.get("method")
     params = message.get("params") or {}
     if method == "tools/call":
-        if params.get("name") != "echo":
+        tool = tools.get(params.get("name"))
+        if tool is None:
             return error(msg_id, -32602, "Unknown tool")
-        text = (params.get("arguments") or {}).get("text", "")
-        result = {"content": [{"type": "text", "text": text}], "isError": False}
+        result = tool[1](params.get("arguments") or {})
     elif method == "initialize":
         requested = params.get("protocolVersion")
         version = requested if requested in SUPPORTED_VERSIONS else SUPPORTED_VERSIONS[-1]
@@ -46,7 +59,7 @@ def answer(message: dict) -> dict | None:
             "serverInfo": SERVER_INFO,
         }
     elif method == "tools/list":
-        result = {"tools": [ECHO_TOOL]}
+        result = listing
     elif method == "ping":
         result = {}
     else:
@@ -58,7 +71,8 @@ def error(msg_id: object, code: int, text: str) -> dict:
     return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": text}}
 
 
-async def serve() -> None:
+async def serve(tools: Tools = TOOLS) -> None:
+    listing = {"tools": [definition for definition, _ in tools.values()]}
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=16 * 1024 * 1024)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
@@ -71,7 +85,7 @@ async def serve() -> None:
         except orjson.JSONDecodeError:
             reply = error(None, -32700, "Parse error")
         else:
-            reply = answer(message) if isinstance(message, dict) else None
+            reply = answer(message, tools, listing) if isinstance(message, dict) else None
         if reply is not None:
             writer.write(orjson.dumps(reply) + b"\n")
     writer.close()

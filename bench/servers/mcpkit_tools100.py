@@ -1,0 +1,15 @@
+"""W5 server on mcpkit: 100 tools with 2-3 parameters each (many_tools.py), registered with
+the tool decorator, for `tools/list`. Speaks MCP over stdio."""
+
+from many_tools import make_function, specs
+
+from mcpkit import Server
+
+server = Server("bench-tools100", version="1.0.0")
+
+for name, description, kind in specs():
+    server.tool(name, description=description)(make_function(kind))
+
+
+if __name__ == "__main__":
+    server.run()  # stdio
