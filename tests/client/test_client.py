@@ -222,6 +222,18 @@ async def test_unknown_tools_are_listed_once_per_list_change() -> None:
     await scripted.stop()
 
 
+async def test_a_listing_that_fails_is_tried_once() -> None:
+    def refuse(params: dict[str, Any]) -> Any:
+        raise ProtocolError(-32603, "listing is broken")
+
+    scripted = ScriptedServer({"tools/list": refuse, "tools/call": lambda p: {"content": []}})
+    async with Client(scripted.client_end) as client:
+        for _ in range(3):
+            assert (await client.call_tool("any")).content == []
+        assert sorted(scripted.methods()) == ["tools/call"] * 3 + ["tools/list"]
+    await scripted.stop()
+
+
 async def test_concurrent_calls_share_one_listing() -> None:
     scripted = ScriptedServer(lying_tools({"content": [], "structuredContent": {"celsius": 1}}))
     async with Client(scripted.client_end) as client:

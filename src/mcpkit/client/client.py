@@ -160,6 +160,7 @@ class Client:
         self._session: Session | None = None
         self._initialized: Initialized | None = None
         self._tools: dict[str, Tool] = {}  # every definition seen in tools/list
+        self._output_schemas: dict[str, JSONObject] = {}  # their outputSchemas, as sent
         self._tools_generation = 0  # bumped by tools/list_changed
         self._tools_complete = False  # a full listing of this generation was seen
         self._tools_fetch: asyncio.Task[None] | None = None
@@ -279,12 +280,16 @@ class Client:
         page = await self._typed(ListToolsResult, "tools/list", _cursor(cursor))
         for tool in page.tools:
             self._tools[tool.name] = tool
+            if tool.output_schema is not None:
+                self._output_schemas[tool.name] = tool.output_schema.to_wire()
+            else:
+                self._output_schemas.pop(tool.name, None)
         return page
 
     async def iter_tools(self, *, max_pages: int | None = None) -> AsyncIterator[Tool]:
         """Every tool, page after page. Raises PaginationError past `max_pages`."""
         generation = self._tools_generation
-        limit = max_pages or self.max_pages
+        limit = self.max_pages if max_pages is None else max_pages
         async for tool in items(self.list_tools, "tools/list", "tools", limit):
             yield tool
         if generation == self._tools_generation:
@@ -324,9 +329,9 @@ class Client:
             return result
         if fetch is not None:
             await asyncio.wait([fetch])
-        tool = self._tools.get(name)
-        if tool is not None and tool.output_schema is not None:
-            problems = _output_problems(tool.output_schema.to_wire(), result)
+        schema = self._output_schemas.get(name)
+        if schema is not None:
+            problems = _output_problems(schema, result)
             if problems:
                 raise ToolOutputInvalid(name, result, problems)
         return result
@@ -338,14 +343,18 @@ class Client:
         return self._tools_fetch
 
     async def _list_quietly(self) -> None:
+        generation = self._tools_generation
         try:
             await self.list_all_tools()
         except Exception as exc:
             logger.debug("could not list tools to validate tool output: %s", exc)
+            if generation == self._tools_generation:
+                self._tools_complete = True  # tried once; again after the next list_changed
 
     def _list_changed(self, kind: ListKind) -> None:
         if kind == "tools":
             self._tools.clear()
+            self._output_schemas.clear()
             self._tools_generation += 1
             self._tools_complete = False
 
@@ -357,7 +366,7 @@ class Client:
         return await self._typed(ListResourcesResult, "resources/list", _cursor(cursor))
 
     def iter_resources(self, *, max_pages: int | None = None) -> AsyncIterator[Resource]:
-        limit = max_pages or self.max_pages
+        limit = self.max_pages if max_pages is None else max_pages
         return items(self.list_resources, "resources/list", "resources", limit)
 
     async def list_all_resources(self, *, max_pages: int | None = None) -> list[Resource]:
@@ -374,7 +383,7 @@ class Client:
     def iter_resource_templates(
         self, *, max_pages: int | None = None
     ) -> AsyncIterator[ResourceTemplate]:
-        limit = max_pages or self.max_pages
+        limit = self.max_pages if max_pages is None else max_pages
         fetch = self.list_resource_templates
         return items(fetch, "resources/templates/list", "resource_templates", limit)
 
@@ -404,7 +413,7 @@ class Client:
         return await self._typed(ListPromptsResult, "prompts/list", _cursor(cursor))
 
     def iter_prompts(self, *, max_pages: int | None = None) -> AsyncIterator[Prompt]:
-        limit = max_pages or self.max_pages
+        limit = self.max_pages if max_pages is None else max_pages
         return items(self.list_prompts, "prompts/list", "prompts", limit)
 
     async def list_all_prompts(self, *, max_pages: int | None = None) -> list[Prompt]:

@@ -84,7 +84,9 @@ class Elicitation:
     `form` / `url`: the modes declared. The handler gets `ElicitRequestFormParams` or
     `ElicitRequestURLParams` and returns an `ElicitResult` (or its dict) with action "accept",
     "decline" or "cancel". Accepted form content is checked against the requested schema
-    before it is sent.
+    before it is sent. (Return a dict when an answer holds a non-integer number: the generated
+    `ElicitResult` model follows the schema, which types content values as string, integer,
+    boolean or list of strings, although forms may ask for a "number".)
     """
 
     handler: ElicitationHandler
