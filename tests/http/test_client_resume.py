@@ -30,10 +30,13 @@ class DroppingServer:
     `prime`: whether streams carry event ids at all (without, nothing can be resumed).
     """
 
-    def __init__(self, *, drops: int = 0, prime: bool = True, answer: bool = True) -> None:
+    def __init__(
+        self, *, drops: int = 0, prime: bool = True, resume: str = "answer", listen: bool = False
+    ) -> None:
         self.drops = drops
         self.prime = prime
-        self.answer = answer
+        self.resume = resume  # "answer", "fail" (503) or "poll" (a stream that closes empty)
+        self.listen = listen  # offer a GET stream (primed, closed at once) instead of 405
         self.gets: list[tuple[str | None, float]] = []
         self.post_closed_at = 0.0
         self.pending: dict[str, Any] = {}  # stream id -> request id
@@ -82,18 +85,27 @@ class DroppingServer:
 
     async def _get(self, last_event_id: str | None, send: Any) -> None:
         self.gets.append((last_event_id, time.perf_counter()))
-        if last_event_id is None:
-            await _respond(send, 405, b"")
+        stream, _, number = (last_event_id or "").partition(":")
+        if stream in ("", "get"):
+            if not self.listen:
+                await _respond(send, 405, b"")
+                return
+            await _open_sse(send)
+            count = len(self.gets)
+            await _sse(send, encode_event(b"", event_id=f"get:{count}", retry=RETRY_MS))
+            await send({"type": "http.response.body", "body": b""})
             return
-        stream, _, number = last_event_id.partition(":")
         request_id = self.pending[stream]
+        if self.resume == "fail":
+            await _respond(send, 503, b"")
+            return
         await _open_sse(send)
         next_number = int(number) + 1
         if self.drops:
             self.drops -= 1
             note = _note("notifications/message", {"level": "info", "data": next_number})
             await _sse(send, encode_event(note, event_id=f"{stream}:{next_number}"))
-        elif self.answer:
+        elif self.resume == "answer":
             result = {"content": [{"type": "text", "text": f"resumed after {last_event_id}"}]}
             event = encode_event(_answer(request_id, result), event_id=f"{stream}:{next_number}")
             await _sse(send, event)
@@ -170,11 +182,11 @@ async def test_waits_for_retry_before_coming_back() -> None:
 
 
 async def test_gives_up_after_bounded_attempts() -> None:
-    server = DroppingServer(answer=False)
+    server = DroppingServer(resume="fail")
     async with serving(server) as base:
         transport = StreamableHTTPTransport(base + "/mcp", max_reconnects=2)
         async with Client(transport, timeout=5) as client:
-            with pytest.raises(ProtocolError, match=r"gave up resuming .* after 2 attempts"):
+            with pytest.raises(ProtocolError, match=r"gave up resuming .* after 2 failed attempts"):
                 await call(client)
             await client.ping()  # the connection itself is fine
     assert len([last for last, _ in server.gets if last is not None]) == 2
@@ -187,3 +199,29 @@ async def test_a_stream_without_event_ids_cannot_be_resumed() -> None:
             await call(client)
         assert await asyncio.wait_for(client.ping(), 5) is None
     assert all(last is None for last, _ in server.gets)
+
+
+async def test_a_polling_server_is_followed_until_the_request_is_cancelled() -> None:
+    server = DroppingServer(resume="poll")
+    async with serving(server) as base, Client(base + "/mcp") as client:
+        task = asyncio.create_task(call(client))
+        await asyncio.sleep(5.5 * RETRY_MS / 1000)
+        assert not task.done()  # polling empty streams is no failure
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        polls = len(server.gets)
+        assert polls >= 5
+        await asyncio.sleep(2 * RETRY_MS / 1000)
+        assert len(server.gets) == polls  # cancelled: no more polling
+
+
+async def test_the_listener_stream_comes_back_after_retry_with_last_event_id() -> None:
+    server = DroppingServer(listen=True)
+    async with serving(server) as base, Client(base + "/mcp"):
+        while len(server.gets) < 3:
+            await asyncio.sleep(0.02)
+    (first, t0), (second, t1), (third, t2) = server.gets[:3]
+    assert (first, second, third) == (None, "get:1", "get:2")
+    assert t1 - t0 >= RETRY_MS / 1000 and t2 - t1 >= RETRY_MS / 1000
+    assert t1 - t0 < 2 * RETRY_MS / 1000

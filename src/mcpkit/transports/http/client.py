@@ -28,6 +28,7 @@ import contextlib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import httpx
@@ -88,6 +89,7 @@ class StreamableHTTPTransport:
         self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._in_flight: dict[tuple[type, Any], asyncio.Task[None]] = {}  # request -> its POST
         self._sender = self._spawn(self._send_loop())
         self.session_id: str | None = None
         self.protocol_version: str | None = None
@@ -151,11 +153,27 @@ class StreamableHTTPTransport:
                 await self._post(data, None)
                 if method == "notifications/initialized":
                     self._spawn(self._listen())
+                elif method == "notifications/cancelled":
+                    self._forget(message.get("params"))
             elif method == "initialize":
                 self._initialize_id = request_id
                 await self._post(data, request_id, initialize=True)
             else:
-                self._spawn(self._post(data, request_id))
+                key = _key(request_id)
+                task = self._spawn(self._post(data, request_id))
+                self._in_flight[key] = task
+                task.add_done_callback(partial(self._done, key))
+
+    def _done(self, key: tuple[type, Any], task: asyncio.Task[None]) -> None:
+        if self._in_flight.get(key) is task:
+            del self._in_flight[key]
+
+    def _forget(self, params: Any) -> None:
+        """A cancelled request's stream is no longer worth holding open or resuming."""
+        if isinstance(params, dict) and "requestId" in params:
+            task = self._in_flight.pop(_key(params["requestId"]), None)
+            if task is not None:
+                task.cancel()
 
     def _headers(self, **extra: str) -> dict[str, str]:
         headers = dict(extra)
@@ -272,7 +290,11 @@ class StreamableHTTPTransport:
             logger.debug("SSE stream from %s dropped: %s", self.url, _describe(exc))
 
     async def _resume(self, stream: _Stream) -> None:
-        """GET + Last-Event-ID until the request's answer arrives or attempts run out."""
+        """GET + Last-Event-ID until the request's answer arrives (or it is cancelled).
+
+        A server may poll, closing the stream again and again while the request runs: each
+        connection that opens counts as progress; `max_reconnects` failures in a row end it.
+        """
         failures = 0
         while not stream.answered:
             if stream.last_event_id is None:
@@ -286,7 +308,7 @@ class StreamableHTTPTransport:
                 self._answer_error(
                     stream.request_id,
                     f"gave up resuming the response stream from {self.url} after "
-                    f"{failures} attempts",
+                    f"{failures} failed attempts",
                 )
                 return
             await asyncio.sleep((stream.retry_ms or DEFAULT_RETRY_MS) / 1000)
@@ -294,10 +316,13 @@ class StreamableHTTPTransport:
             if status == 404 and self.session_id is not None:
                 self._session_gone(self.session_id)
                 return
-            failures = 0 if stream.events else failures + 1
+            failures = 0 if status == 200 else failures + 1
 
     async def _get_stream(self, stream: _Stream) -> int:
-        """One GET of an SSE stream (resuming it when we have an event id); the status."""
+        """One GET of an SSE stream (resuming it when we have an event id).
+
+        Returns the HTTP status, 0 when the request failed, -1 for a 200 that is no stream.
+        """
         extra = {"accept": "text/event-stream"}
         if stream.last_event_id is not None:
             extra["last-event-id"] = stream.last_event_id
@@ -305,19 +330,22 @@ class StreamableHTTPTransport:
         try:
             async with self._client.stream("GET", self.url, headers=self._headers(**extra)) as r:
                 kind = r.headers.get("content-type", "").split(";")[0].strip().lower()
-                if r.status_code == 200 and kind == "text/event-stream":
-                    await self._read_stream(r, stream)
-                return r.status_code
-        except httpx.ConnectError as exc:
-            if not self._closing:
-                logger.debug("GET %s failed: %s", self.url, _describe(exc))
-            return 0
+                if r.status_code != 200:
+                    return r.status_code
+                if kind != "text/event-stream":
+                    return -1
+                await self._read_stream(r, stream)
+                return 200
         except httpx.HTTPError as exc:
             logger.debug("GET %s failed: %s", self.url, _describe(exc))
             return 0
 
     async def _listen(self) -> None:
-        """The GET stream for messages the server sends unasked, kept open while it lasts."""
+        """The GET stream for messages the server sends unasked, reopened while it lasts.
+
+        405 (or any 4xx): the server offers none. The server may close it at any time; we come
+        back after its `retry` delay, and stop after `max_reconnects` failures in a row.
+        """
         stream = _Stream()
         failures = 0
         while failures < self._max_reconnects:
@@ -325,9 +353,9 @@ class StreamableHTTPTransport:
             if status == 404 and self.session_id is not None:
                 self._session_gone(self.session_id)
                 return
-            if status not in (0, 200):
-                return  # 405: the server offers no GET stream; anything else: not one we can use
-            failures = 0 if stream.events else failures + 1
+            if 400 <= status < 500:
+                return
+            failures = 0 if status == 200 else failures + 1
             await asyncio.sleep((stream.retry_ms or DEFAULT_RETRY_MS) / 1000)
 
     # -- failure -----------------------------------------------------------------------------
@@ -367,6 +395,10 @@ class StreamableHTTPTransport:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+
+def _key(request_id: Any) -> tuple[type, Any]:
+    return type(request_id), request_id  # 1 and "1" are different requests
 
 
 def _parse(data: bytes) -> Any:
