@@ -1,4 +1,5 @@
-"""`Server.run`: the one place the server framework reaches for a concrete transport."""
+"""`Server.run` and `Server.http_app`: the one place the server framework reaches for a
+concrete transport."""
 
 from __future__ import annotations
 
@@ -13,10 +14,13 @@ if TYPE_CHECKING:
 
 
 def run(server: Server, transport: str, **options: Any) -> None:
-    if transport != "stdio":
-        raise ValueError(f"unknown transport {transport!r} (available: 'stdio')")
+    if transport not in ("stdio", "http"):
+        raise ValueError(f"unknown transport {transport!r} (available: 'stdio', 'http')")
     if not logging.getLogger().handlers:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    if transport == "http":
+        _serve_http(server, **options)
+        return
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve_stdio(server, **options))
 
@@ -26,3 +30,35 @@ async def _serve_stdio(server: Server, **options: Any) -> None:
 
     async with stdio_server_transport(**options) as transport:
         await server.serve(transport)
+
+
+def http_app(server: Server, **options: Any) -> Any:
+    """Options are `HTTPOptions` fields; security ones (allowed_hosts, allowed_origins,
+    dns_rebinding_protection, trusted_proxies, bind_host) may be given flat."""
+    from mcpkit.transports.http.app import HTTPOptions, MCPHTTPApp
+    from mcpkit.transports.http.security import Security
+
+    security_keys = set(Security.__dataclass_fields__)
+    flat = {key: options.pop(key) for key in list(options) if key in security_keys}
+    if flat:
+        if "security" in options:
+            raise ValueError("give either security=Security(...) or its fields, not both")
+        for key in ("allowed_hosts", "allowed_origins", "trusted_proxies"):
+            if flat.get(key) is not None:
+                flat[key] = tuple(flat[key])
+        options["security"] = Security(**flat)
+    return MCPHTTPApp(server.serve, server.running, HTTPOptions(**options))
+
+
+def _serve_http(
+    server: Server,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    log_level: str = "warning",
+    **options: Any,
+) -> None:
+    import uvicorn
+
+    options.setdefault("bind_host", host)
+    app = http_app(server, **options)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on")

@@ -192,8 +192,20 @@ class Server:
                 await stack.aclose()
                 self.lifespan_state = None
 
+    def http_app(self, **options: Any) -> Any:
+        """A plain ASGI app serving this server over Streamable HTTP at `path` ("/mcp").
+
+        Mount it in Starlette/FastAPI as it is. Options: see `mcpkit.transports.http.app.
+        HTTPOptions` (stateless, response_mode, max_sessions, idle_timeout, event_store,
+        security, legacy_sse, ...). Raises ValueError for an unknown option value.
+        """
+        from mcpkit.server._run import http_app
+
+        return http_app(self, **options)
+
     def run(self, transport: str = "stdio", **options: Any) -> None:
-        """Serve from the command line: `transport="stdio"` (the default)."""
+        """Serve from the command line: `transport="stdio"` (the default) or `"http"`
+        (uvicorn; `host="127.0.0.1"`, `port=8000`, other options go to `http_app`)."""
         from mcpkit.server._run import run
 
         run(self, transport, **options)

@@ -1,0 +1,294 @@
+"""Streamable HTTP decisions, as pure functions: what status, which headers, which stream.
+
+The ASGI app in `mcpkit.transports.http` does the I/O and asks this module every question
+whose answer is a rule of the specification: is this Accept header good enough, is that
+protocol version one we speak, is this Host or Origin allowed, what does a body contain (one
+message, a batch, requests or only notifications), is a queued message the final answer of
+the request whose stream it is on, how event ids encode their stream. Nothing here reads a
+socket or a clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from mcpkit.errors import INVALID_REQUEST, PARSE_ERROR
+from mcpkit.protocol.jsonrpc import (
+    Invalid,
+    Notification,
+    Request,
+    RequestId,
+    encode_error,
+    is_valid_id,
+    parse,
+)
+from mcpkit.types.versions import HANDSHAKE_VERSIONS
+
+JSON = "application/json"
+SSE = "text/event-stream"
+DEFAULT_VERSION = "2025-03-26"  # what a request without MCP-Protocol-Version speaks
+RESUMABLE_VERSIONS = frozenset({"2025-11-25"})  # priming events and early stream close
+ENDPOINT_METHODS = "GET, POST, DELETE"
+STATELESS_METHODS = "POST"
+
+# A JSON-RPC error code for transport-level refusals that have no better code.
+SERVER_ERROR = -32000
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """An HTTP answer that ends a request before it reaches the MCP session."""
+
+    status: int
+    body: bytes
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+
+
+def refusal(
+    status: int,
+    message: str,
+    code: int = INVALID_REQUEST,
+    headers: tuple[tuple[bytes, bytes], ...] = (),
+) -> Refusal:
+    """A refusal whose body is a JSON-RPC error without id."""
+    return Refusal(status, encode_error(None, code, message), headers)
+
+
+# -- headers ---------------------------------------------------------------------------------
+
+
+def _media_types(header: str | None) -> set[str]:
+    if not header:
+        return set()
+    return {part.split(";", 1)[0].strip().lower() for part in header.split(",")}
+
+
+def accepts(header: str | None, media_type: str) -> bool:
+    """Whether an Accept header lists `media_type` (or a wildcard covering it)."""
+    types = _media_types(header)
+    major = media_type.split("/", 1)[0]
+    return media_type in types or "*/*" in types or f"{major}/*" in types
+
+
+def check_post_headers(accept: str | None, content_type: str | None) -> Refusal | None:
+    """POST needs Accept listing JSON and SSE (406) and a JSON body (415)."""
+    if not (accepts(accept, JSON) and accepts(accept, SSE)):
+        return refusal(406, f"Not Acceptable: the Accept header must list both {JSON} and {SSE}")
+    if content_type is None or content_type.split(";", 1)[0].strip().lower() != JSON:
+        return refusal(415, f"Unsupported Media Type: the body must be {JSON}")
+    return None
+
+
+def check_get_headers(accept: str | None) -> Refusal | None:
+    if not accepts(accept, SSE):
+        return refusal(406, f"Not Acceptable: the Accept header must list {SSE}")
+    return None
+
+
+def check_protocol_version(
+    header: str | None, supported: tuple[str, ...] = HANDSHAKE_VERSIONS
+) -> tuple[str, Refusal | None]:
+    """The revision a request speaks: the header's, or 2025-03-26 when it is absent."""
+    if header is None:
+        return DEFAULT_VERSION, None
+    version = header.strip()
+    if version not in supported:
+        message = (
+            f"Bad Request: unsupported MCP-Protocol-Version {version!r} "
+            f"(supported: {', '.join(supported)})"
+        )
+        return version, refusal(400, message)
+    return version, None
+
+
+def method_not_allowed(allow: str) -> Refusal:
+    return refusal(405, "Method Not Allowed", headers=((b"allow", allow.encode()),))
+
+
+def check_content_length(header: str | None, limit: int) -> Refusal | None:
+    if header is None:
+        return None
+    try:
+        length = int(header)
+    except ValueError:
+        return refusal(400, "Bad Request: invalid Content-Length")
+    return too_large(limit) if length > limit else None
+
+
+def too_large(limit: int) -> Refusal:
+    return refusal(413, f"Payload Too Large: the body limit is {limit} bytes")
+
+
+# -- sessions --------------------------------------------------------------------------------
+
+
+def valid_session_id(value: str) -> bool:
+    """Session ids are visible ASCII only (0x21-0x7E), and not empty."""
+    return bool(value) and all(0x21 <= ord(c) <= 0x7E for c in value)
+
+
+def session_required() -> Refusal:
+    return refusal(400, "Bad Request: Mcp-Session-Id header is required")
+
+
+def session_not_found() -> Refusal:
+    return refusal(404, "Session not found", code=SERVER_ERROR)
+
+
+# -- security --------------------------------------------------------------------------------
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+
+
+def is_loopback(host: str) -> bool:
+    return host in ("localhost", "127.0.0.1", "::1", "[::1]") or host.startswith("127.")
+
+
+def _split_host(value: str) -> tuple[str, str | None]:
+    value = value.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        host, rest = value[: end + 1], value[end + 1 :]
+        return host, rest[1:] if rest.startswith(":") else None
+    host, sep, port = value.rpartition(":")
+    if not sep:
+        return value, None
+    return host, port
+
+
+def host_allowed(host: str | None, allowed: tuple[str, ...]) -> bool:
+    """`allowed` entries are "name", "name:port" or "name:*" (any port)."""
+    if not host:
+        return False
+    name, port = _split_host(host)
+    for entry in allowed:
+        want_name, want_port = _split_host(entry)
+        if want_name != name:
+            continue
+        if want_port is None or want_port in ("*", port):
+            return True
+    return False
+
+
+def origin_allowed(origin: str | None, allowed: tuple[str, ...]) -> bool:
+    """No Origin header is fine (not a browser); otherwise its host must be allowed.
+
+    `allowed` entries are full origins ("https://app.example"), optionally ending in ":*",
+    or the single "*" to allow any origin.
+    """
+    if origin is None or "*" in allowed:
+        return True
+    origin = origin.strip().lower()
+    if origin in allowed:
+        return True
+    scheme, sep, rest = origin.partition("://")
+    if not sep:
+        return False
+    name, _ = _split_host(rest)
+    return f"{scheme}://{name}:*" in allowed
+
+
+def local_origins() -> tuple[str, ...]:
+    return tuple(f"{scheme}://{host}:*" for scheme in ("http", "https") for host in LOCAL_HOSTS)
+
+
+def local_hosts() -> tuple[str, ...]:
+    return tuple(f"{host}:*" for host in LOCAL_HOSTS)
+
+
+def forbidden_origin() -> Refusal:
+    return refusal(403, "Forbidden: Origin not allowed")
+
+
+def misdirected_host() -> Refusal:
+    return refusal(421, "Misdirected Request: Host not allowed")
+
+
+# -- bodies ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Body:
+    """What a POST body holds, once parsed."""
+
+    request_ids: tuple[RequestId, ...]
+    initialize: bool
+    batch: bool
+    cancelled: tuple[RequestId, ...]  # ids named by notifications/cancelled
+
+
+def inspect_body(data: bytes) -> Body | Refusal:
+    """Classify a POST body; a body that is not JSON-RPC at all is refused with 400."""
+    parsed = parse(data)
+    items: list[Any] = parsed if type(parsed) is list else [parsed]
+    batch = type(parsed) is list
+    ids: list[RequestId] = []
+    cancelled: list[RequestId] = []
+    initialize = False
+    for item in items:
+        kind = type(item)
+        if kind is Invalid:
+            if item.code == PARSE_ERROR or not batch:
+                return Refusal(400, encode_error(item.id, item.code, item.message))
+        elif kind is Request:
+            ids.append(item.id)
+            initialize = initialize or item.method == "initialize"
+        elif kind is Notification and item.method == "notifications/cancelled":
+            request_id = (item.params or {}).get("requestId")
+            if is_valid_id(request_id):
+                cancelled.append(request_id)
+    return Body(tuple(ids), initialize, batch, tuple(cancelled))
+
+
+def final_prefix(request_id: RequestId) -> bytes:
+    """The bytes the answer to `request_id` starts with, up to the key after the id.
+
+    Answers are encoded by `mcpkit.protocol.jsonrpc` with keys in the order jsonrpc, id,
+    result|error; a request of ours with the same id continues with "method" instead.
+    """
+    return b'{"jsonrpc":"2.0","id":' + orjson.dumps(request_id) + b',"'
+
+
+def is_final(data: bytes, prefix: bytes, batch: bool) -> bool:
+    """Whether `data` (queued for the stream whose request has this prefix) ends the stream."""
+    if batch:
+        return data[:1] == b"["
+    if not data.startswith(prefix):
+        return False
+    key = data[len(prefix) : len(prefix) + 1]
+    return key in (b"r", b"e")
+
+
+def negotiated_version(initialize_answer: bytes) -> str | None:
+    """The protocolVersion of an initialize result, None for an error answer."""
+    try:
+        result = orjson.loads(initialize_answer).get("result")
+    except (orjson.JSONDecodeError, AttributeError):
+        return None
+    version = result.get("protocolVersion") if type(result) is dict else None
+    return version if type(version) is str else None
+
+
+# -- event ids -------------------------------------------------------------------------------
+
+STANDALONE_STREAM = "0"  # the GET stream's id inside a session
+
+
+def event_id(stream_id: str, sequence: int) -> str:
+    """Unique per session (the sequence is), and names its stream."""
+    return f"{stream_id}.{sequence}"
+
+
+def event_stream(value: str) -> str | None:
+    """The stream an event id belongs to; None for an id we never minted."""
+    stream, sep, sequence = value.partition(".")
+    if not sep or not stream.isdigit() or not sequence.isdigit():
+        return None
+    return stream
+
+
+def event_sequence(value: str) -> int:
+    return int(value.partition(".")[2])

@@ -1,0 +1,400 @@
+"""The Streamable HTTP server: one pure ASGI app around the MCP sessions of a server.
+
+POST carries client messages (one, or a 2025-03-26 batch): notifications and responses get
+202, requests get their answer as JSON, or as an event stream when the server sends related
+messages first. GET opens the stream for unrelated server messages (or resumes a lost stream
+with Last-Event-ID); DELETE ends the session. The rules (status codes, headers) are pure
+functions in `mcpkit.protocol.http`; this module reads, routes and writes.
+
+The server's lifespan starts with the ASGI lifespan when this is the root app, and lazily on
+the first request when it is mounted inside another app (Starlette does not forward lifespan
+events to mounted apps).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcpkit.protocol import http as rules
+from mcpkit.protocol.http import Body, Refusal
+from mcpkit.transports.http.event_store import EventStore, MemoryEventStore
+from mcpkit.transports.http.security import Checker, Security
+from mcpkit.transports.http.sessions import (
+    HTTPSession,
+    HTTPSessionTransport,
+    Serve,
+    SessionRegistry,
+)
+from mcpkit.transports.http.streams import (
+    Receive,
+    ResponseStream,
+    Send,
+    respond,
+    send_json,
+    stream_events,
+)
+
+Running = Callable[[], contextlib.AbstractAsyncContextManager[Any]]
+_DEFAULT_STORE: Any = object()
+_STATELESS_INIT = "mcpkit-stateless-initialize"
+
+
+@dataclass(frozen=True)
+class HTTPOptions:
+    """How the app serves. `response_mode`: "auto" (JSON unless the handler sends something
+    first), "json" or "sse". `event_store`: a bounded memory store by default, None for none."""
+
+    path: str = "/mcp"
+    stateless: bool = False
+    response_mode: str = "auto"
+    max_body: int = 4 * 1024 * 1024
+    max_sessions: int | None = 10_000
+    idle_timeout: float | None = 1800.0
+    event_store: EventStore | None = field(default=_DEFAULT_STORE)
+    retry_ms: int = 1000
+    keepalive: float | None = 15.0
+    security: Security = field(default_factory=Security)
+    legacy_sse: bool = False
+    legacy_sse_path: str = "/sse"
+    legacy_message_path: str = "/messages/"
+
+
+class MCPHTTPApp:
+    """`await app(scope, receive, send)`: Streamable HTTP for a server's sessions."""
+
+    def __init__(self, serve: Serve, running: Running, options: HTTPOptions) -> None:
+        if options.response_mode not in ("auto", "json", "sse"):
+            raise ValueError(f"response_mode must be auto, json or sse: {options.response_mode!r}")
+        store = options.event_store
+        if store is _DEFAULT_STORE:
+            store = None if options.stateless else MemoryEventStore()
+        self.options = options
+        self.event_store: EventStore | None = store
+        self.sessions = SessionRegistry(options.max_sessions, options.idle_timeout, store)
+        self._serve = serve
+        self._running = running
+        self._checker = Checker(options.security)
+        self._started: asyncio.Future[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._keeper: asyncio.Task[None] | None = None
+        self.legacy: Any = None
+        if options.legacy_sse:
+            from mcpkit.transports.http.legacy import LegacySSE
+
+            self.legacy = LegacySSE(serve, options.legacy_message_path, options.max_body)
+
+    # -- lifespan ------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Enter the server's lifespan (once); requests call this lazily."""
+        if self._started is None:
+            loop = asyncio.get_running_loop()
+            self._started = loop.create_future()
+            self._stop = asyncio.Event()
+            self._keeper = loop.create_task(self._keep())
+        await asyncio.shield(self._started)
+
+    async def _keep(self) -> None:
+        assert self._started is not None and self._stop is not None
+        try:
+            async with self._running():
+                self._started.set_result(None)
+                await self._stop.wait()
+                await self.sessions.terminate_all()
+                if self.legacy is not None:
+                    await self.legacy.terminate_all()
+        except BaseException as exc:
+            if not self._started.done():
+                self._started.set_exception(exc)
+            raise
+
+    async def stop(self) -> None:
+        """End every session and leave the lifespan."""
+        if self._keeper is None or self._stop is None:
+            return
+        self._stop.set()
+        await asyncio.gather(self._keeper, return_exceptions=True)
+        self._keeper = self._started = self._stop = None
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.start()
+                except Exception as exc:
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.stop()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    # -- requests ------------------------------------------------------------------------------
+
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if kind != "http":
+            return
+        path = scope["path"]
+        root = scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root) :] or "/"
+        headers = dict(scope["headers"])
+        refused = self._checker.check(scope, headers)
+        if refused is not None:
+            await _refuse(send, refused)
+            return
+        if self._started is None or not self._started.done():
+            await self.start()
+        await self._route(scope, receive, send, path, headers)
+
+    async def _route(
+        self,
+        scope: dict[str, Any],
+        receive: Receive,
+        send: Send,
+        path: str,
+        headers: dict[bytes, bytes],
+    ) -> None:
+        method = scope["method"]
+        options = self.options
+        if path in (options.path, options.path + "/"):
+            if method == "POST":
+                await self._post(receive, send, headers)
+            elif method == "GET" and not options.stateless:
+                await self._get(receive, send, headers)
+            elif method == "DELETE" and not options.stateless:
+                await self._delete(send, headers)
+            else:
+                allow = rules.STATELESS_METHODS if options.stateless else rules.ENDPOINT_METHODS
+                await _refuse(send, rules.method_not_allowed(allow))
+        elif self.legacy is not None and path == options.legacy_sse_path and method == "GET":
+            await self.legacy.connect(scope, receive, send)
+        elif self.legacy is not None and path == options.legacy_message_path:
+            await self.legacy.post(scope, receive, send, method)
+        else:
+            await _refuse(send, rules.refusal(404, "Not Found"))
+
+    async def _post(self, receive: Receive, send: Send, headers: dict[bytes, bytes]) -> None:
+        received = await self._read_post(receive, headers)
+        if type(received) is Refusal:
+            await _refuse(send, received)
+            return
+        data, body, version = received  # type: ignore[misc]
+        if self.options.stateless:
+            await self._post_stateless(receive, send, data, body, version)
+            return
+        if body.initialize:
+            if self.sessions.full():
+                message = "Service Unavailable: too many sessions"
+                await _refuse(send, rules.refusal(503, message, rules.SERVER_ERROR))
+                return
+            found: HTTPSession | Refusal = self.sessions.create(self._serve)
+        else:
+            found = self._session(headers)
+        if type(found) is Refusal:
+            await _refuse(send, found)
+            return
+        session: HTTPSession = found  # type: ignore[assignment]
+        await self._answer(receive, send, session.transport, (data, body), session)
+
+    async def _read_post(
+        self, receive: Receive, headers: dict[bytes, bytes]
+    ) -> tuple[bytes, Body, str] | Refusal:
+        """The body of a POST and the revision it speaks, or why it is refused."""
+        limit = self.options.max_body
+        refused = rules.check_post_headers(
+            _text(headers, b"accept"), _text(headers, b"content-type")
+        ) or rules.check_content_length(_text(headers, b"content-length"), limit)
+        if refused is not None:
+            return refused
+        data = await _read_body(receive, limit)
+        if data is None:
+            return rules.too_large(limit)
+        body = rules.inspect_body(data)
+        if type(body) is Refusal:
+            return body
+        assert type(body) is Body
+        version, refused = rules.check_protocol_version(_text(headers, b"mcp-protocol-version"))
+        if refused is not None and not body.initialize:
+            return refused
+        return data, body, version
+
+    async def _answer(
+        self,
+        receive: Receive,
+        send: Send,
+        transport: HTTPSessionTransport,
+        message: tuple[bytes, Body],
+        session: HTTPSession | None,
+    ) -> None:
+        data, body = message
+        ids = body.request_ids
+        if any(request_id in transport.pending for request_id in ids):
+            message = "Bad Request: a request with this id is already in flight"
+            await _refuse(send, rules.refusal(400, message))
+            return
+        stream = transport.open_stream(ids, body.batch) if ids else None
+        if stream is not None and body.initialize:
+            stream.on_final = self._on_initialize(session)
+        transport.feed(data)
+        for request_id in body.cancelled:
+            cancelled = transport.pending.get(request_id)
+            if cancelled is not None:
+                transport.close_stream(cancelled)
+        headers: list[tuple[bytes, bytes]] = []
+        if session is not None:
+            headers.append((b"mcp-session-id", session.id.encode()))
+        if stream is None:
+            await send_json(send, 202, b"", headers)
+            return
+        version = session.version if session is not None else None
+        resumable = version in rules.RESUMABLE_VERSIONS and self.event_store is not None
+        await respond(
+            send,
+            receive,
+            stream,
+            mode=self.options.response_mode,
+            headers=headers,
+            record=transport.record,
+            priming_retry=self.options.retry_ms if resumable else None,
+            keepalive=self.options.keepalive,
+        )
+
+    def _on_initialize(self, session: HTTPSession | None) -> Callable[[bytes], None] | None:
+        if session is None:
+            return None
+
+        def remember(answer: bytes) -> None:
+            session.version = rules.negotiated_version(answer)
+            if session.version is None:  # the handshake failed: no session
+                self.sessions.sessions.pop(session.id, None)
+                session.transport.shut()
+
+        return remember
+
+    def _session(self, headers: dict[bytes, bytes]) -> HTTPSession | Refusal:
+        session_id = _text(headers, b"mcp-session-id")
+        if session_id is None:
+            return rules.session_required()
+        session = self.sessions.get(session_id)
+        if session is None:
+            return rules.session_not_found()
+        return session
+
+    async def _post_stateless(
+        self, receive: Receive, send: Send, data: bytes, body: Body, version: str
+    ) -> None:
+        if not body.request_ids:
+            await send_json(send, 202, b"")
+            return
+        transport = HTTPSessionTransport("", None)
+        task = asyncio.get_running_loop().create_task(self._serve(transport))
+        if not body.initialize:
+            transport.ignored = _STATELESS_INIT
+            transport.feed(_synthetic_initialize(version))
+            transport.feed(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        try:
+            await self._answer(receive, send, transport, (data, body), None)
+        finally:
+            transport.shut()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def _get(self, receive: Receive, send: Send, headers: dict[bytes, bytes]) -> None:
+        refused = rules.check_get_headers(_text(headers, b"accept"))
+        if refused is None:
+            found = self._session(headers)
+            refused = found if type(found) is Refusal else None
+        if refused is None:
+            _, refused = rules.check_protocol_version(_text(headers, b"mcp-protocol-version"))
+        if refused is not None:
+            await _refuse(send, refused)
+            return
+        session: HTTPSession = found  # type: ignore[assignment]
+        await self._get_stream(session, receive, send, _text(headers, b"last-event-id"))
+
+    async def _get_stream(
+        self, session: HTTPSession, receive: Receive, send: Send, last_event_id: str | None
+    ) -> None:
+        """The GET stream, or a lost stream resumed: what followed `last_event_id`, then
+        whatever still comes on that stream while its request is open."""
+        transport = session.transport
+        stream_id = rules.STANDALONE_STREAM
+        replay: list[tuple[str, bytes]] = []
+        if last_event_id is not None:
+            stream_id = rules.event_stream(last_event_id) or rules.STANDALONE_STREAM
+        if stream_id == rules.STANDALONE_STREAM:
+            stream = transport.standalone
+        else:
+            live = [s for s in transport.pending.values() if s.stream_id == stream_id]
+            stream = live[0] if live else ResponseStream(stream_id)
+            if not live:  # its request is answered: replay, then end
+                stream.attached = False
+                stream.finished = True
+        if stream.attached:
+            await _refuse(send, rules.refusal(409, "Conflict: this stream is already open"))
+            return
+        stream.attached = True  # from now on new messages wait in the stream, not the store
+        if last_event_id is not None and self.event_store is not None:
+            replay = await self.event_store.replay_after(session.id, last_event_id) or []
+        resumable = session.version in rules.RESUMABLE_VERSIONS and self.event_store is not None
+        await stream_events(
+            send,
+            receive,
+            stream,
+            headers=[(b"mcp-session-id", session.id.encode())],
+            record=transport.record,
+            priming_retry=self.options.retry_ms if resumable else None,
+            keepalive=self.options.keepalive,
+            replay=replay,
+        )
+
+    async def _delete(self, send: Send, headers: dict[bytes, bytes]) -> None:
+        found = self._session(headers)
+        if type(found) is Refusal:
+            await _refuse(send, found)
+            return
+        await self.sessions.terminate(found.id)  # type: ignore[union-attr]
+        await send_json(send, 200, b"")
+
+
+def _synthetic_initialize(version: str) -> bytes:
+    return (
+        b'{"jsonrpc":"2.0","id":"%b","method":"initialize","params":{"protocolVersion":"%b",'
+        b'"capabilities":{},"clientInfo":{"name":"stateless","version":"0"}}}'
+        % (_STATELESS_INIT.encode(), version.encode())
+    )
+
+
+def _text(headers: dict[bytes, bytes], name: bytes) -> str | None:
+    value = headers.get(name)
+    return None if value is None else value.decode("latin-1")
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b"".join(chunks)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+async def _refuse(send: Send, refused: Refusal) -> None:
+    await send_json(send, refused.status, refused.body, list(refused.headers))

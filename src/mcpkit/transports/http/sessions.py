@@ -1,0 +1,225 @@
+"""HTTP sessions: a message transport per MCP session, and a bounded registry of them.
+
+`HTTPSessionTransport` is what `Server.serve` runs a session on: `read()` yields the POST
+bodies fed to it, and `write()` routes each outgoing message by the id of the request it
+relates to -- to that request's `ResponseStream` while the request is open, otherwise to the
+session's GET stream (one message goes to one stream). The registry mints session ids,
+caps their number and ends sessions left idle; ending a session closes its transport, which
+ends `serve`, and drops every reference so the memory goes back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcpkit.protocol import Outgoing, RequestId
+from mcpkit.protocol.http import STANDALONE_STREAM, event_id, final_prefix, is_final
+from mcpkit.transports.http.event_store import EventStore
+from mcpkit.transports.http.streams import ResponseStream
+
+Serve = Callable[[Any], Awaitable[None]]
+
+
+class HTTPSessionTransport:
+    """The session side of Streamable HTTP, for one MCP session (or one stateless POST)."""
+
+    def __init__(self, session_id: str, event_store: EventStore | None) -> None:
+        self.session_id = session_id
+        self.event_store = event_store
+        self.pending: dict[RequestId, ResponseStream] = {}
+        self.standalone = ResponseStream(STANDALONE_STREAM)
+        self.standalone.attached = False
+        self.ignored: RequestId | None = None  # the synthetic initialize of a stateless POST
+        self._inbox: deque[bytes | None] = deque()
+        self._reader: asyncio.Future[None] | None = None
+        self._streams = 0
+        self._events = 0
+        self._closed = False
+
+    # -- fed by the app ----------------------------------------------------------------------
+
+    def feed(self, body: bytes | None) -> None:
+        if self._closed:
+            return
+        self._inbox.append(body)
+        reader = self._reader
+        if reader is not None and not reader.done():
+            reader.set_result(None)
+
+    def open_stream(self, request_ids: tuple[RequestId, ...], batch: bool) -> ResponseStream:
+        self._streams += 1
+        stream = ResponseStream(str(self._streams), final_prefix(request_ids[0]), batch)
+        for request_id in request_ids:
+            self.pending[request_id] = stream
+        return stream
+
+    def close_stream(self, stream: ResponseStream) -> None:
+        """The request was cancelled: end its response; a late answer is dropped."""
+        for request_id in [rid for rid, s in self.pending.items() if s is stream]:
+            del self.pending[request_id]
+        stream.end()
+
+    def busy(self) -> bool:
+        return bool(self.pending) or self.standalone.attached
+
+    def record(self, stream_id: str, data: bytes) -> str | None:
+        """Give an SSE event its id and keep it for a resume (no store: no id)."""
+        store = self.event_store
+        if store is None:
+            return None
+        self._events += 1
+        eid = event_id(stream_id, self._events)
+        store.append(self.session_id, eid, data)
+        return eid
+
+    # -- MessageTransport ----------------------------------------------------------------------
+
+    async def read(self) -> bytes | None:
+        inbox = self._inbox
+        while not inbox:
+            if self._closed:
+                return None
+            self._reader = asyncio.get_running_loop().create_future()
+            try:
+                await self._reader
+            finally:
+                self._reader = None
+        return inbox.popleft()
+
+    def write(self, messages: list[Outgoing]) -> None:
+        pending = self.pending
+        for data, related in messages:
+            stream = pending.get(related) if related is not None else None
+            if stream is None:
+                if related is not None and related == self.ignored:
+                    continue
+                self._deliver(self.standalone, data, final=False)
+                continue
+            final = is_final(data, stream.prefix, stream.batch)
+            if final:
+                for request_id in [rid for rid, s in pending.items() if s is stream]:
+                    del pending[request_id]
+            self._deliver(stream, data, final)
+
+    def _deliver(self, stream: ResponseStream, data: bytes, final: bool) -> None:
+        if stream.attached:
+            stream.push(data, final)
+        else:  # nobody is listening: keep it for a resume, or drop it
+            self.record(stream.stream_id, data)
+
+    def backlogged(self) -> bool:
+        return False
+
+    async def drain(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        self.shut()
+
+    def shut(self) -> None:
+        """Synchronous close: the reader sees EOF, open responses end."""
+        if self._closed:
+            return
+        self._closed = True
+        self._inbox.clear()
+        self._inbox.append(None)
+        if self._reader is not None and not self._reader.done():
+            self._reader.set_result(None)
+        for stream in set(self.pending.values()):
+            stream.end()
+        self.pending.clear()
+        self.standalone.end()
+        if self.event_store is not None:
+            self.event_store.forget(self.session_id)
+
+    async def closed_reason(self) -> str:
+        return "the HTTP session ended"
+
+
+class HTTPSession:
+    __slots__ = ("id", "last_seen", "task", "transport", "version")
+
+    def __init__(self, session_id: str, transport: HTTPSessionTransport, now: float) -> None:
+        self.id = session_id
+        self.transport = transport
+        self.task: asyncio.Task[None] | None = None
+        self.last_seen = now
+        self.version: str | None = None
+
+
+class SessionRegistry:
+    """Live sessions by id, at most `max_sessions`; idle ones end after `idle_timeout` s."""
+
+    def __init__(
+        self, max_sessions: int | None, idle_timeout: float | None, event_store: EventStore | None
+    ) -> None:
+        self.max_sessions = max_sessions
+        self.idle_timeout = idle_timeout
+        self.event_store = event_store
+        self.sessions: dict[str, HTTPSession] = {}
+        self._sweeper: asyncio.Task[None] | None = None
+
+    def __len__(self) -> int:
+        return len(self.sessions)
+
+    def full(self) -> bool:
+        return self.max_sessions is not None and len(self.sessions) >= self.max_sessions
+
+    def create(self, serve: Serve) -> HTTPSession:
+        loop = asyncio.get_running_loop()
+        session_id = secrets.token_urlsafe(24)  # URL-safe base64: visible ASCII only
+        transport = HTTPSessionTransport(session_id, self.event_store)
+        session = HTTPSession(session_id, transport, loop.time())
+        session.task = loop.create_task(serve(transport))
+        session.task.add_done_callback(lambda _: self._forget(session_id))
+        self.sessions[session_id] = session
+        self._start_sweeper()
+        return session
+
+    def get(self, session_id: str) -> HTTPSession | None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.last_seen = asyncio.get_running_loop().time()
+        return session
+
+    async def terminate(self, session_id: str) -> bool:
+        session = self.sessions.pop(session_id, None)
+        if session is None:
+            return False
+        session.transport.shut()
+        if session.task is not None:
+            await asyncio.gather(session.task, return_exceptions=True)
+        return True
+
+    async def terminate_all(self) -> None:
+        for session_id in list(self.sessions):
+            await self.terminate(session_id)
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
+
+    def _forget(self, session_id: str) -> None:
+        session = self.sessions.pop(session_id, None)  # serve ended on its own
+        if session is not None:
+            session.transport.shut()
+
+    def _start_sweeper(self) -> None:
+        if self.idle_timeout is None or self._sweeper is not None:
+            return
+        self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+
+    async def _sweep(self) -> None:
+        timeout: float = self.idle_timeout  # type: ignore[assignment]
+        loop = asyncio.get_running_loop()
+        period = max(min(timeout / 4, 30.0), 0.01)
+        while self.sessions:
+            await asyncio.sleep(period)
+            limit = loop.time() - timeout
+            for session in list(self.sessions.values()):
+                if session.last_seen < limit and not session.transport.busy():
+                    await self.terminate(session.id)
+        self._sweeper = None

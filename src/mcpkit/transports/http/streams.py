@@ -1,0 +1,193 @@
+"""One HTTP response per stream: JSON when the answer comes alone, SSE when it does not.
+
+A `ResponseStream` collects the messages routed to it (the answers and related messages of
+one POST, or the unrelated messages of the GET stream). `respond` turns it into an HTTP
+response: in "auto" mode it waits for the first message and sends plain JSON if that is the
+final answer, and switches to an event stream otherwise. SSE is framed here, by hand; each
+event sent is also appended to the event store under an id naming its stream, so a client
+that lost the stream can resume. A client that goes away does not cancel anything: the
+stream detaches and later messages only go to the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcpkit.protocol.sse import encode_comment, encode_event
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Record = Callable[[str, bytes], str | None]  # (stream id, data) -> event id
+
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+class ResponseStream:
+    """Messages for one HTTP response, buffered until its handler sends them."""
+
+    __slots__ = (
+        "_waiter",
+        "attached",
+        "batch",
+        "finished",
+        "items",
+        "on_final",
+        "prefix",
+        "stream_id",
+    )
+
+    def __init__(self, stream_id: str, prefix: bytes = b"", batch: bool = False) -> None:
+        self.stream_id = stream_id
+        self.prefix = prefix  # how the final answer starts (empty: a GET stream, never final)
+        self.batch = batch
+        self.items: list[bytes] = []
+        self.finished = False  # the final answer is in `items` (or the stream was ended)
+        self.attached = True  # an HTTP response is sending what arrives
+        self.on_final: Callable[[bytes], None] | None = None
+        self._waiter: asyncio.Future[None] | None = None
+
+    def push(self, data: bytes, final: bool) -> None:
+        self.items.append(data)
+        if final:
+            self.finished = True
+            if self.on_final is not None:
+                self.on_final(data)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def end(self) -> None:
+        """No more messages (cancelled request, closed session, server closed it early)."""
+        self.finished = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def wait(self) -> None:
+        if self.items or self.finished:
+            return
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+
+    def take(self) -> list[bytes]:
+        items, self.items = self.items, []
+        return items
+
+
+async def respond(
+    send: Send,
+    receive: Receive,
+    stream: ResponseStream,
+    *,
+    mode: str,
+    headers: list[tuple[bytes, bytes]],
+    record: Record,
+    priming_retry: int | None,
+    keepalive: float | None,
+) -> None:
+    """Send `stream` as JSON (one final answer, nothing before it) or as SSE."""
+    if mode != "sse":
+        await stream.wait()
+        if mode == "json":  # related messages cannot travel in a JSON body: only the answer
+            while not stream.finished:
+                del stream.items[:]
+                await stream.wait()
+            del stream.items[:-1]
+        if stream.finished and len(stream.items) <= 1:
+            items = stream.take()
+            if items:
+                await send_json(send, 200, items[0], headers)
+            else:
+                await send_json(send, 202, b"", headers)  # ended unanswered (cancelled)
+            return
+    await stream_events(
+        send,
+        receive,
+        stream,
+        headers=headers,
+        record=record,
+        priming_retry=priming_retry,
+        keepalive=keepalive,
+    )
+
+
+async def send_json(
+    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    out = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    if headers:
+        out.extend(headers)
+    if not body:
+        out = out[1:]
+    await send({"type": "http.response.start", "status": status, "headers": out})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def stream_events(
+    send: Send,
+    receive: Receive,
+    stream: ResponseStream,
+    *,
+    headers: list[tuple[bytes, bytes]],
+    record: Record,
+    priming_retry: int | None,
+    keepalive: float | None,
+    replay: list[tuple[str, bytes]] | None = None,
+    preamble: bytes = b"",
+) -> None:
+    """Send an event stream until the stream finishes or the client goes away."""
+    await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS + headers})
+    first = preamble
+    if priming_retry is not None:
+        primer = record(stream.stream_id, b"")
+        if primer is not None:
+            first = encode_event(b"", event_id=primer, retry=priming_retry)
+    for eid, data in replay or ():
+        first += encode_event(data, event_id=eid)
+    if first:
+        await send({"type": "http.response.body", "body": first, "more_body": True})
+    gone = asyncio.ensure_future(_disconnected(receive))
+    try:
+        while True:
+            if not stream.items and not stream.finished:
+                waiter = asyncio.ensure_future(stream.wait())
+                done, _ = await asyncio.wait(
+                    (waiter, gone), timeout=keepalive, return_when=asyncio.FIRST_COMPLETED
+                )
+                if gone in done:
+                    waiter.cancel()
+                    return
+                if not done:
+                    waiter.cancel()
+                    await send(
+                        {"type": "http.response.body", "body": encode_comment(), "more_body": True}
+                    )
+                    continue
+            chunk = b"".join(
+                encode_event(data, event_id=record(stream.stream_id, data))
+                for data in stream.take()
+            )
+            if stream.finished:
+                await send({"type": "http.response.body", "body": chunk})
+                return
+            if chunk:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    finally:
+        gone.cancel()
+        stream.attached = False
+        for data in stream.take():  # arrived while we were leaving: keep them for a resume
+            record(stream.stream_id, data)
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
