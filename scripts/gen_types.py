@@ -43,6 +43,9 @@ GENERATOR = "scripts/gen_types.py"
 # the capability the receiver must have declared; for a notification, the one its sender must
 # have declared (list_changed and logging notifications are gated on the sender's own
 # capabilities). `completions` exists from 2025-03-26; 2024-11-05 did not gate completion.
+# Capabilities that only gate a method from some revision on.
+CAPABILITY_FROM: dict[str, str] = {"completion/complete": "2025-03-26"}
+
 CAPABILITIES: dict[str, tuple[str, ...]] = {
     "completion/complete": ("completions",),
     "elicitation/create": ("elicitation",),
@@ -680,6 +683,13 @@ class MethodInfo:
     result_type: str | None
     capability: tuple[str, ...] | None
     revisions: frozenset[str]
+    capability_from: str | None = None  # the first revision the capability gates, if not all
+
+    def capability_at(self, version: str) -> tuple[str, ...] | None:
+        """The capability `method` needs at `version` (None: nothing to declare)."""
+        if self.capability_from is not None and version < self.capability_from:
+            return None
+        return self.capability
 
 
 METHODS: dict[str, MethodInfo] = {
@@ -709,7 +719,11 @@ def render_methods(methods: dict[str, Method]) -> str:
             "capability": CAPABILITIES.get(name),
         }
         args = "".join(f"{k}={v!r}, " for k, v in fields.items())
-        entries.append(f"{name!r}: MethodInfo({args}revisions=frozenset({info.revisions!r})),\n")
+        since = CAPABILITY_FROM.get(name)
+        tail = "" if since is None else f", capability_from={since!r}"
+        entries.append(
+            f"{name!r}: MethodInfo({args}revisions=frozenset({info.revisions!r}){tail}),\n"
+        )
     return METHODS_TEMPLATE.substitute(generator=GENERATOR, entries="".join(entries))
 
 

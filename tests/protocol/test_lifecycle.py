@@ -217,3 +217,15 @@ def test_server_ignores_cancellation_of_initialize() -> None:
     assert events == []
     [reply] = sent(server)
     assert reply["id"] == 1 and "result" in reply
+
+
+def test_completion_needs_no_capability_at_2024_11_05_but_does_later() -> None:
+    old = make_pair(server_capabilities={"prompts": {}})
+    old.handshake("2024-11-05")
+    old.client.send_request("completion/complete", {"ref": {}, "argument": {}}, now=0)
+    [event] = old.to_server()
+    assert isinstance(event, RequestReceived)
+    new = make_pair(server_capabilities={"prompts": {}})
+    new.handshake("2025-03-26")
+    with pytest.raises(CapabilityNotDeclared, match="completions"):
+        new.client.send_request("completion/complete", {"ref": {}, "argument": {}}, now=0)

@@ -261,10 +261,7 @@ class Connection:
             )
             return
         info = self._accepted.get(method)
-        if info is None or (
-            info.capability is not None
-            and not has_capability(self.config.capabilities, info.capability)
-        ):
+        if info is None or self._undeclared(info, self.config.capabilities) is not None:
             self._reject(request_id, METHOD_NOT_FOUND, f"Method not found: {method}", events, batch)
             return
         params = msg.params
@@ -520,11 +517,19 @@ class Connection:
             return
         if info.kind != "request":
             raise LocalProtocolViolation(f"{method} is a notification, not a request")
-        if info.capability is not None and not has_capability(
-            self.peer_capabilities, info.capability
-        ):
+        missing = self._undeclared(info, self.peer_capabilities)
+        if missing is not None:
             peer = "server" if self.role == "client" else "client"
-            raise CapabilityNotDeclared(method, info.capability, peer)
+            raise CapabilityNotDeclared(method, missing, peer)
+
+    def _undeclared(
+        self, info: MethodInfo, capabilities: JSONObject | None
+    ) -> tuple[str, ...] | None:
+        """The capability `info` needs at this revision that `capabilities` lacks, or None."""
+        needed = info.capability_at(self.protocol_version or "")
+        if needed is None or has_capability(capabilities, needed):
+            return None
+        return needed
 
     def _outbound_info(self, method: str) -> MethodInfo | None:
         """Registry entry for a method we send; None for methods outside the spec (extensions)."""
@@ -551,12 +556,9 @@ class Connection:
         if self.state is not State.READY and not early_log:
             raise LocalProtocolViolation(f"cannot send {method} before initialization completes")
         info = self._outbound_info(method)
-        if (
-            info is not None
-            and info.capability is not None
-            and not has_capability(self.config.capabilities, info.capability)
-        ):
-            raise CapabilityNotDeclared(method, info.capability, f"{self.role} (you)")
+        missing = None if info is None else self._undeclared(info, self.config.capabilities)
+        if missing is not None:
+            raise CapabilityNotDeclared(method, missing, f"{self.role} (you)")
         self._outbox.append((encode_notification(method, params), related_id))
 
     def send_progress(

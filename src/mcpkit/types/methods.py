@@ -23,6 +23,13 @@ class MethodInfo:
     result_type: str | None
     capability: tuple[str, ...] | None
     revisions: frozenset[str]
+    capability_from: str | None = None  # the first revision the capability gates, if not all
+
+    def capability_at(self, version: str) -> tuple[str, ...] | None:
+        """The capability `method` needs at `version` (None: nothing to declare)."""
+        if self.capability_from is not None and version < self.capability_from:
+            return None
+        return self.capability
 
 
 METHODS: dict[str, MethodInfo] = {
@@ -34,6 +41,7 @@ METHODS: dict[str, MethodInfo] = {
         result_type="CompleteResult",
         capability=("completions",),
         revisions=frozenset(["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]),
+        capability_from="2025-03-26",
     ),
     "elicitation/create": MethodInfo(
         method="elicitation/create",
