@@ -7,7 +7,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel
@@ -334,6 +334,18 @@ async def test_typed_elicitation_returns_an_instance_and_refuses_bad_answers() -
             "vegetarian": {"type": "boolean", "default": False},
         },
         "required": ["guests"],
+    }
+
+
+class Toppings(BaseModel):
+    chosen: list[Literal["cheese", "olives"]]
+
+
+def test_multi_select_enum_fields_are_allowed() -> None:
+    schema = requested_schema(Toppings)
+    assert schema["properties"]["chosen"] == {
+        "type": "array",
+        "items": {"enum": ["cheese", "olives"], "type": "string"},
     }
 
 

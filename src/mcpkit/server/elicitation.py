@@ -38,12 +38,20 @@ def requested_schema(shape: type[Any] | JSONObject) -> JSONObject:
         raise ValueError("an elicitation schema must be a flat object (no nested types)")
     for name, prop in properties.items():
         prop.pop("title", None)
-        kind = prop.get("type")
-        if kind not in _PRIMITIVES:
+        if not _form_field(prop):
             raise ValueError(
-                f"elicitation field {name!r} must be a string, number, integer, boolean or enum"
+                f"elicitation field {name!r} must be a string, number, integer, boolean, enum "
+                "or a list of enum strings (multi-select)"
             )
     return schema
+
+
+def _form_field(prop: JSONObject) -> bool:
+    if prop.get("type") in _PRIMITIVES:
+        return True
+    # Multi-select (2025-11-25): an array of strings drawn from an enum.
+    items = prop.get("items")
+    return prop.get("type") == "array" and isinstance(items, dict) and "enum" in items
 
 
 def parse_answer(shape: type[T] | JSONObject, result: JSONObject) -> Elicited[T]:
