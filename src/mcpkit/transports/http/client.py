@@ -81,7 +81,7 @@ class StreamableHTTPTransport:
         self._client = client or httpx.AsyncClient(
             headers=dict(headers or {}),
             auth=auth,
-            timeout=httpx.Timeout(timeout, read=None),
+            timeout=httpx.Timeout(timeout, read=None, pool=None),  # wait for a free connection
             follow_redirects=True,
         )
         self._max_reconnects = max_reconnects
@@ -204,10 +204,14 @@ class StreamableHTTPTransport:
                 await self._take_answer(response, request_id)
         except httpx.ConnectError as exc:
             self._fail(f"could not connect to {self.url}: {_describe(exc)}")
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
             if request_id is None:
                 logger.warning("POST to %s failed: %s", self.url, _describe(exc))
             else:
+                self._answer_error(request_id, f"POST to {self.url} failed: {_describe(exc)}")
+        except Exception as exc:  # a bug here must not leave the caller waiting forever
+            logger.exception("POST to %s failed", self.url)
+            if request_id is not None:
                 self._answer_error(request_id, f"POST to {self.url} failed: {_describe(exc)}")
 
     async def _take_answer(self, response: httpx.Response, request_id: Any) -> None:
@@ -220,17 +224,26 @@ class StreamableHTTPTransport:
         elif kind == "application/json":
             body = await response.aread()
             message = _parse(body)
-            if isinstance(message, list):  # a batch answer (2025-03-26)
-                for item in message:
-                    self._deliver(orjson.dumps(item), item)
-            elif message:
-                self._deliver(body, message)
+            items = message if isinstance(message, list) else [message]  # batch: 2025-03-26
+            answered = False
+            for item in items:
+                if isinstance(item, dict) and item:
+                    answered = self._deliver_json(item, request_id) or answered
+            if request_id is not None and not answered:
+                self._answer_error(request_id, f"{self.url} answered with JSON but not to us")
         elif request_id is not None:
             self._answer_error(
                 request_id,
                 f"{self.url} answered with HTTP {response.status_code} and no JSON-RPC answer"
                 + (f" (content type {kind!r})" if kind else ""),
             )
+
+    def _deliver_json(self, message: dict[str, Any], request_id: Any) -> bool:
+        """Pass one message of a JSON body up; True when it answers `request_id`."""
+        if message.get("id") is None and "error" in message and request_id is not None:
+            message = {**message, "id": request_id}  # an error about our message, sans id
+        self._deliver(orjson.dumps(message), message)
+        return request_id is not None and _is_answer(message, request_id)
 
     async def _refused(self, response: httpx.Response, request_id: Any) -> None:
         body = await response.aread()
@@ -278,12 +291,7 @@ class StreamableHTTPTransport:
                     data = event.data.encode()
                     message = _parse(data)
                     stream.events += 1
-                    if (
-                        stream.request_id is not None
-                        and isinstance(message, dict)
-                        and "method" not in message
-                        and message.get("id") == stream.request_id
-                    ):
+                    if stream.request_id is not None and _is_answer(message, stream.request_id):
                         stream.answered = True
                     self._deliver(data, message)
         except httpx.HTTPError as exc:  # dropped mid-stream: the caller may resume
@@ -395,6 +403,14 @@ class StreamableHTTPTransport:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+
+def _is_answer(message: Any, request_id: Any) -> bool:
+    return (
+        isinstance(message, dict)
+        and "method" not in message
+        and _key(message.get("id")) == _key(request_id)
+    )
 
 
 def _key(request_id: Any) -> tuple[type, Any]:
