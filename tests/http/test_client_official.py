@@ -125,6 +125,25 @@ async def test_session_ended_by_the_server_is_a_clear_connection_closed() -> Non
                 await client.ping()
 
 
+async def test_renew_session_starts_a_new_one_and_resends() -> None:
+    recorder = Recorder(official_app.streamable())
+    async with serving(recorder) as base:
+        transport = StreamableHTTPTransport(base + "/mcp", renew_session=True)
+        async with Client(transport) as client:
+            old = transport.session_id
+            assert old is not None
+            async with httpx.AsyncClient() as http:
+                await http.delete(base + "/mcp", headers={SESSION: old})
+            echo = {"name": "echo", "arguments": {"text": "again"}}
+            answer = await client.request("tools/call", echo)
+            assert answer["content"][0]["text"] == "again"
+            assert transport.session_id not in (None, old)
+            await client.ping()
+    inits = [e for e in recorder.seen if e["method"] == "POST" and SESSION not in e["headers"]]
+    assert len(inits) == 2  # the first handshake and the renewal, both without a session id
+    assert all(VERSION not in e["headers"] for e in inits)
+
+
 async def test_custom_headers_and_auth_hook() -> None:
     class Token(httpx.Auth):
         def __init__(self) -> None:

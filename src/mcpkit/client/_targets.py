@@ -26,8 +26,11 @@ class HttpOptions:
     `headers` go on every HTTP request; `auth` is an `httpx.Auth` instance (typed loosely so
     the client need not import httpx); `timeout` bounds connecting and sending, in seconds
     (answers take as long as the request's own timeout); `max_reconnects` bounds attempts in
-    a row to resume an SSE stream that makes no progress; `fallback` tries the 2024-11-05
-    HTTP+SSE transport when the initialize POST is refused with 400/404/405.
+    a row to resume an SSE stream; `fallback` tries the 2024-11-05 HTTP+SSE transport when
+    the initialize POST is refused with 400/404/405. When the server ends the session (404),
+    the client raises ConnectionClosed; with `renew_session` it starts a new session in its
+    place instead (the server's per-session state, such as subscriptions and the log level,
+    does not carry over, and answers still owed on the old session are lost).
     """
 
     headers: Mapping[str, str] | None = None
@@ -35,6 +38,7 @@ class HttpOptions:
     timeout: float = 30.0
     max_reconnects: int = 3
     fallback: bool = True
+    renew_session: bool = False
 
 
 async def open_transport(
@@ -76,6 +80,7 @@ def _http(url: str, options: HttpOptions) -> MessageTransport:
         timeout=options.timeout,
         max_reconnects=options.max_reconnects,
         fallback=options.fallback,
+        renew_session=options.renew_session,
     )
 
 

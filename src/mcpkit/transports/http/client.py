@@ -7,8 +7,9 @@ server sees `notifications/initialized` before the requests behind it; `initiali
 its whole answer, which carries the session id (sent on every later request) and the
 negotiated revision (sent as `MCP-Protocol-Version`). After the handshake a GET stream carries
 server-initiated messages (405: the server offers none). A stream that drops before its
-response arrived is resumed with GET + `Last-Event-ID` after the server's `retry` delay, a
-bounded number of times in a row without progress.
+response arrived is resumed with GET + `Last-Event-ID` after the server's `retry` delay
+(a server may "poll", closing it again and again); `max_reconnects` failed attempts in a row
+end it, and `notifications/cancelled` for the request stops it.
 
 A 400/404/405 answer to the initialize POST switches to the 2024-11-05 HTTP+SSE transport
 (`legacy_client.py`) for the rest of the connection.
@@ -16,9 +17,11 @@ A 400/404/405 answer to the initialize POST switches to the 2024-11-05 HTTP+SSE 
 Errors end here, as mcpkit's: a request whose POST fails gets a JSON-RPC error answer (so the
 caller sees `ProtocolError` and other requests carry on); a server that cannot be reached, or a
 404 for our session id (the server ended the session), closes the transport with a reason that
-names the URL, which the session raises as `ConnectionClosed`. We do not re-initialize behind
-the caller's back: the server's state for the old session (subscriptions, log level, in-flight
-requests) is gone, and only the layer above can decide to start over.
+names the URL, which the session raises as `ConnectionClosed`. By default we do not
+re-initialize behind the caller's back: the server's state for the old session (subscriptions,
+log level, in-flight requests) is gone, and only the layer above knows whether that matters; a
+new `Client` starts a new session. `renew_session=True` opts in: the handshake we saw is
+replayed without a session id (the revision must come back unchanged) and the message resent.
 """
 
 from __future__ import annotations
@@ -63,7 +66,9 @@ class StreamableHTTPTransport:
 
     `headers` go on every request; `auth` is an `httpx.Auth` (e.g. the OAuth flow); `timeout`
     bounds connecting and sending (answers may take as long as the request's own deadline);
-    `max_reconnects` bounds attempts in a row to resume a stream that makes no progress.
+    `max_reconnects` bounds failed attempts in a row to reopen a stream. `renew_session`: when
+    the server answers 404 for our session, start a new one (replaying the handshake) and
+    resend, instead of closing with ConnectionClosed.
     """
 
     def __init__(
@@ -75,6 +80,7 @@ class StreamableHTTPTransport:
         timeout: float = 30.0,
         max_reconnects: int = 3,
         fallback: bool = True,
+        renew_session: bool = False,
         client: httpx.AsyncClient | None = None,
     ) -> None:
         self.url = url
@@ -86,6 +92,9 @@ class StreamableHTTPTransport:
         )
         self._max_reconnects = max_reconnects
         self._fallback = fallback
+        self._renew = renew_session
+        self._renew_lock = asyncio.Lock()
+        self._handshake: tuple[bytes, bytes] | None = None  # initialize, notifications/initialized
         self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -152,10 +161,12 @@ class StreamableHTTPTransport:
             if method is None or request_id is None:  # a notification or a response
                 await self._post(data, None)
                 if method == "notifications/initialized":
+                    self._handshake = (self._handshake or (b"", b""))[0], data
                     self._spawn(self._listen())
                 elif method == "notifications/cancelled":
                     self._forget(message.get("params"))
             elif method == "initialize":
+                self._handshake = data, b""
                 self._initialize_id = request_id
                 await self._post(data, request_id, initialize=True)
             else:
@@ -183,36 +194,49 @@ class StreamableHTTPTransport:
             headers[VERSION_HEADER] = self.protocol_version
         return headers
 
-    async def _post(self, data: bytes, request_id: Any, *, initialize: bool = False) -> None:
-        headers = self._headers(accept=ACCEPT_POST, **{"content-type": "application/json"})
+    async def _post(
+        self, data: bytes, request_id: Any, *, initialize: bool = False, again: bool = False
+    ) -> None:
+        """POST one message and pass its answer up; HTTP failures become mcpkit's here."""
         sent_session = self.session_id
         try:
-            async with self._client.stream(
-                "POST", self.url, content=data, headers=headers
-            ) as response:
-                if initialize and self._fallback and response.status_code in FALLBACK_STATUSES:
-                    await self._fall_back(data, response.status_code)
-                    return
-                if response.status_code == 404 and sent_session is not None:
-                    self._session_gone(sent_session)
-                    return
-                if response.status_code >= 400:
-                    await self._refused(response, request_id)
-                    return
-                if initialize:
-                    self.session_id = response.headers.get(SESSION_HEADER) or None
-                await self._take_answer(response, request_id)
+            expired = await self._exchange(data, request_id, initialize=initialize)
         except httpx.ConnectError as exc:
             self._fail(f"could not connect to {self.url}: {_describe(exc)}")
+            return
         except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
             if request_id is None:
                 logger.warning("POST to %s failed: %s", self.url, _describe(exc))
             else:
                 self._answer_error(request_id, f"POST to {self.url} failed: {_describe(exc)}")
+            return
         except Exception as exc:  # a bug here must not leave the caller waiting forever
             logger.exception("POST to %s failed", self.url)
             if request_id is not None:
                 self._answer_error(request_id, f"POST to {self.url} failed: {_describe(exc)}")
+            return
+        if expired and sent_session is not None:
+            if not again and await self._renewed(sent_session):
+                await self._post(data, request_id, again=True)
+            else:
+                self._session_gone(sent_session)
+
+    async def _exchange(self, data: bytes, request_id: Any, *, initialize: bool) -> bool:
+        """The HTTP exchange itself; True when the server says our session is gone (404)."""
+        headers = self._headers(accept=ACCEPT_POST, **{"content-type": "application/json"})
+        async with self._client.stream("POST", self.url, content=data, headers=headers) as answer:
+            status = answer.status_code
+            if initialize and self._fallback and status in FALLBACK_STATUSES:
+                await self._fall_back(data, status)
+            elif status == 404 and SESSION_HEADER in headers:
+                return True
+            elif status >= 400:
+                await self._refused(answer, request_id)
+            else:
+                if initialize:
+                    self.session_id = answer.headers.get(SESSION_HEADER) or None
+                await self._take_answer(answer, request_id)
+        return False
 
     async def _take_answer(self, response: httpx.Response, request_id: Any) -> None:
         kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -320,9 +344,16 @@ class StreamableHTTPTransport:
                 )
                 return
             await asyncio.sleep((stream.retry_ms or DEFAULT_RETRY_MS) / 1000)
+            session = self.session_id
             status = await self._get_stream(stream)
-            if status == 404 and self.session_id is not None:
-                self._session_gone(self.session_id)
+            if status == 404 and session is not None:
+                if self._renew:  # the answer went with the old session; the next message renews
+                    self._answer_error(
+                        stream.request_id,
+                        f"{self.url} ended session {session} before answering; the request is lost",
+                    )
+                else:
+                    self._session_gone(session)
                 return
             failures = 0 if status == 200 else failures + 1
 
@@ -357,9 +388,11 @@ class StreamableHTTPTransport:
         stream = _Stream()
         failures = 0
         while failures < self._max_reconnects:
+            session = self.session_id
             status = await self._get_stream(stream)
-            if status == 404 and self.session_id is not None:
-                self._session_gone(self.session_id)
+            if status == 404 and session is not None:
+                if not await self._renewed(session):  # renewal starts a new listener
+                    self._session_gone(session)
                 return
             if 400 <= status < 500:
                 return
@@ -371,6 +404,35 @@ class StreamableHTTPTransport:
     def _answer_error(self, request_id: Any, message: str, code: int | None = None) -> None:
         error = {"code": code if code is not None else INTERNAL_ERROR, "message": message}
         self._inbox.put_nowait(orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}))
+
+    async def _renewed(self, expired: str) -> bool:
+        """With `renew_session`, start a new session in place of `expired`: replay the
+        handshake (without a session id); True once it is done, by us or by a racing task.
+        """
+        if not self._renew or self._handshake is None or not self._handshake[1]:
+            return False
+        async with self._renew_lock:
+            if self.session_id != expired:
+                return self.session_id is not None
+            initialize, initialized = self._handshake
+            version, self.session_id, self.protocol_version = self.protocol_version, None, None
+            try:
+                headers = self._headers(accept=ACCEPT_POST, **{"content-type": "application/json"})
+                answer = await self._client.post(self.url, content=initialize, headers=headers)
+                agreed = _initialize_version(answer)
+                session = answer.headers.get(SESSION_HEADER) or None
+                if answer.status_code != 200 or agreed != version or session is None:
+                    logger.warning("%s: could not renew the session", self.url)
+                    return False
+                self.session_id, self.protocol_version = session, version
+                headers = self._headers(**{"content-type": "application/json"})
+                await self._client.post(self.url, content=initialized, headers=headers)
+            except httpx.HTTPError as exc:
+                logger.warning("%s: could not renew the session: %s", self.url, _describe(exc))
+                return False
+            logger.info("%s ended session %s; continuing in %s", self.url, expired, session)
+            self._spawn(self._listen())
+            return True
 
     def _session_gone(self, session_id: str) -> None:
         self._fail(
@@ -403,6 +465,21 @@ class StreamableHTTPTransport:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+
+def _initialize_version(response: httpx.Response) -> str | None:
+    """The protocolVersion in an initialize answer, whether JSON or an event stream."""
+    kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind == "text/event-stream":
+        bodies = [event.data.encode() for event in SSEParser().feed(response.content + b"\n\n")]
+    else:
+        bodies = [response.content]
+    for body in bodies:
+        message = _parse(body) if body.strip() else None
+        result = message.get("result") if isinstance(message, dict) else None
+        if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
+            return str(result["protocolVersion"])
+    return None
 
 
 def _is_answer(message: Any, request_id: Any) -> bool:
