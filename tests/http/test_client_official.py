@@ -16,6 +16,7 @@ import pytest
 from mcpkit import Client
 from mcpkit.errors import ConnectionClosed
 from mcpkit.transports.http.client import StreamableHTTPTransport
+from mcpkit.transports.http.legacy_client import LegacySSETransport
 
 from . import official_app
 from .servers import Recorder, serving, unused_port
@@ -198,4 +199,32 @@ async def test_neither_transport_is_a_clear_error() -> None:
     async with serving(not_found) as base:
         with pytest.raises(ConnectionClosed, match="not an HTTP\\+SSE server either"):
             async with Client(base + "/mcp", timeout=5):
+                pass
+
+
+async def test_http_sse_directly() -> None:
+    async with serving(official_app.legacy()) as base:
+        transport = await LegacySSETransport.open(base + "/sse", headers={"x-team": "red"})
+        assert transport.endpoint.startswith(base + "/messages/?session_id=")
+        async with Client(transport) as client:
+            assert client.server_info["name"] == "official-http"
+            await exercise(client)
+
+
+async def test_an_endpoint_on_another_origin_is_refused() -> None:
+    async def elsewhere(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        if scope["method"] == "POST":
+            await send({"type": "http.response.start", "status": 405, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        event = b"event: endpoint\ndata: http://elsewhere.example/messages\n\n"
+        await send({"type": "http.response.body", "body": event})
+
+    async with serving(elsewhere) as base:
+        with pytest.raises(ConnectionClosed, match="endpoint on another origin"):
+            async with Client(base + "/sse", timeout=5):
                 pass

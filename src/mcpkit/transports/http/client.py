@@ -105,12 +105,18 @@ class StreamableHTTPTransport:
         self._initialize_id: Any = None
         self._reason: str | None = None
         self._closing = False
+        self._eof = False
         self._legacy: Any = None  # a LegacySSETransport once we fell back
 
     # -- MessageTransport --------------------------------------------------------------------
 
     async def read(self) -> bytes | None:
-        return await self._inbox.get()
+        if self._eof:
+            return None
+        data = await self._inbox.get()
+        if data is None:
+            self._eof = True  # every later read sees EOF too
+        return data
 
     def write(self, messages: list[Outgoing]) -> None:
         if self._closing or self._reason is not None:

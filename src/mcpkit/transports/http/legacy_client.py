@@ -50,6 +50,7 @@ class LegacySSETransport:
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue()
         self._reason: str | None = None
         self._closing = False
+        self._eof = False
         loop = asyncio.get_running_loop()
         self._reader = loop.create_task(self._read_loop(events))
         self._sender = loop.create_task(self._send_loop())
@@ -123,7 +124,12 @@ class LegacySSETransport:
     # -- MessageTransport --------------------------------------------------------------------
 
     async def read(self) -> bytes | None:
-        return await self._inbox.get()
+        if self._eof:
+            return None
+        data = await self._inbox.get()
+        if data is None:
+            self._eof = True  # every later read sees EOF too
+        return data
 
     def write(self, messages: list[Outgoing]) -> None:
         if self._closing or self._reason is not None:
