@@ -268,6 +268,7 @@ class MCPHTTPApp:
             record=transport.record,
             priming_retry=self.options.retry_ms if resumable else None,
             keepalive=self.options.keepalive,
+            divert=transport.divert,
         )
 
     def _on_initialize(self, session: HTTPSession | None) -> Callable[[bytes], None] | None:

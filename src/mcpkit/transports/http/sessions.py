@@ -105,6 +105,10 @@ class HTTPSessionTransport:
                     del pending[request_id]
             self._deliver(stream, data, final)
 
+    def divert(self, data: bytes) -> None:
+        """A related message that cannot travel on its request's JSON answer."""
+        self._deliver(self.standalone, data, final=False)
+
     def _deliver(self, stream: ResponseStream, data: bytes, final: bool) -> None:
         if stream.attached:
             stream.push(data, final)

@@ -93,14 +93,18 @@ async def respond(
     record: Record,
     priming_retry: int | None,
     keepalive: float | None,
+    divert: Callable[[bytes], None],
 ) -> None:
     """Send `stream` as JSON (one final answer, nothing before it) or as SSE."""
     if mode != "sse":
         await stream.wait()
-        if mode == "json":  # related messages cannot travel in a JSON body: only the answer
+        if mode == "json":  # related messages cannot travel in a JSON body: the GET stream
             while not stream.finished:
-                del stream.items[:]
+                for data in stream.take():
+                    divert(data)
                 await stream.wait()
+            for data in stream.items[:-1]:
+                divert(data)
             del stream.items[:-1]
         if stream.finished and len(stream.items) <= 1:
             items = stream.take()
