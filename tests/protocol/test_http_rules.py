@@ -1,0 +1,155 @@
+"""The Streamable HTTP rules as pure functions: no event loop, no sockets."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from mcpkit.protocol.http import (
+    Body,
+    Refusal,
+    accepts,
+    check_content_length,
+    check_get_headers,
+    check_post_headers,
+    check_protocol_version,
+    event_id,
+    event_sequence,
+    event_stream,
+    final_prefix,
+    host_allowed,
+    inspect_body,
+    is_final,
+    local_hosts,
+    local_origins,
+    negotiated_version,
+    origin_allowed,
+    valid_session_id,
+)
+from mcpkit.protocol.jsonrpc import encode_error, encode_notification, encode_request, encode_result
+
+
+@pytest.mark.parametrize(
+    ("accept", "content_type", "status"),
+    [
+        ("application/json, text/event-stream", "application/json", None),
+        ("text/event-stream;q=0.9, application/json", "application/json; charset=utf-8", None),
+        ("*/*", "application/json", None),
+        ("application/json", "application/json", 406),
+        ("text/event-stream", "application/json", 406),
+        (None, "application/json", 406),
+        ("application/json, text/event-stream", "text/plain", 415),
+        ("application/json, text/event-stream", None, 415),
+    ],
+)
+def test_post_headers(accept: str | None, content_type: str | None, status: int | None) -> None:
+    refused = check_post_headers(accept, content_type)
+    assert (refused.status if refused else None) == status
+
+
+def test_get_needs_sse_and_wildcards_count() -> None:
+    assert check_get_headers("text/event-stream") is None
+    assert check_get_headers("text/*") is None
+    assert check_get_headers("application/json").status == 406  # type: ignore[union-attr]
+    assert accepts("Application/JSON", "application/json")
+
+
+def test_protocol_version_header() -> None:
+    assert check_protocol_version(None) == ("2025-03-26", None)
+    assert check_protocol_version("2025-06-18") == ("2025-06-18", None)
+    _version, refused = check_protocol_version("1999-01-01")
+    assert refused is not None and refused.status == 400
+    error = orjson.loads(refused.body)
+    assert error["id"] is None and "1999-01-01" in error["error"]["message"]
+
+
+def test_content_length() -> None:
+    assert check_content_length(None, 10) is None
+    assert check_content_length("10", 10) is None
+    assert check_content_length("11", 10).status == 413  # type: ignore[union-attr]
+    assert check_content_length("x", 10).status == 400  # type: ignore[union-attr]
+
+
+def test_session_ids_are_visible_ascii() -> None:
+    assert valid_session_id("abc-DEF_123~!")
+    assert not valid_session_id("")
+    assert not valid_session_id("has space")
+    assert not valid_session_id("caf\u00e9")
+
+
+@pytest.mark.parametrize(
+    ("host", "allowed"),
+    [
+        ("127.0.0.1:8000", True),
+        ("localhost", True),
+        ("[::1]:9", True),
+        ("LOCALHOST:80", True),
+        ("evil.example", False),
+        ("localhost.evil.example:80", False),
+        (None, False),
+    ],
+)
+def test_host_allow_list(host: str | None, allowed: bool) -> None:
+    assert host_allowed(host, local_hosts()) is allowed
+
+
+def test_host_with_a_fixed_port() -> None:
+    assert host_allowed("mcp.example:443", ("mcp.example:443",))
+    assert not host_allowed("mcp.example:444", ("mcp.example:443",))
+    assert host_allowed("mcp.example:444", ("mcp.example",))
+
+
+def test_origins() -> None:
+    local = local_origins()
+    assert origin_allowed(None, local)  # not a browser
+    assert origin_allowed("http://localhost:5173", local)
+    assert origin_allowed("https://127.0.0.1", local)
+    assert not origin_allowed("https://evil.example", local)
+    assert not origin_allowed("null", local)
+    assert origin_allowed("https://evil.example", ("*",))
+    assert origin_allowed("https://app.example", ("https://app.example",))
+
+
+def test_inspect_body() -> None:
+    request = encode_request(1, "tools/list", None)
+    body = inspect_body(request)
+    assert body == Body((1,), False, False, ())
+    init = inspect_body(encode_request("i", "initialize", {}))
+    assert type(init) is Body and init.initialize
+    cancel = encode_notification("notifications/cancelled", {"requestId": "x"})
+    assert inspect_body(cancel) == Body((), False, False, ("x",))
+    batch = inspect_body(b"[" + request + b"," + encode_request(2, "ping", None) + b"]")
+    assert type(batch) is Body and batch.batch and batch.request_ids == (1, 2)
+    assert inspect_body(encode_result(3, {})) == Body((), False, False, ())
+
+
+@pytest.mark.parametrize("data", [b"{nope", b"", b"[]", b"42", b'{"jsonrpc":"1.0","id":1}'])
+def test_bodies_that_are_not_json_rpc_are_refused(data: bytes) -> None:
+    refused = inspect_body(data)
+    assert type(refused) is Refusal and refused.status == 400
+    assert "error" in orjson.loads(refused.body)
+
+
+@pytest.mark.parametrize("request_id", [1, 0, -5, "1", 'a"b', "ü"])
+def test_final_answers_are_told_from_requests_with_the_same_id(request_id: int | str) -> None:
+    prefix = final_prefix(request_id)
+    assert is_final(encode_result(request_id, {}), prefix, False)
+    assert is_final(encode_error(request_id, -1, "no"), prefix, False)
+    assert not is_final(encode_request(request_id, "roots/list", None), prefix, False)
+    assert not is_final(encode_notification("notifications/progress", {}), prefix, False)
+    assert not is_final(encode_result(f"{request_id}x", {}), prefix, False)
+    assert is_final(b"[" + encode_result(request_id, {}) + b"]", prefix, True)
+
+
+def test_negotiated_version() -> None:
+    answer = encode_result(1, {"protocolVersion": "2025-06-18"})
+    assert negotiated_version(answer) == "2025-06-18"
+    assert negotiated_version(encode_error(1, -1, "no")) is None
+    assert negotiated_version(b"garbage") is None
+
+
+def test_event_ids_name_their_stream() -> None:
+    eid = event_id("7", 42)
+    assert event_stream(eid) == "7" and event_sequence(eid) == 42
+    assert event_stream("nonsense") is None
+    assert event_stream("a.1") is None
