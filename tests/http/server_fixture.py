@@ -48,6 +48,16 @@ def make_server() -> Server:
         return "paced"
 
     @server.tool()
+    async def polled(ctx: Context) -> str:
+        """Progress, then the server closes the stream; the rest waits for a resume."""
+        await ctx.report_progress(1, 2)
+        await asyncio.sleep(0.05)
+        ctx.session.transport.close_sse_stream(ctx.request_id)  # type: ignore[attr-defined]
+        await asyncio.sleep(0.2)
+        await ctx.report_progress(2, 2)
+        return "polled"
+
+    @server.tool()
     async def ask(ctx: Context) -> str:
         """A server->client request on the request's stream."""
         roots = await ctx.list_roots()

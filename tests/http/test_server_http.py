@@ -141,6 +141,34 @@ async def test_a_lost_stream_resumes_with_last_event_id() -> None:
         assert len(replayed) == 2  # nothing of other streams, nothing twice
 
 
+async def test_the_server_may_close_a_stream_early() -> None:
+    async with serving(make_server().http_app()) as base, httpx.AsyncClient(base_url=base) as c:
+        headers = await open_session(c)
+        async with c.stream(
+            "POST", "/mcp", headers=headers, json=call("polled", token=1)
+        ) as answer:
+            events = await read_events(answer)  # ends without the answer
+        assert [json.loads(e.data)["params"]["progress"] for e in events if e.data] == [1]
+        assert events[0].retry == 1000
+        resume = {**headers, "accept": "text/event-stream", "last-event-id": events[-1].id or ""}
+        async with c.stream("GET", "/mcp", headers=resume) as again:
+            rest = [json.loads(e.data) for e in await read_events(again) if e.data]
+        assert rest[0]["params"]["progress"] == 2
+        assert rest[1]["result"]["content"][0]["text"] == "polled"
+
+
+async def test_no_priming_event_before_2025_11_25_and_keepalive_comments() -> None:
+    app = make_server().http_app(keepalive=0.05)
+    async with serving(app) as base, httpx.AsyncClient(base_url=base) as c:
+        headers = await open_session(c, "2025-06-18")
+        body = call("paced", token=1, pause=0.3)
+        async with c.stream("POST", "/mcp", headers=headers, json=body) as answer:
+            raw = b"".join([chunk async for chunk in answer.aiter_bytes()])
+        assert raw.startswith(b"id: ") and b"retry:" not in raw
+        assert b"\ndata:\n" not in raw  # no event with empty data
+        assert b": \n\n" in raw  # keep-alive comments while the tool paused
+
+
 async def test_disconnection_is_not_cancellation_but_cancelled_is() -> None:
     async with serving(make_server().http_app()) as base, httpx.AsyncClient(base_url=base) as c:
         headers = await open_session(c)

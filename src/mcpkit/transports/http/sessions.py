@@ -63,6 +63,15 @@ class HTTPSessionTransport:
             del self.pending[request_id]
         stream.end()
 
+    def close_sse_stream(self, request_id: RequestId) -> bool:
+        """End the SSE response of an open request now; the client resumes with GET and
+        Last-Event-ID (2025-11-25). False when it cannot (no event store, no such stream)."""
+        stream = self.pending.get(request_id)
+        if stream is None or self.event_store is None or not stream.attached:
+            return False
+        stream.release()
+        return True
+
     def busy(self) -> bool:
         return bool(self.pending) or self.standalone.attached
 

@@ -39,6 +39,7 @@ class ResponseStream:
         "items",
         "on_final",
         "prefix",
+        "released",
         "stream_id",
     )
 
@@ -50,6 +51,7 @@ class ResponseStream:
         self.finished = False  # the final answer is in `items` (or the stream was ended)
         self.attached = True  # an HTTP response is sending what arrives
         self.on_final: Callable[[bytes], None] | None = None
+        self.released = False  # the server ends this HTTP response; the client resumes
         self._waiter: asyncio.Future[None] | None = None
 
     def push(self, data: bytes, final: bool) -> None:
@@ -69,8 +71,15 @@ class ResponseStream:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
+    def release(self) -> None:
+        """End the HTTP response now but not the stream (2025-11-25 polling)."""
+        self.released = True
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
     async def wait(self) -> None:
-        if self.items or self.finished:
+        if self.items or self.finished or self.released:
             return
         self._waiter = asyncio.get_running_loop().create_future()
         try:
@@ -154,33 +163,31 @@ async def stream_events(
     if priming_retry is not None:
         primer = record(stream.stream_id, b"")
         if primer is not None:
-            first = encode_event(b"", event_id=primer, retry=priming_retry)
-    for eid, data in replay or ():
-        first += encode_event(data, event_id=eid)
+            first += encode_event(b"", event_id=primer, retry=priming_retry)
+    first += b"".join(encode_event(data, event_id=eid) for eid, data in replay or ())
     if first:
         await send({"type": "http.response.body", "body": first, "more_body": True})
     gone = asyncio.ensure_future(_disconnected(receive))
     try:
         while True:
-            if not stream.items and not stream.finished:
-                waiter = asyncio.ensure_future(stream.wait())
-                done, _ = await asyncio.wait(
-                    (waiter, gone), timeout=keepalive, return_when=asyncio.FIRST_COMPLETED
-                )
-                if gone in done:
-                    waiter.cancel()
-                    return
-                if not done:
-                    waiter.cancel()
-                    await send(
-                        {"type": "http.response.body", "body": encode_comment(), "more_body": True}
-                    )
+            if not (stream.items or stream.finished or stream.released):
+                arrived = await _next(stream, gone, keepalive)
+                if arrived is None:
+                    return  # the client went away
+                if not arrived:
+                    keep = {
+                        "type": "http.response.body",
+                        "body": encode_comment(),
+                        "more_body": True,
+                    }
+                    await send(keep)
                     continue
             chunk = b"".join(
                 encode_event(data, event_id=record(stream.stream_id, data))
                 for data in stream.take()
             )
-            if stream.finished:
+            if stream.finished or stream.released:
+                stream.released = False
                 await send({"type": "http.response.body", "body": chunk})
                 return
             if chunk:
@@ -190,6 +197,21 @@ async def stream_events(
         stream.attached = False
         for data in stream.take():  # arrived while we were leaving: keep them for a resume
             record(stream.stream_id, data)
+
+
+async def _next(
+    stream: ResponseStream, gone: asyncio.Future[None], keepalive: float | None
+) -> bool | None:
+    """True: something arrived; False: time for a keep-alive; None: the client is gone."""
+    waiter = asyncio.ensure_future(stream.wait())
+    done, _ = await asyncio.wait(
+        (waiter, gone), timeout=keepalive, return_when=asyncio.FIRST_COMPLETED
+    )
+    if waiter not in done:
+        waiter.cancel()
+    if gone in done:
+        return None
+    return bool(done)
 
 
 async def _disconnected(receive: Receive) -> None:
