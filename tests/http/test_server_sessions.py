@@ -7,7 +7,9 @@ import asyncio
 import contextlib
 import gc
 import json
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -18,7 +20,7 @@ from mcpkit import Server
 from mcpkit.runtime import Session
 
 from .server_fixture import HEADERS, call, initialize_body, make_server, open_session, read_events
-from .servers import serving
+from .servers import serving, unused_port
 
 
 def live_sessions(ids: set[str]) -> int:
@@ -161,3 +163,24 @@ async def test_legacy_http_sse_beside_the_mcp_endpoint() -> None:
 def test_run_rejects_unknown_transports() -> None:
     with pytest.raises(ValueError, match="available"):
         Server("x").run(transport="carrier-pigeon")
+
+
+async def test_server_run_serves_http_with_uvicorn() -> None:
+    port = unused_port()
+    script = Path(__file__).with_name("run_http_server.py")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), str(port), stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as c:
+            for _ in range(200):
+                try:
+                    answer = await c.post("/mcp", headers=HEADERS, json=initialize_body())
+                    break
+                except httpx.ConnectError:
+                    await asyncio.sleep(0.02)
+            assert answer.status_code == 200
+            assert answer.json()["result"]["serverInfo"]["name"] == "run-http"
+    finally:
+        process.terminate()
+        await process.wait()
