@@ -339,3 +339,23 @@ async def test_the_mcpkit_server_context_reaches_every_handler(tmp_path: Path) -
     ) as client:
         result = await client.call_tool("ask_all", raise_on_error=True)
         assert result.content[0].text == f"test-model {{'name': 'Ada'}} ['{tmp_path.as_uri()}']"  # type: ignore[union-attr]
+
+
+async def test_accepted_form_gets_the_schema_defaults_the_user_left_as_they_were() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "default": "Ada"},
+            "count": {"type": "integer", "default": 3},
+            "notify": {"type": "boolean", "default": True},
+            "note": {"type": "string"},
+        },
+    }
+
+    async def accept_partly(params: ElicitRequestFormParams) -> JSONObject:
+        return {"action": "accept", "content": {"name": "Grace"}}
+
+    async with asking(elicitation=accept_partly) as (ask, _, _):
+        params = {"mode": "form", "message": "Details?", "requestedSchema": schema}
+        answer = await ask("elicitation/create", params)
+    assert answer == {"action": "accept", "content": {"name": "Grace", "count": 3, "notify": True}}

@@ -246,10 +246,26 @@ class ServerRequests:
         if inspect.isawaitable(answer):
             answer = await answer
         result = answer if isinstance(answer, dict) else getattr(answer, "to_wire", dict)()
-        problems = _elicit_result_problems(result, mode, params.get("requestedSchema"))
+        schema = params.get("requestedSchema")
+        if mode == "form" and result.get("action") == "accept":
+            result = {**result, "content": with_defaults(schema, result.get("content") or {})}
+        problems = _elicit_result_problems(result, mode, schema)
         if problems:
             raise _handler_bug("elicitation", "; ".join(problems))
         return result
+
+
+def with_defaults(schema: Any, content: JSONObject) -> JSONObject:
+    """Accepted form content with the schema's defaults filled in for fields the user left
+    out (SEP-1034: defaults are the values the user saw pre-filled)."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict) or not isinstance(content, dict):
+        return content
+    filled = dict(content)
+    for name, prop in properties.items():
+        if name not in filled and isinstance(prop, dict) and "default" in prop:
+            filled[name] = prop["default"]
+    return filled
 
 
 def _elicit_result_problems(result: JSONObject, mode: str, schema: Any) -> list[str]:
