@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -212,8 +213,8 @@ class MCPHTTPApp:
     ) -> tuple[bytes, Body, str] | Refusal:
         """The body of a POST and the revision it speaks, or why it is refused."""
         limit = self.options.max_body
-        refused = rules.check_post_headers(
-            _text(headers, b"accept"), _text(headers, b"content-type")
+        refused = _post_headers(
+            headers.get(b"accept"), headers.get(b"content-type")
         ) or rules.check_content_length(_text(headers, b"content-length"), limit)
         if refused is not None:
             return refused
@@ -373,6 +374,14 @@ def _synthetic_initialize(version: str) -> bytes:
         b'{"jsonrpc":"2.0","id":"%b","method":"initialize","params":{"protocolVersion":"%b",'
         b'"capabilities":{},"clientInfo":{"name":"stateless","version":"0"}}}'
         % (_STATELESS_INIT.encode(), version.encode())
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _post_headers(accept: bytes | None, content_type: bytes | None) -> Refusal | None:
+    return rules.check_post_headers(
+        None if accept is None else accept.decode("latin-1"),
+        None if content_type is None else content_type.decode("latin-1"),
     )
 
 

@@ -61,19 +61,30 @@ class Checker:
         self.hosts = security.hosts()
         self.origins = security.origins()
         self.trusted = frozenset(security.trusted_proxies)
+        self._seen: dict[tuple[bytes | None, bytes | None], Refusal | None] = {}
 
     def check(self, scope: dict[str, Any], headers: dict[bytes, bytes]) -> Refusal | None:
-        origin = headers.get(b"origin")
-        if origin is not None and not origin_allowed(origin.decode("latin-1"), self.origins):
-            return forbidden_origin()
-        if self.hosts is None:
-            return None
+        """The verdict on a request's Origin and Host (remembered for the usual few pairs)."""
         host = headers.get(b"host")
         client = scope.get("client")
         if self.trusted and client and client[0] in self.trusted:
             forwarded = headers.get(b"x-forwarded-host")
             if forwarded is not None:
                 host = forwarded.split(b",", 1)[0].strip()
+        key = (headers.get(b"origin"), host)
+        seen = self._seen
+        if key in seen:
+            return seen[key]
+        verdict = self._judge(*key)
+        if len(seen) < 256:
+            seen[key] = verdict
+        return verdict
+
+    def _judge(self, origin: bytes | None, host: bytes | None) -> Refusal | None:
+        if origin is not None and not origin_allowed(origin.decode("latin-1"), self.origins):
+            return forbidden_origin()
+        if self.hosts is None:
+            return None
         if not host_allowed(host.decode("latin-1") if host else None, self.hosts):
             return misdirected_host()
         return None
