@@ -153,6 +153,7 @@ class Connection:
         self._next_id = 1
         self._initialize_id: RequestId | None = None
         self._accepted: dict[str, MethodInfo] = {}
+        self._allowed_requests: set[str] = set()
 
     # -- introspection -------------------------------------------------------------------------
 
@@ -165,6 +166,10 @@ class Connection:
     def requests_pending(self) -> int:
         """Our requests still waiting for an answer."""
         return len(self._outbound)
+
+    @property
+    def has_data_to_send(self) -> bool:
+        return bool(self._outbox)
 
     def data_to_send(self) -> list[Outgoing]:
         """Take the queued outgoing messages (serialized JSON, no framing)."""
@@ -502,6 +507,13 @@ class Connection:
         return request_id
 
     def _check_request_allowed(self, method: str) -> None:
+        if method in self._allowed_requests and self.state is State.READY:
+            return  # checked before: revision and capabilities are fixed after the handshake
+        self._check_request_rules(method)
+        if self.state is State.READY:
+            self._allowed_requests.add(method)
+
+    def _check_request_rules(self, method: str) -> None:
         if self.state is State.CLOSED:
             raise ConnectionClosed("the connection is closed")
         if method == "initialize":

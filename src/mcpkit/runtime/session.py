@@ -325,7 +325,9 @@ class Session:
     # -- output and time -------------------------------------------------------------------
 
     def _schedule_flush(self) -> None:
-        if not self._flush_scheduled:
+        # Once per loop turn, and only when there is something to send: an idle turn costs
+        # an event-loop iteration on every call.
+        if not self._flush_scheduled and self.connection.has_data_to_send:
             self._flush_scheduled = True
             self._loop.call_soon(self._flush)
 
