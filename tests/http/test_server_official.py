@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from mcp import ClientSession, types
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from .server_fixture import make_server
@@ -61,3 +62,20 @@ async def test_official_client(mode: str) -> None:
     if mode != "stateless":
         await asyncio.sleep(0.05)
         assert len(app.sessions) == 0  # the client's DELETE ended the session
+
+
+async def test_official_legacy_sse_client() -> None:
+    app = make_server().http_app(legacy_sse=True)
+    async with (
+        serving(app) as base,
+        sse_client(base + "/sse") as (read, write),
+        ClientSession(read, write, list_roots_callback=list_roots) as session,
+    ):
+        result = await session.initialize()
+        assert result.server_info.name == "http-fixture"
+        added = await session.call_tool("add", {"a": 2, "b": 40})
+        assert added.content[0].text == "42"  # type: ignore[union-attr]
+        asked = await session.call_tool("ask", {})
+        assert asked.content[0].text == "1 roots"  # type: ignore[union-attr]
+    await asyncio.sleep(0.05)
+    assert app.legacy.sessions == {}  # the session ended with its stream
