@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mcpkit.protocol.http import (
     Body,
@@ -153,3 +155,30 @@ def test_event_ids_name_their_stream() -> None:
     assert event_stream(eid) == "7" and event_sequence(eid) == 42
     assert event_stream("nonsense") is None
     assert event_stream("a.1") is None
+
+
+ids = st.one_of(st.integers(min_value=-(2**53), max_value=2**53), st.text(max_size=20))
+
+
+@given(st.binary(max_size=200))
+def test_inspect_body_never_raises(data: bytes) -> None:
+    outcome = inspect_body(data)
+    assert type(outcome) in (Body, Refusal)
+    if type(outcome) is Refusal:
+        assert outcome.status == 400 and "error" in orjson.loads(outcome.body)
+
+
+@given(ids, ids)
+def test_only_the_answer_to_this_id_is_final(mine: int | str, other: int | str) -> None:
+    prefix = final_prefix(mine)
+    assert is_final(encode_result(mine, {"x": other}), prefix, False)
+    assert not is_final(encode_request(mine, "sampling/createMessage", {}), prefix, False)
+    if other != mine:
+        assert not is_final(encode_result(other, {}), prefix, False)
+        assert not is_final(encode_error(other, -1, "x"), prefix, False)
+
+
+@given(st.text(max_size=30))
+def test_host_and_origin_checks_never_raise(value: str) -> None:
+    host_allowed(value, local_hosts())
+    origin_allowed(value, local_origins())
