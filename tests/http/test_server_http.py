@@ -86,6 +86,16 @@ async def test_request_checks() -> None:
         assert (await c.get("/elsewhere")).status_code == 404
 
 
+async def test_a_failed_handshake_leaves_no_session() -> None:
+    app = make_server().http_app()
+    async with serving(app) as base, httpx.AsyncClient(base_url=base) as c:
+        bad = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
+        answer = await c.post("/mcp", headers=HEADERS, json=bad)
+        assert answer.status_code == 200 and answer.json()["error"]["code"] == -32602
+        assert "mcp-session-id" not in answer.headers
+        assert len(app.sessions) == 0
+
+
 async def test_delete_ends_the_session() -> None:
     async with serving(make_server().http_app()) as base, httpx.AsyncClient(base_url=base) as c:
         headers = await open_session(c)

@@ -245,8 +245,6 @@ class MCPHTTPApp:
             await _refuse(send, rules.refusal(400, message))
             return
         stream = transport.open_stream(ids, body.batch) if ids else None
-        if stream is not None and body.initialize:
-            stream.on_final = self._on_initialize(session)
         transport.feed(data)
         for request_id in body.cancelled:
             cancelled = transport.pending.get(request_id)
@@ -255,6 +253,8 @@ class MCPHTTPApp:
         headers: list[tuple[bytes, bytes]] = []
         if session is not None:
             headers.append((b"mcp-session-id", session.id.encode()))
+        if stream is not None and body.initialize:
+            stream.on_final = self._on_initialize(session, headers)
         if stream is None:
             await send_json(send, 202, b"", headers)
             return
@@ -272,15 +272,18 @@ class MCPHTTPApp:
             divert=transport.divert,
         )
 
-    def _on_initialize(self, session: HTTPSession | None) -> Callable[[bytes], None] | None:
+    def _on_initialize(
+        self, session: HTTPSession | None, headers: list[tuple[bytes, bytes]]
+    ) -> Callable[[bytes], None] | None:
         if session is None:
             return None
 
         def remember(answer: bytes) -> None:
             session.version = rules.negotiated_version(answer)
-            if session.version is None:  # the handshake failed: no session
+            if session.version is None:  # the handshake failed: no session, no id given out
                 self.sessions.sessions.pop(session.id, None)
                 session.transport.shut()
+                headers.clear()
 
         return remember
 
