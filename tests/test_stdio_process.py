@@ -369,8 +369,10 @@ async def test_server_exits_on_eof_even_with_a_handler_running(raw: RawPeer) -> 
 
 async def test_close_of_a_well_behaved_server_needs_no_signal() -> None:
     transport = await SubprocessTransport.spawn(SERVER, shutdown_timeout=5)
+    received: asyncio.Queue[bytes] = asyncio.Queue()
+    transport.attach(received.put_nowait, lambda: None, lambda: None)
     transport.write([(orjson.dumps(request(1, "ping")), 1)])
-    assert orjson.loads(await transport.read() or b"null")["id"] == 1  # it is up
+    assert orjson.loads(await asyncio.wait_for(received.get(), 5))["id"] == 1  # it is up
     loop = asyncio.get_running_loop()
     started = loop.time()
     await transport.close()
@@ -389,7 +391,10 @@ async def test_close_escalates_to_sigterm_then_sigkill(
     flags: list[str], returncode: int, grace_periods: int
 ) -> None:
     transport = await SubprocessTransport.spawn([*STUBBORN, *flags], shutdown_timeout=0.5)
-    assert await transport.read() == b"ready\n"  # its signal disposition is in place
+    received: asyncio.Queue[bytes] = asyncio.Queue()
+    transport.attach(received.put_nowait, lambda: None, lambda: None)
+    # Its signal disposition is in place once it says so.
+    assert await asyncio.wait_for(received.get(), 5) == b"ready"
     loop = asyncio.get_running_loop()
     started = loop.time()
     await transport.close()

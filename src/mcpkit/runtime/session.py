@@ -39,7 +39,7 @@ from mcpkit.protocol import (
     ResponseReceived,
     Timeout,
 )
-from mcpkit.runtime.transport import MessageTransport
+from mcpkit.runtime.transport import MessageTransport, PushTransport
 
 JSONObject = dict[str, Any]
 RequestHandler = Callable[
@@ -76,6 +76,7 @@ class Session:
         self._background: set[asyncio.Task[Any]] = set()
         self._initialize_future: asyncio.Future[Initialized] | None = None
         self._flush_scheduled = False
+        self._cancelled_in_chunk = False
         self._timer: asyncio.TimerHandle | None = None
         self._closed_error: ConnectionClosed | None = None
         self._pump: asyncio.Task[None] | None = None
@@ -102,21 +103,51 @@ class Session:
 
     async def run(self) -> None:
         """Pump messages until the peer goes away, then fail whatever still waits."""
-        connection, transport = self.connection, self.transport
-        loop = self._loop
         try:
-            while True:
-                data = await transport.read()
-                if data is None:
-                    break
-                self._handle(connection.receive(data, loop.time()))
-                if transport.backlogged():
-                    await transport.drain()
+            if hasattr(self.transport, "attach"):
+                await self._run_pushed(self.transport)  # type: ignore[arg-type]
+            else:
+                await self._run_pulled()
         finally:
             # A peer that stopped sending may still be reading: answers already produced go
             # out before the connection counts as closed (input and EOF can arrive together).
             self._flush()
             await self._connection_lost()
+
+    async def _run_pulled(self) -> None:
+        connection, transport = self.connection, self.transport
+        loop = self._loop
+        while True:
+            data = await transport.read()
+            if data is None:
+                return
+            self._handle(connection.receive(data, loop.time()))
+            if transport.backlogged():
+                await transport.drain()
+
+    async def _run_pushed(self, transport: PushTransport) -> None:
+        # Messages are handled inside the transport's data callback: no task wake-up per
+        # message, and the answers to a chunk leave in one write at its end.
+        connection, loop = self.connection, self._loop
+        ended: asyncio.Future[None] = loop.create_future()
+
+        def receive(data: bytes) -> None:
+            self._handle(connection.receive(data, loop.time()))
+
+        def chunk_done() -> None:
+            if self._cancelled_in_chunk:
+                # Let cancelled handlers unwind before later answers (a ping after a
+                # cancellation) leave: the flush already scheduled runs after them.
+                self._cancelled_in_chunk = False
+            elif self._flush_scheduled or connection.has_data_to_send:
+                self._flush()
+
+        def eof() -> None:
+            if not ended.done():
+                ended.set_result(None)
+
+        transport.attach(receive, chunk_done, eof)
+        await ended
 
     @property
     def closed(self) -> bool:
@@ -169,6 +200,7 @@ class Session:
         task = self._handlers.pop(event.id, None)
         if task is not None:
             task.cancel()
+            self._cancelled_in_chunk = True
 
     def _initialize_failed(self, event: InitializeFailed) -> None:
         if self._initialize_future is not None and not self._initialize_future.done():

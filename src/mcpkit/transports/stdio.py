@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import BinaryIO
 
 from mcpkit.protocol import Outgoing
+from mcpkit.transports.lines import ChildProcessProtocol, LineProtocol, LineSplitter
 
 logger = logging.getLogger("mcpkit.stdio")
 
@@ -26,36 +27,45 @@ DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024  # bytes; a longer line is refused, 
 _BACKLOG_LIMIT = 1024 * 1024
 
 
-class StreamTransport:
-    """Whole messages over an asyncio stream reader and a write transport."""
+class PipeTransport:
+    """Whole messages over pipes: lines pushed in by a `LineSplitter`, written out with a
+    StreamWriter. Reading pauses while written data piles up (the peer is not reading)."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._reader = reader
+    def __init__(
+        self,
+        splitter: LineSplitter,
+        writer: asyncio.StreamWriter,
+        reading: asyncio.ReadTransport | None = None,
+    ) -> None:
+        self._splitter = splitter
         self._writer = writer
+        self._reading = reading
+        self._paused = False
         self._closed = False
 
-    async def read(self) -> bytes | None:
-        reader = self._reader
-        while True:
-            try:
-                line = await reader.readline()
-            except ValueError:
-                # Longer than the limit: asyncio dropped it. Hand the core something it will
-                # answer with a parse error instead of holding unbounded memory.
-                logger.warning("dropped a message longer than the size limit")
-                return b"message exceeds the size limit"
-            except ConnectionError:
-                return None
-            if not line:
-                return None
-            if not line.isspace():
-                return line
+    def attach(
+        self,
+        receive: Callable[[bytes], None],
+        chunk_done: Callable[[], None],
+        eof: Callable[[], None],
+    ) -> None:
+        self._splitter.attach(receive, chunk_done, eof)
 
     def write(self, messages: list[Outgoing]) -> None:
         if len(messages) == 1:
             self._writer.write(messages[0][0] + b"\n")
         else:
             self._writer.write(b"\n".join([data for data, _ in messages]) + b"\n")
+        if self._reading is not None and not self._paused and self.backlogged():
+            self._paused = True
+            self._reading.pause_reading()
+            asyncio.get_running_loop().create_task(self._resume_when_drained())
+
+    async def _resume_when_drained(self) -> None:
+        await self.drain()
+        self._paused = False
+        if self._reading is not None and not self._reading.is_closing():
+            self._reading.resume_reading()
 
     def backlogged(self) -> bool:
         return self._writer.transport.get_write_buffer_size() > _BACKLOG_LIMIT
@@ -79,7 +89,7 @@ class StreamTransport:
 @contextlib.asynccontextmanager
 async def stdio_server_transport(
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-) -> AsyncIterator[StreamTransport]:
+) -> AsyncIterator[PipeTransport]:
     """This process's stdin/stdout as a transport; stdout is reserved for MCP messages."""
     loop = asyncio.get_running_loop()
     sys.stdout.flush()
@@ -92,12 +102,13 @@ async def stdio_server_transport(
     stdin_fd = sys.stdin.fileno()
     was_blocking = os.get_blocking(stdin_fd)
     try:
-        reader = asyncio.StreamReader(limit=max_message_size)
+        splitter = LineSplitter(max_message_size)
         read_pipe = os.fdopen(os.dup(stdin_fd), "rb", buffering=0)
+        reading: asyncio.ReadTransport | None = None
         if _pollable(stdin_fd):
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), read_pipe)
+            reading, _ = await loop.connect_read_pipe(lambda: LineProtocol(splitter), read_pipe)
         else:  # a regular file or /dev/null, which epoll refuses: read it from a thread
-            _feed_from_thread(loop, reader, read_pipe)
+            _feed_from_thread(loop, splitter, read_pipe)
         try:
             write_transport, write_protocol = await loop.connect_write_pipe(
                 asyncio.streams.FlowControlMixin, out_pipe
@@ -105,7 +116,7 @@ async def stdio_server_transport(
             writer = asyncio.StreamWriter(write_transport, write_protocol, None, loop)
         except ValueError:  # a regular file (`server > answers.jsonl`): writes never block
             writer = _FileWriter(out_pipe)  # type: ignore[assignment]
-        transport = StreamTransport(reader, writer)
+        transport = PipeTransport(splitter, writer, reading)
         try:
             yield transport
         finally:
@@ -147,12 +158,12 @@ def _pollable(fd: int) -> bool:
 
 
 def _feed_from_thread(
-    loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, source: BinaryIO
+    loop: asyncio.AbstractEventLoop, splitter: LineSplitter, source: BinaryIO
 ) -> None:
     def pump() -> None:
         while chunk := source.read(65536):
-            loop.call_soon_threadsafe(reader.feed_data, chunk)
-        loop.call_soon_threadsafe(reader.feed_eof)
+            loop.call_soon_threadsafe(splitter.feed, chunk)
+        loop.call_soon_threadsafe(splitter.feed_eof)
 
     loop.run_in_executor(None, pump)
 
@@ -160,18 +171,20 @@ def _feed_from_thread(
 # -- client side -------------------------------------------------------------------------------
 
 
-class SubprocessTransport(StreamTransport):
+class SubprocessTransport(PipeTransport):
     """A server spawned as a child process, spoken to over its stdin/stdout."""
 
     def __init__(
         self,
         process: asyncio.subprocess.Process,
+        splitter: LineSplitter,
+        stdout: asyncio.ReadTransport | None,
         *,
         stderr_callback: Callable[[str], None] | None,
         shutdown_timeout: float,
     ) -> None:
-        assert process.stdout is not None and process.stdin is not None
-        super().__init__(process.stdout, process.stdin)
+        assert process.stdin is not None
+        super().__init__(splitter, process.stdin, stdout)
         self.process = process
         self._shutdown_timeout = shutdown_timeout
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=40)
@@ -192,16 +205,26 @@ class SubprocessTransport(StreamTransport):
         """Start `argv`. `env` is added to this process's environment (None: inherit it)."""
         if not argv:
             raise ValueError("the server command is empty")
-        process = await asyncio.create_subprocess_exec(
+        loop = asyncio.get_running_loop()
+        splitter = LineSplitter(max_message_size)
+        transport, protocol = await loop.subprocess_exec(
+            lambda: ChildProcessProtocol(splitter, loop),
             *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             env=None if env is None else {**os.environ, **env},
             cwd=cwd,
-            limit=max_message_size,
         )
-        return cls(process, stderr_callback=stderr_callback, shutdown_timeout=shutdown_timeout)
+        process = asyncio.subprocess.Process(transport, protocol, loop)
+        stdout = transport.get_pipe_transport(1)
+        return cls(
+            process,
+            splitter,
+            stdout,  # type: ignore[arg-type]
+            stderr_callback=stderr_callback,
+            shutdown_timeout=shutdown_timeout,
+        )
 
     @property
     def stderr_tail(self) -> list[str]:

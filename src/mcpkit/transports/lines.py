@@ -1,0 +1,134 @@
+"""Newline-delimited messages, pushed to the session as bytes arrive from a pipe.
+
+The pipe's protocol calls `feed` from the event loop's read callback; each complete line goes
+straight to the session (no reader task to wake per message), then `chunk_done` lets the
+session send every answer the chunk produced in one write. A line longer than the limit is
+dropped as it streams in (the session sees a short placeholder, which it answers with a
+parse error), so memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+logger = logging.getLogger("mcpkit.stdio")
+
+TOO_LONG = b"message exceeds the size limit"
+
+
+class LineSplitter:
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._partial = bytearray()
+        self._skipping = False  # inside a line that went over the limit
+        self._receive: Callable[[bytes], None] | None = None
+        self._chunk_done: Callable[[], None] = lambda: None
+        self._eof: Callable[[], None] | None = None
+        self._early: list[bytes] = []  # bytes that arrived before `attach`
+        self._ended = False
+
+    def attach(
+        self,
+        receive: Callable[[bytes], None],
+        chunk_done: Callable[[], None],
+        eof: Callable[[], None],
+    ) -> None:
+        self._receive, self._chunk_done, self._eof = receive, chunk_done, eof
+        early, self._early = self._early, []
+        for data in early:
+            self.feed(data)
+        if self._ended:
+            eof()
+
+    def feed(self, data: bytes) -> None:
+        if self._receive is None:
+            self._early.append(data)
+            return
+        end = data.find(b"\n")
+        if end < 0:
+            self._keep(data)
+            return
+        start = 0
+        if self._partial or self._skipping:
+            if self._skipping:
+                self._skipping = False
+            else:
+                self._deliver(bytes(self._partial) + data[:end])
+            self._partial.clear()
+            start = end + 1
+            end = data.find(b"\n", start)
+        while end >= 0:
+            self._deliver(data[start:end])
+            start = end + 1
+            end = data.find(b"\n", start)
+        if start < len(data):
+            self._keep(data[start:])
+        self._chunk_done()
+
+    @property
+    def ended(self) -> bool:
+        return self._ended
+
+    def feed_eof(self) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        if self._eof is not None:
+            self._eof()
+
+    def _deliver(self, line: bytes) -> None:
+        if line and not line.isspace():
+            assert self._receive is not None
+            self._receive(line)
+
+    def _keep(self, data: bytes) -> None:
+        if self._skipping:
+            return
+        self._partial += data
+        if len(self._partial) > self._limit:
+            logger.warning("dropped a message longer than %d bytes", self._limit)
+            self._partial.clear()
+            self._skipping = True
+            self._deliver(TOO_LONG)
+            self._chunk_done()
+
+
+class LineProtocol(asyncio.Protocol):
+    """A read pipe's protocol feeding a `LineSplitter`."""
+
+    def __init__(self, splitter: LineSplitter) -> None:
+        self.splitter = splitter
+
+    def data_received(self, data: bytes) -> None:
+        self.splitter.feed(data)
+
+    def eof_received(self) -> bool:
+        self.splitter.feed_eof()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.splitter.feed_eof()
+
+
+class ChildProcessProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """asyncio's subprocess protocol, except that the child's stdout feeds a `LineSplitter`.
+
+    stdin and stderr stay ordinary streams, so `asyncio.subprocess.Process` works as usual.
+    """
+
+    def __init__(self, splitter: LineSplitter, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=2**16, loop=loop)
+        self.splitter = splitter
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        if fd == 1:
+            self.splitter.feed(data if isinstance(data, bytes) else data.encode())
+        else:
+            super().pipe_data_received(fd, data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            self.splitter.feed_eof()
+        super().pipe_connection_lost(fd, exc)

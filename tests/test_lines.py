@@ -1,0 +1,66 @@
+"""The stdio line splitter: any chunking gives the same messages; oversized lines are dropped."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mcpkit.transports.lines import TOO_LONG, LineSplitter
+
+
+class Recorder:
+    def __init__(self, splitter: LineSplitter) -> None:
+        self.lines: list[bytes] = []
+        self.chunks = 0
+        self.ended = False
+        splitter.attach(self.lines.append, self._chunk, self._eof)
+
+    def _chunk(self) -> None:
+        self.chunks += 1
+
+    def _eof(self) -> None:
+        self.ended = True
+
+
+@given(
+    st.lists(st.binary(min_size=1, max_size=30).filter(lambda b: b"\n" not in b), max_size=6),
+    st.lists(st.integers(min_value=0, max_value=300), max_size=10),
+)
+def test_any_chunking_gives_the_same_lines(lines: list[bytes], cuts: list[int]) -> None:
+    stream = b"".join(line + b"\n" for line in lines)
+    splitter = LineSplitter(limit=1000)
+    seen = Recorder(splitter)
+    start = 0
+    for cut in [*sorted(c for c in set(cuts) if c <= len(stream)), len(stream)]:
+        splitter.feed(stream[start:cut])
+        start = cut
+    splitter.feed_eof()
+    assert seen.lines == [line for line in lines if not line.isspace()]
+    assert seen.ended
+
+
+def test_a_line_over_the_limit_is_dropped_as_it_streams_and_the_next_one_survives() -> None:
+    splitter = LineSplitter(limit=10)
+    seen = Recorder(splitter)
+    splitter.feed(b'{"a":1}\n' + b"x" * 8)
+    splitter.feed(b"y" * 8)  # now over the limit: dropped, placeholder delivered
+    splitter.feed(b"z" * 50)  # still the same long line: ignored
+    splitter.feed(b'end\n{"b":2}\n')
+    assert seen.lines == [b'{"a":1}', TOO_LONG, b'{"b":2}']
+
+
+def test_data_before_attach_is_kept_and_blank_lines_are_skipped() -> None:
+    splitter = LineSplitter(limit=100)
+    splitter.feed(b"one\n\n  \ntwo\n")
+    splitter.feed_eof()
+    seen = Recorder(splitter)
+    assert seen.lines == [b"one", b"two"] and seen.ended
+
+
+def test_one_chunk_done_per_chunk_that_completed_lines() -> None:
+    splitter = LineSplitter(limit=100)
+    seen = Recorder(splitter)
+    splitter.feed(b"a\nb\nc")
+    splitter.feed(b"c")  # no line completed: no chunk_done
+    splitter.feed(b"\n")
+    assert seen.lines == [b"a", b"b", b"cc"] and seen.chunks == 2
