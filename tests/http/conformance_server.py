@@ -1,0 +1,313 @@
+"""The fixture the official conformance suite (0.1.16) expects: its tool, resource and prompt
+names, served over Streamable HTTP on 127.0.0.1; the port is argv[1]."""
+
+import asyncio
+import base64
+import json
+import sys
+from typing import Any
+
+from mcpkit import Server
+from mcpkit.server import Context
+from mcpkit.server.tools import Tool
+
+PNG = base64.b64encode(
+    bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+    )
+).decode()
+WAV = base64.b64encode(
+    b"RIFF$\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00D\xac\x00\x00\x88X\x01\x00"
+    b"\x02\x00\x10\x00data\x00\x00\x00\x00"
+).decode()
+TEXT = {
+    "type": "resource",
+    "resource": {
+        "uri": "test://embedded-resource",
+        "mimeType": "text/plain",
+        "text": "This is an embedded resource content.",
+    },
+}
+
+server = Server("mcp-conformance-test-server", version="1.0.0")
+
+
+def result(*content: dict[str, Any], is_error: bool = False) -> dict[str, Any]:
+    return {"content": list(content), "isError": is_error}
+
+
+@server.tool()
+def test_simple_text() -> str:
+    """Returns simple text content."""
+    return "This is a simple text response for testing."
+
+
+@server.tool(structured_output=False)
+def test_image_content() -> dict[str, Any]:
+    """Returns image content."""
+    return result({"type": "image", "data": PNG, "mimeType": "image/png"})
+
+
+@server.tool(structured_output=False)
+def test_audio_content() -> dict[str, Any]:
+    """Returns audio content."""
+    return result({"type": "audio", "data": WAV, "mimeType": "audio/wav"})
+
+
+@server.tool(structured_output=False)
+def test_embedded_resource() -> dict[str, Any]:
+    """Returns an embedded resource."""
+    return result(TEXT)
+
+
+@server.tool(structured_output=False)
+def test_multiple_content_types() -> dict[str, Any]:
+    """Returns text, image and resource content."""
+    return result(
+        {"type": "text", "text": "Multiple content types test:"},
+        {"type": "image", "data": PNG, "mimeType": "image/png"},
+        TEXT,
+    )
+
+
+@server.tool()
+async def test_tool_with_logging(ctx: Context) -> str:
+    """Sends log messages while it runs."""
+    for text in ("Tool execution started", "Tool processing data", "Tool execution completed"):
+        ctx.session.notify(
+            "notifications/message",
+            {"level": "info", "data": text},
+            related_id=ctx.request_id,
+        )
+        await asyncio.sleep(0.05)
+    return "Tool with logging executed successfully"
+
+
+@server.tool(structured_output=False)
+def test_error_handling() -> dict[str, Any]:
+    """Always fails."""
+    return result(
+        {"type": "text", "text": "This tool intentionally returns an error for testing"},
+        is_error=True,
+    )
+
+
+@server.tool()
+async def test_tool_with_progress(ctx: Context) -> str:
+    """Reports progress 0, 50, 100 of 100."""
+    for step in (0, 50, 100):
+        await ctx.report_progress(step, 100)
+        await asyncio.sleep(0.05)
+    return "Progress test completed"
+
+
+@server.tool()
+async def test_sampling(prompt: str, ctx: Context) -> str:
+    """Asks the client's LLM."""
+    answer = await ctx.sample(prompt, max_tokens=100)
+    content = answer.get("content", {})
+    return f"LLM response: {content.get('text', '') if isinstance(content, dict) else content}"
+
+
+@server.tool()
+async def test_elicitation(message: str, ctx: Context) -> str:
+    """Asks the user."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"},
+        },
+        "required": ["username", "email"],
+    }
+    answer = await ctx.session.request(
+        "elicitation/create",
+        {"message": message, "requestedSchema": schema},
+        related_id=ctx.request_id,
+    )
+    return f"User response: action={answer.get('action')}, content={answer.get('content')}"
+
+
+@server.tool()
+async def test_reconnection(ctx: Context) -> str:
+    """Closes its SSE stream before answering (SEP-1699)."""
+    await asyncio.sleep(0.05)
+    ctx.session.transport.close_sse_stream(ctx.request_id)  # type: ignore[attr-defined]
+    await asyncio.sleep(0.2)
+    return "Reconnection test completed"
+
+
+def json_schema_2020_12_tool(name: str = "", address: dict[str, Any] | None = None) -> str:
+    return f"name={name}, address={address}"
+
+
+# SEP-1613: the listing keeps JSON Schema 2020-12 keywords the function signature cannot say.
+_schema_tool = Tool(
+    json_schema_2020_12_tool,
+    description="Tool with JSON Schema 2020-12 features",
+    structured_output=False,
+)
+_schema_tool.definition["inputSchema"] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "additionalProperties": False,
+}
+server.tools.put(_schema_tool.name, _schema_tool)
+
+
+async def _elicit(ctx: Context, message: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return await ctx.session.request(
+        "elicitation/create",
+        {"message": message, "requestedSchema": schema},
+        related_id=ctx.request_id,
+    )
+
+
+@server.tool()
+async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+    """Asks with a default for every primitive type."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "score": {"type": "number", "default": 95.5},
+            "status": {
+                "type": "string",
+                "enum": ["active", "inactive", "pending"],
+                "default": "active",
+            },
+            "verified": {"type": "boolean", "default": True},
+        },
+    }
+    answer = await _elicit(ctx, "Please review and update the form fields with defaults", schema)
+    return f"Elicitation completed: action={answer.get('action')}, content={answer.get('content')}"
+
+
+@server.tool()
+async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+    """Asks with every enum schema shape."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            "titledSingle": {
+                "type": "string",
+                "oneOf": [
+                    {"const": "value1", "title": "First Option"},
+                    {"const": "value2", "title": "Second Option"},
+                ],
+            },
+            "legacyEnum": {
+                "type": "string",
+                "enum": ["opt1", "opt2"],
+                "enumNames": ["Option One", "Option Two"],
+            },
+            "untitledMulti": {
+                "type": "array",
+                "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+            },
+            "titledMulti": {
+                "type": "array",
+                "items": {
+                    "anyOf": [
+                        {"const": "value1", "title": "First Choice"},
+                        {"const": "value2", "title": "Second Choice"},
+                    ]
+                },
+            },
+        },
+    }
+    answer = await _elicit(ctx, "Please select options", schema)
+    return f"Elicitation completed: action={answer.get('action')}, content={answer.get('content')}"
+
+
+@server.resource("test://static-text", mime_type="text/plain")
+def static_text() -> str:
+    """A static text resource."""
+    return "This is the content of the static text resource."
+
+
+@server.resource("test://static-binary", mime_type="image/png")
+def static_binary() -> bytes:
+    """A static binary resource."""
+    return base64.b64decode(PNG)
+
+
+@server.resource("test://template/{id}/data", mime_type="application/json")
+def template_data(id: str) -> str:
+    """Data for an id."""
+    return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
+
+
+@server.resource("test://watched-resource", mime_type="text/plain")
+def watched_resource() -> str:
+    """A resource to subscribe to."""
+    return "Watched resource content"
+
+
+@server.prompt()
+def test_simple_prompt() -> str:
+    """A simple prompt."""
+    return "This is a simple prompt for testing."
+
+
+@server.prompt()
+def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
+    """A prompt with arguments.
+
+    Args:
+        arg1: First test argument
+        arg2: Second test argument
+    """
+    return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+
+@server.prompt()
+def test_prompt_with_embedded_resource(resourceUri: str) -> list[dict[str, Any]]:
+    """A prompt embedding a resource.
+
+    Args:
+        resourceUri: URI of the resource to embed
+    """
+    resource = {
+        "type": "resource",
+        "resource": {
+            "uri": resourceUri,
+            "mimeType": "text/plain",
+            "text": "Embedded resource content for testing.",
+        },
+    }
+    return [
+        {"role": "user", "content": resource},
+        {
+            "role": "user",
+            "content": {"type": "text", "text": "Please process the embedded resource above."},
+        },
+    ]
+
+
+@server.prompt()
+def test_prompt_with_image() -> list[dict[str, Any]]:
+    """A prompt with an image."""
+    return [
+        {"role": "user", "content": {"type": "image", "data": PNG, "mimeType": "image/png"}},
+        {"role": "user", "content": {"type": "text", "text": "Please analyze the image above."}},
+    ]
+
+
+@server.completion("ref/prompt", "test_prompt_with_arguments")
+def complete_arguments(argument: str, value: str, context: dict[str, str]) -> list[str]:
+    return [word for word in ("paris", "park", "party") if word.startswith(value)]
+
+
+if __name__ == "__main__":
+    server.run(transport="http", port=int(sys.argv[1]))
