@@ -221,5 +221,9 @@ async def test_stateless_mode() -> None:
         assert "structuredContent" not in old.json()["result"]
         get = await c.get("/mcp", headers={"accept": "text/event-stream"})
         assert get.status_code == 405 and get.headers["allow"] == "POST"
+        asked = await c.post("/mcp", headers=versioned, json=call("ask"), timeout=5)
+        assert asked.status_code == 200  # no server->client requests: answered, not stuck
+        outcome = asked.json()
+        assert "error" in outcome or outcome["result"]["isError"] is True
         sse = await c.post("/mcp", headers=HEADERS, json=call("chatty", token=1, steps=2))
         assert sse.headers["content-type"] == "text/event-stream" and "chatted" in sse.text
