@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
@@ -14,63 +13,12 @@ from pydantic import BaseModel
 
 from mcpkit import Server
 from mcpkit.errors import ProtocolError
-from mcpkit.protocol import Connection, ConnectionConfig, NotificationReceived, RequestReceived
+from mcpkit.protocol import RequestReceived
 from mcpkit.runtime import Session
 from mcpkit.server.context import Context
 from mcpkit.server.elicitation import requested_schema
-from mcpkit.transports.memory import memory_pair
 
-
-class Peer:
-    """A client session on a server in process, recording the notifications it gets."""
-
-    def __init__(self, session: Session, served: asyncio.Task[None]) -> None:
-        self.session = session
-        self.served = served
-        self.notifications: list[tuple[str, Any]] = []
-        self.arrived = asyncio.Event()
-
-    async def call(self, name: str, **arguments: Any) -> dict[str, Any]:
-        params = {"name": name, "arguments": arguments}
-        return await self.session.request("tools/call", params)
-
-    async def next_notification(self, method: str) -> Any:
-        while True:
-            for seen, params in self.notifications:
-                if seen == method:
-                    self.notifications.remove((seen, params))
-                    return params
-            self.arrived.clear()
-            await asyncio.wait_for(self.arrived.wait(), 2)
-
-
-@contextlib.asynccontextmanager
-async def connect(
-    server: Server, capabilities: dict[str, Any] | None = None, answer: Any = None
-) -> AsyncIterator[Peer]:
-    client_end, server_end = memory_pair()
-    served = asyncio.create_task(server.serve(server_end))
-    peer: Peer
-
-    def on_notification(session: Session, event: NotificationReceived) -> None:
-        peer.notifications.append((event.method, event.params))
-        peer.arrived.set()
-
-    config = ConnectionConfig(
-        role="client", info={"name": "tester", "version": "9"}, capabilities=capabilities or {}
-    )
-    session = Session(
-        Connection(config), client_end, on_request=answer, on_notification=on_notification
-    )
-    peer = Peer(session, served)
-    session.start()
-    await session.initialize()
-    await session.request("ping")  # the server has now seen notifications/initialized too
-    try:
-        yield peer
-    finally:
-        await session.close()
-        await asyncio.wait_for(served, 2)
+from .peer import connect
 
 
 def text(result: dict[str, Any]) -> str:

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import enum
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
@@ -16,64 +14,10 @@ import pytest
 
 from mcpkit import Client, Server
 from mcpkit.errors import CapabilityNotDeclared, ProtocolError, resource_not_found_code
-from mcpkit.protocol import Connection, ConnectionConfig, NotificationReceived
-from mcpkit.runtime import Session
 from mcpkit.server.context import Context, SessionState
 from mcpkit.server.resources import ResourceContents, ResourceNotFound
-from mcpkit.transports.memory import memory_pair
 
-
-class Peer:
-    """A client session on a server in process that records the notifications it gets."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
-        self.notifications: list[tuple[str, Any]] = []
-        self.arrived = asyncio.Event()
-
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        return await self.session.request(method, params)
-
-    async def read(self, uri: str) -> dict[str, Any]:
-        return await self.session.request("resources/read", {"uri": uri})
-
-    async def next_notification(self, method: str) -> Any:
-        while True:
-            for seen, params in self.notifications:
-                if seen == method:
-                    self.notifications.remove((seen, params))
-                    return params
-            self.arrived.clear()
-            await asyncio.wait_for(self.arrived.wait(), 2)
-
-    async def settle(self) -> list[tuple[str, Any]]:
-        """Everything that arrived up to now (a ping round trip flushes what was sent)."""
-        await self.request("ping")
-        seen, self.notifications = self.notifications, []
-        return seen
-
-
-@contextlib.asynccontextmanager
-async def connect(server: Server, version: str | None = None) -> AsyncIterator[Peer]:
-    client_end, server_end = memory_pair()
-    served = asyncio.create_task(server.serve(server_end))
-    peer: Peer
-
-    def on_notification(session: Session, event: NotificationReceived) -> None:
-        peer.notifications.append((event.method, event.params))
-        peer.arrived.set()
-
-    config = ConnectionConfig(role="client", info={"name": "tester", "version": "1"})
-    session = Session(Connection(config), client_end, on_notification=on_notification)
-    peer = Peer(session)
-    session.start()
-    await session.initialize(version=version)
-    await session.request("ping")  # the server has now seen notifications/initialized too
-    try:
-        yield peer
-    finally:
-        await session.close()
-        await asyncio.wait_for(served, 2)
+from .peer import Peer, connect
 
 
 @dataclass
