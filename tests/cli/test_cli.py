@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,3 +111,31 @@ def test_target_can_be_a_command_line() -> None:
     assert listed.returncode == 0 and "greet" in listed.stdout
     called = mcpkit("call", target, "greet", "name=Ada")
     assert called.returncode == 0 and called.stdout == "Hello, Ada!\n"
+
+
+def test_run_serves_http_and_the_cli_talks_to_the_url() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    serving = subprocess.Popen(
+        [sys.executable, "-m", "mcpkit", "run", APP, "--transport", "http", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
+    try:
+        deadline = time.monotonic() + 15
+        while True:  # wait until uvicorn accepts connections
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the HTTP server did not start"
+                time.sleep(0.05)
+        url = f"http://127.0.0.1:{port}/mcp"
+        assert mcpkit("call", url, "add", "a=20", "b=22").stdout == "42\n"
+        listed = mcpkit("list", url, "--prompts")
+        assert listed.returncode == 0 and "review" in listed.stdout
+    finally:
+        serving.terminate()
+        serving.wait(10)

@@ -1,6 +1,6 @@
 """The `mcpkit` command: run a server, or talk to one from the shell.
 
-    mcpkit run app.py[:server]                   serve over stdio
+    mcpkit run app.py[:server] [--transport http --host H --port P]
     mcpkit list TARGET [--resources --templates --prompts]
     mcpkit call TARGET TOOL key=value ...        values parse as JSON where they can
     mcpkit read TARGET URI
@@ -32,7 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser("run", help="serve a Server from a file or module")
     run.add_argument("app", help="FILE[:OBJ] or MODULE[:OBJ]")
-    run.add_argument("--transport", default="stdio", choices=["stdio"])
+    run.add_argument("--transport", default="stdio", choices=["stdio", "http"])
+    run.add_argument("--host", default="127.0.0.1", help="HTTP: address to bind")
+    run.add_argument("--port", type=int, default=8000, help="HTTP: port to bind")
 
     def talking(name: str, help_text: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text)
@@ -73,7 +75,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             from mcpkit.cli.loading import load_server
 
-            load_server(args.app).run(args.transport)
+            server = load_server(args.app)
+            if args.transport == "http":
+                server.run("http", host=args.host, port=args.port)
+            else:
+                server.run()
             return 0
         return asyncio.run(run_command(args))
     except UsageError as exc:
