@@ -21,6 +21,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Record = Callable[[str, bytes], str | None]  # (stream id, data) -> event id
 
+QUICK = 0.05  # s: how long a stream waits before it watches for the client leaving
 SSE_HEADERS = [
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache, no-transform"),
@@ -78,14 +79,20 @@ class ResponseStream:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    async def wait(self) -> None:
+    async def wait(self, timeout: float | None = None) -> bool:
+        """Until something arrives (True) or `timeout` passes (False)."""
         if self.items or self.finished or self.released:
-            return
-        self._waiter = asyncio.get_running_loop().create_future()
+            return True
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        timer = None if timeout is None else loop.call_later(timeout, _wake, waiter)
         try:
-            await self._waiter
+            await waiter
         finally:
             self._waiter = None
+            if timer is not None:
+                timer.cancel()
+        return bool(self.items or self.finished or self.released)
 
     def take(self) -> list[bytes]:
         items, self.items = self.items, []
@@ -157,7 +164,12 @@ async def stream_events(
     replay: list[tuple[str, bytes]] | None = None,
     preamble: bytes = b"",
 ) -> None:
-    """Send an event stream until the stream finishes or the client goes away."""
+    """Send an event stream until the stream finishes or the client goes away.
+
+    A stream whose messages come quickly (the common case) is sent without a task watching
+    for the client to leave; the watcher starts once the stream has to wait.
+    """
+    await stream.wait(QUICK)  # a quick answer leaves with the headers and the priming event
     await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS + headers})
     first = preamble
     if priming_retry is not None:
@@ -165,35 +177,33 @@ async def stream_events(
         if primer is not None:
             first += encode_event(b"", event_id=primer, retry=priming_retry)
     first += b"".join(encode_event(data, event_id=eid) for eid, data in replay or ())
-    if first:
-        await send({"type": "http.response.body", "body": first, "more_body": True})
-    gone = asyncio.ensure_future(_disconnected(receive))
+    gone: asyncio.Future[None] | None = None
     try:
         while True:
-            if not (stream.items or stream.finished or stream.released):
-                arrived = await _next(stream, gone, keepalive)
-                if arrived is None:
-                    return  # the client went away
-                if not arrived:
-                    keep = {
-                        "type": "http.response.body",
-                        "body": encode_comment(),
-                        "more_body": True,
-                    }
-                    await send(keep)
-                    continue
-            chunk = b"".join(
+            chunk = first + b"".join(
                 encode_event(data, event_id=record(stream.stream_id, data))
                 for data in stream.take()
             )
+            first = b""
             if stream.finished or stream.released:
                 stream.released = False
                 await send({"type": "http.response.body", "body": chunk})
                 return
             if chunk:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            if gone is None:
+                if await stream.wait(QUICK):
+                    continue
+                gone = asyncio.ensure_future(_disconnected(receive))
+            arrived = await _next(stream, gone, keepalive)
+            if arrived is None:
+                return  # the client went away
+            if not arrived:
+                keep = {"type": "http.response.body", "body": encode_comment(), "more_body": True}
+                await send(keep)
     finally:
-        gone.cancel()
+        if gone is not None:
+            gone.cancel()
         stream.attached = False
         for data in stream.take():  # arrived while we were leaving: keep them for a resume
             record(stream.stream_id, data)
@@ -212,6 +222,11 @@ async def _next(
     if gone in done:
         return None
     return bool(done)
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 async def _disconnected(receive: Receive) -> None:
