@@ -144,6 +144,8 @@ class MCPHTTPApp:
             await self._lifespan(receive, send)
             return
         if kind != "http":
+            if kind == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
             return
         path = scope["path"]
         root = scope.get("root_path", "")
