@@ -133,7 +133,7 @@ async def test_elicitation(message: str, ctx: Context) -> str:
 async def test_reconnection(ctx: Context) -> str:
     """Closes its SSE stream before answering (SEP-1699)."""
     await asyncio.sleep(0.05)
-    ctx.session.transport.close_sse_stream(ctx.request_id)  # type: ignore[attr-defined]
+    ctx.close_sse_stream()
     await asyncio.sleep(0.2)
     return "Reconnection test completed"
 

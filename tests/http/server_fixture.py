@@ -52,7 +52,7 @@ def make_server() -> Server:
         """Progress, then the server closes the stream; the rest waits for a resume."""
         await ctx.report_progress(1, 2)
         await asyncio.sleep(0.05)
-        ctx.session.transport.close_sse_stream(ctx.request_id)  # type: ignore[attr-defined]
+        ctx.close_sse_stream()
         await asyncio.sleep(0.2)
         await ctx.report_progress(2, 2)
         return "polled"

@@ -300,3 +300,14 @@ def test_multi_select_enum_fields_are_allowed() -> None:
 def test_nested_elicitation_schemas_are_refused() -> None:
     with pytest.raises(ValueError, match="flat"):
         requested_schema(Outer)
+
+
+async def test_close_sse_stream_is_false_where_the_transport_has_no_streams() -> None:
+    server = Server("streams")
+
+    @server.tool()
+    def close(ctx: Context) -> bool:
+        return ctx.close_sse_stream()
+
+    async with connect(server) as peer:
+        assert text(await peer.call("close")) == "false"

@@ -138,6 +138,14 @@ class Context:
         """
         return await self.server.resources.read(uri, self)
 
+    def close_sse_stream(self) -> bool:
+        """Streamable HTTP (2025-11-25, with an event store): end this request's SSE stream
+        now; the client resumes it with GET + Last-Event-ID and nothing is lost. Useful to
+        free a connection during a long wait. False when the transport cannot (stdio, no
+        event store, not streaming)."""
+        close = getattr(self.session.transport, "close_sse_stream", None)
+        return bool(close(self.request.id)) if close is not None else False
+
     # -- asking the client -----------------------------------------------------------------
 
     async def sample(
