@@ -1,0 +1,26 @@
+"""W6/W7: the official SDK's (mcp==2.3.0) echo server over Streamable HTTP on uvicorn
+(one worker, asyncio loop, h11). Run with bench/.venv-official/bin/python.
+
+    python official_http.py MODE PORT     MODE: json | sse | stateless
+"""
+
+import sys
+
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("bench-echo", version="1.0.0")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Echo the text back."""
+    return text
+
+
+if __name__ == "__main__":
+    mode, port = sys.argv[1], int(sys.argv[2])
+    app = server.streamable_http_app(
+        json_response=mode != "sse", stateless_http=mode == "stateless"
+    )
+    uvicorn.run(app, host="127.0.0.1", port=port, loop="asyncio", http="h11", log_level="warning")
