@@ -1,4 +1,5 @@
-"""W6/W7: MCP over Streamable HTTP on uvicorn (one worker, `--loop asyncio`, `--http h11`).
+"""W6/W7: MCP over Streamable HTTP on uvicorn (one worker, `--loop asyncio`, `--http h11`, or
+`httptools` with BENCH_UVICORN_HTTP=httptools; every system gets the same).
 
 W6  tools/call echo over HTTP POST, keep-alive connections, driven by a raw-socket asyncio
     HTTP/1.1 client (no httpx): stateful JSON at 1 and 32 concurrent, stateful SSE at 1 and
@@ -349,7 +350,9 @@ def median(values: list[float]) -> float:
 # --- harness integration: schedule, report, targets -----------------------------------
 
 HTTP_WORKLOADS = {
-    "W6": "tools/call echo over Streamable HTTP (uvicorn, 1 worker, asyncio loop, h11)",
+    "W6": "tools/call echo over Streamable HTTP (uvicorn, 1 worker, asyncio loop, "
+    + os.environ.get("BENCH_UVICORN_HTTP", "h11")
+    + ")",
     "W7": "idle session memory over Streamable HTTP (server RSS delta per session)",
 }
 MEMORY_SYSTEMS = ("mcpkit", "official")  # raw has no sessions

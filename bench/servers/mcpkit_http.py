@@ -3,6 +3,7 @@
 python mcpkit_http.py MODE PORT     MODE: json | sse | stateless
 """
 
+import os
 import sys
 
 import uvicorn
@@ -10,6 +11,9 @@ import uvicorn
 from mcpkit import Server
 
 server = Server("bench-echo", version="1.0.0")
+
+# uvicorn's HTTP parser, the same for every system: "h11" (pure Python) or "httptools".
+HTTP_PARSER = os.environ.get("BENCH_UVICORN_HTTP", "h11")
 
 
 @server.tool()
@@ -24,4 +28,6 @@ if __name__ == "__main__":
         app = server.http_app(stateless=True, response_mode="json")
     else:
         app = server.http_app(response_mode=mode)
-    uvicorn.run(app, host="127.0.0.1", port=port, loop="asyncio", http="h11", log_level="warning")
+    uvicorn.run(
+        app, host="127.0.0.1", port=port, loop="asyncio", http=HTTP_PARSER, log_level="warning"
+    )

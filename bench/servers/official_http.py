@@ -4,12 +4,16 @@
     python official_http.py MODE PORT     MODE: json | sse | stateless
 """
 
+import os
 import sys
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 
 server = MCPServer("bench-echo", version="1.0.0")
+
+# uvicorn's HTTP parser, the same for every system: "h11" (pure Python) or "httptools".
+HTTP_PARSER = os.environ.get("BENCH_UVICORN_HTTP", "h11")
 
 
 @server.tool()
@@ -23,4 +27,6 @@ if __name__ == "__main__":
     app = server.streamable_http_app(
         json_response=mode != "sse", stateless_http=mode == "stateless"
     )
-    uvicorn.run(app, host="127.0.0.1", port=port, loop="asyncio", http="h11", log_level="warning")
+    uvicorn.run(
+        app, host="127.0.0.1", port=port, loop="asyncio", http=HTTP_PARSER, log_level="warning"
+    )

@@ -5,6 +5,7 @@ on the same uvicorn settings (one worker, asyncio loop, h11).
     python raw_http.py MODE PORT     (MODE ignored: every mode is the same JSON echo)
 """
 
+import os
 import sys
 
 import orjson
@@ -17,6 +18,9 @@ INIT_RESULT = {
     "capabilities": {"tools": {}},
     "serverInfo": {"name": "bench-echo", "version": "1.0.0"},
 }
+
+# uvicorn's HTTP parser, the same for every system: "h11" (pure Python) or "httptools".
+HTTP_PARSER = os.environ.get("BENCH_UVICORN_HTTP", "h11")
 
 
 async def app(scope, receive, send):
@@ -51,4 +55,6 @@ async def app(scope, receive, send):
 
 if __name__ == "__main__":
     port = int(sys.argv[2])
-    uvicorn.run(app, host="127.0.0.1", port=port, loop="asyncio", http="h11", log_level="warning")
+    uvicorn.run(
+        app, host="127.0.0.1", port=port, loop="asyncio", http=HTTP_PARSER, log_level="warning"
+    )
