@@ -1,5 +1,5 @@
-"""W6/W7: MCP over Streamable HTTP on uvicorn (one worker, `--loop asyncio`, `--http h11`, or
-`httptools` with BENCH_UVICORN_HTTP=httptools; every system gets the same).
+"""W6/W7: MCP over Streamable HTTP on uvicorn (one worker, `--loop asyncio`, `--http httptools`,
+or `h11` with BENCH_UVICORN_HTTP=h11; every system gets the same).
 
 W6  tools/call echo over HTTP POST, keep-alive connections, driven by a raw-socket asyncio
     HTTP/1.1 client (no httpx): stateful JSON at 1 and 32 concurrent, stateful SSE at 1 and
@@ -351,7 +351,7 @@ def median(values: list[float]) -> float:
 
 HTTP_WORKLOADS = {
     "W6": "tools/call echo over Streamable HTTP (uvicorn, 1 worker, asyncio loop, "
-    + os.environ.get("BENCH_UVICORN_HTTP", "h11")
+    + os.environ.get("BENCH_UVICORN_HTTP", "httptools")
     + ")",
     "W7": "idle session memory over Streamable HTTP (server RSS delta per session)",
 }

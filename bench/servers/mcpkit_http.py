@@ -12,8 +12,9 @@ from mcpkit import Server
 
 server = Server("bench-echo", version="1.0.0")
 
-# uvicorn's HTTP parser, the same for every system: "h11" (pure Python) or "httptools".
-HTTP_PARSER = os.environ.get("BENCH_UVICORN_HTTP", "h11")
+# uvicorn's HTTP parser, the same for every system: "httptools" (C, what uvicorn[standard] and
+# mcpkit[http] install) or "h11" (pure Python).
+HTTP_PARSER = os.environ.get("BENCH_UVICORN_HTTP", "httptools")
 
 
 @server.tool()
