@@ -5,22 +5,22 @@ How this works: each parameter is read once, at registration. Its annotation pic
 converter (int, float, bool, Literal, Enum and Optional/unions of those; anything else takes
 the string as it is) and, for closed sets (Literal, Enum, bool), the allowed values that
 completion/complete offers. Descriptions come from `Annotated[T, "text"]`, a Field-like
-object with `.description`/`.title`, or the docstring's "Args:" (or `:param x:`) entries.
+object with `.description`/`.title`, or the docstring's parameter sections (Google, NumPy or
+Sphinx style, parsed by `docstrings`, as for tools).
 """
 
 from __future__ import annotations
 
 import enum
 import inspect
-import re
 import types
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mcpkit.server.context import Context
-from mcpkit.server.schema import context_parameter
+from mcpkit.server.docstrings import describe_function
+from mcpkit.server.schema import context_parameter, resolve_hints
 
 JSONObject = dict[str, Any]
 Convert = Callable[[str], Any]
@@ -130,55 +130,6 @@ def _union_converter(args: tuple[Any, ...]) -> tuple[Convert | None, str, tuple[
     return convert, expected, None
 
 
-_SECTION = re.compile(r"^(Args|Arguments|Parameters|Params):$")
-_ENTRY = re.compile(r"^\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
-_SPHINX = re.compile(r"^:param\s+(?:[^:]*\s)?(\w+):\s*(.*)$")
-
-
-def parameter_docs(fn: Callable[..., Any]) -> dict[str, str]:
-    """Per-parameter descriptions from a Google-style "Args:" section or `:param x:` lines."""
-    lines = (inspect.getdoc(fn) or "").splitlines()
-    found = {**_sphinx_docs(lines), **_google_docs(lines)}
-    return {name: " ".join(parts) for name, parts in found.items() if any(parts)}
-
-
-def _sphinx_docs(lines: list[str]) -> dict[str, list[str]]:
-    docs: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in lines:
-        stripped = line.strip()
-        match = _SPHINX.match(stripped)
-        if match:
-            current = docs[match.group(1)] = [match.group(2)] if match.group(2) else []
-        elif not stripped or stripped.startswith(":"):
-            current = None
-        elif current is not None:
-            current.append(stripped)
-    return docs
-
-
-def _google_docs(lines: list[str]) -> dict[str, list[str]]:
-    docs: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    section_indent: int | None = None  # None: outside an "Args:" section
-    entry_indent = 0
-    for line in lines:
-        stripped = line.strip()
-        indent = len(line) - len(line.lstrip())
-        if _SECTION.match(stripped):
-            section_indent, current, entry_indent = indent, None, 0
-        elif section_indent is None or not stripped:
-            continue
-        elif indent <= section_indent:
-            section_indent = current = None  # the next section starts
-        elif (entry := _ENTRY.match(stripped)) and (current is None or indent <= entry_indent):
-            entry_indent = indent
-            current = docs[entry.group(1)] = [entry.group(2)] if entry.group(2) else []
-        elif current is not None:
-            current.append(stripped)
-    return docs
-
-
 def _metadata(annotation: Any) -> tuple[str | None, str | None]:
     """(title, description) from `Annotated[T, "description"]` or a Field-like object."""
     if typing.get_origin(annotation) is not typing.Annotated:
@@ -193,39 +144,11 @@ def _metadata(annotation: Any) -> tuple[str | None, str | None]:
     return title, description
 
 
-def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    try:
-        return typing.get_type_hints(fn, include_extras=True)
-    except Exception:  # e.g. a name only imported under TYPE_CHECKING
-        return {
-            name: p.annotation
-            for name, p in inspect.signature(fn).parameters.items()
-            if not isinstance(p.annotation, str) and p.annotation is not p.empty
-        }
-
-
-def _is_context(hint: Any) -> bool:
-    if typing.get_origin(hint) is typing.Annotated:
-        hint = typing.get_args(hint)[0]
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        return any(_is_context(member) for member in typing.get_args(hint))
-    return hint is Context
-
-
-def context_parameter_of(fn: Callable[..., Any], hints: dict[str, Any]) -> str | None:
-    """The parameter that receives the request context: annotated `Context` (or
-    `Context | None`)."""
-    found = context_parameter(fn)
-    if found is not None:
-        return found
-    return next((n for n, h in hints.items() if n != "return" and _is_context(h)), None)
-
-
 def arguments_of(fn: Callable[..., Any]) -> tuple[str | None, tuple[Argument, ...]]:
     """The context parameter of `fn` (if any) and its prompt arguments, in signature order."""
-    hints = _hints(fn)
-    skip = context_parameter_of(fn, hints)
-    docs = parameter_docs(fn)
+    hints = resolve_hints(fn)
+    skip = context_parameter(fn, hints)
+    _, docs = describe_function(fn)
     found = []
     for name, param in inspect.signature(fn).parameters.items():
         if name == skip or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
