@@ -132,10 +132,10 @@ async def test_official_client_sees_errors_as_each_revision_says(
         assert (await session.call_tool("add", {"a": 1, "b": 1})).content[0].text == "2"  # type: ignore[union-attr]
 
 
-async def test_official_auto_mode_falls_back_to_initialize(
+async def test_official_auto_mode_speaks_modern_to_us(
     monkeypatch: pytest.MonkeyPatch, errlog: IO[str]
 ) -> None:
-    """`mcp.Client` probes server/discover first; our -32600 must send it to initialize."""
+    """`mcp.Client` probes server/discover first; we answer it, so it stays on 2026-07-28."""
     probes: list[tuple[str, int | None]] = []
     send_discover = ClientSession.send_discover
 
@@ -150,10 +150,10 @@ async def test_official_auto_mode_falls_back_to_initialize(
 
     monkeypatch.setattr(ClientSession, "send_discover", recording_send_discover)
     async with mcp.Client(stdio_client(OUR_SERVER, errlog=errlog)) as client:
-        assert probes == [("2026-07-28", -32600)]
-        assert client.protocol_version == "2025-11-25"
-        assert client.session.discover_result is None
-        assert client.session.initialize_result is not None
+        assert probes == [("2026-07-28", None)]
+        assert client.protocol_version == "2026-07-28"
+        assert client.session.discover_result is not None
+        assert client.session.initialize_result is None
         added = await client.call_tool("add", {"a": 40, "b": 2})
         assert added.content[0].text == "42"  # type: ignore[union-attr]
 

@@ -253,7 +253,7 @@ async def test_garbage_before_initialize_is_answered_too() -> None:
         peer.send(b"][", request(1, "tools/list"), request(2, "ping"))
         parse_error, too_early, pong = await peer.receive_many(3)
         assert parse_error["id"] is None and parse_error["error"]["code"] == -32700
-        assert too_early["id"] == 1 and too_early["error"]["code"] == -32600
+        assert too_early["id"] == 1 and too_early["error"]["code"] == -32602  # no envelope
         assert pong == {"jsonrpc": "2.0", "id": 2, "result": {}}
         await peer.initialize()
         listed = await peer.request(3, "tools/list")

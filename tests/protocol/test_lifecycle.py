@@ -106,10 +106,13 @@ def test_initialize_error_answer_fails_the_handshake(pair: Pair) -> None:
 
 
 def test_only_ping_before_initialization(pair: Pair) -> None:
+    # Neither initialized nor carrying a 2026-07-28 envelope: invalid params, naming both ways.
     events = pair.server.receive(line({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}), 0)
     assert isinstance(events[0], MessageRejected)
     [error] = sent(pair.server)
-    assert error["id"] == 1 and error["error"]["code"] == -32600
+    assert error["id"] == 1 and error["error"]["code"] == -32602
+    assert "initialize" in error["error"]["message"]
+    assert "io.modelcontextprotocol/protocolVersion" in error["error"]["message"]
     assert pair.server.receive(line({"jsonrpc": "2.0", "id": 2, "method": "ping"}), 0) == []
     assert sent(pair.server) == [{"jsonrpc": "2.0", "id": 2, "result": {}}]
     with pytest.raises(LocalProtocolViolation):

@@ -72,8 +72,20 @@ from mcpkit.protocol.lifecycle import (
     negotiate_version,
     outbound_methods,
 )
+from mcpkit.protocol.modern import (
+    DEFAULT_CACHE_HINTS,
+    CacheHint,
+    Envelope,
+    ResultStamp,
+    discover_result,
+    envelope_meta,
+    read_envelope,
+    request_meta,
+    stamp,
+)
+from mcpkit.protocol.modern import PROTOCOL_VERSION as _ENVELOPE_KEY
 from mcpkit.types.methods import METHODS, MethodInfo
-from mcpkit.types.versions import HANDSHAKE_VERSIONS
+from mcpkit.types.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 
 JSONObject = dict[str, Any]
 Outgoing = tuple[bytes, RequestId | None]
@@ -93,13 +105,22 @@ class State(Enum):
 
 @dataclass(frozen=True, slots=True)
 class ConnectionConfig:
-    """Who we are. `versions` are the revisions we speak, oldest first; a client offers the last."""
+    """Who we are. `versions` are the handshake revisions we speak, oldest first (a client
+    offers the last); `modern` the per-request revisions (2026-07-28 on). A server stamps
+    modern results with `cache_hints` (None: the defaults) and, with `announce`, its info."""
 
     role: Role
     info: JSONObject
     capabilities: JSONObject = field(default_factory=dict)
     instructions: str | None = None
     versions: tuple[str, ...] = HANDSHAKE_VERSIONS
+    modern: tuple[str, ...] = MODERN_VERSIONS
+    cache_hints: dict[str, CacheHint] | None = None
+    announce: bool = True
+
+    @property
+    def all_versions(self) -> tuple[str, ...]:
+        return self.versions + self.modern
 
 
 class _Batch:
@@ -115,12 +136,19 @@ class _Batch:
 
 
 class _Inbound:
-    __slots__ = ("batch", "last_progress", "method", "progress_token")
+    __slots__ = ("batch", "envelope", "last_progress", "method", "progress_token")
 
-    def __init__(self, method: str, progress_token: str | int | None, batch: _Batch | None) -> None:
+    def __init__(
+        self,
+        method: str,
+        progress_token: str | int | None,
+        batch: _Batch | None,
+        envelope: Envelope | None = None,
+    ) -> None:
         self.method = method
         self.progress_token = progress_token
         self.batch = batch
+        self.envelope = envelope  # a modern request: its answer is stamped
         self.last_progress: float | None = None
 
 
@@ -154,6 +182,13 @@ class Connection:
         self._initialize_id: RequestId | None = None
         self._accepted: dict[str, MethodInfo] = {}
         self._allowed_requests: set[str] = set()
+        self._stamp: ResultStamp | None = None  # server: built on the first modern request
+        self._envelope: JSONObject | None = None  # client in modern mode: stamped on requests
+
+    @property
+    def modern(self) -> bool:
+        """Client: speaking a per-request revision (no handshake)."""
+        return self._envelope is not None
 
     # -- introspection -------------------------------------------------------------------------
 
@@ -249,21 +284,19 @@ class Connection:
                 batch,
             )
             return
+        if self.role == "server":
+            if method == "initialize":
+                self._on_initialize(msg, events, batch)
+                return
+            meta = request_meta(msg.params)
+            if meta is not None and _ENVELOPE_KEY in meta:
+                self._on_modern_request(msg, meta, events, batch)
+                return
         if method == "ping":  # allowed in every state, answered here
             self._reply(request_id, encode_result(request_id, {}), batch)
             return
-        if method == "initialize" and self.role == "server":
-            self._on_initialize(msg, events, batch)
-            return
         if not self._accepts_requests():
-            self._reject(
-                request_id,
-                INVALID_REQUEST,
-                f"Invalid Request: {method} before initialization; only ping is allowed until "
-                "the initialize handshake completes",
-                events,
-                batch,
-            )
+            self._reject_early(request_id, method, events, batch)
             return
         info = self._accepted.get(method)
         if info is None or self._undeclared(info, self.config.capabilities) is not None:
@@ -281,6 +314,62 @@ class Connection:
         if batch is not None:
             batch.waiting.add(request_id)
         events.append(RequestReceived(request_id, method, params, token))
+
+    def _reject_early(
+        self, request_id: RequestId, method: str, events: list[Event], batch: _Batch | None
+    ) -> None:
+        if self.role == "server" and self.state is State.NEW:
+            # Neither era: not initialized, and no per-request envelope either.
+            message = (
+                f"Invalid params: {method} carries no _meta.{_ENVELOPE_KEY}; a 2026-07-28 "
+                "request must carry its protocol version and client capabilities, an "
+                "earlier client must send initialize first"
+            )
+            self._reject(request_id, INVALID_PARAMS, message, events, batch)
+            return
+        message = (
+            f"Invalid Request: {method} before initialization; only ping is allowed until "
+            "the initialize handshake completes"
+        )
+        self._reject(request_id, INVALID_REQUEST, message, events, batch)
+
+    def _on_modern_request(
+        self, msg: Request, meta: JSONObject, events: list[Event], batch: _Batch | None
+    ) -> None:
+        """A 2026-07-28 request: checked and served on its own, whatever the connection's era."""
+        request_id, method = msg.id, msg.method
+        try:
+            envelope = read_envelope(meta, self.config.all_versions)
+        except ProtocolError as exc:
+            self._reply(
+                request_id, encode_error(request_id, exc.code, exc.message, exc.data), batch
+            )
+            events.append(MessageRejected(exc.code, exc.message, request_id))
+            return
+        if method == "server/discover":
+            config = self.config
+            result = discover_result(config.all_versions, config.capabilities, config.instructions)
+            data = encode_result(request_id, self._result_stamp().result(method, result))
+            self._reply(request_id, data, batch)
+            return
+        info = inbound_requests("server", envelope.version).get(method)
+        if info is None or self._undeclared(info, self.config.capabilities, envelope.version):
+            self._reject(request_id, METHOD_NOT_FOUND, f"Method not found: {method}", events, batch)
+            return
+        token = meta.get("progressToken")
+        if not is_valid_id(token):
+            token = None
+        self._inbound[request_id] = _Inbound(method, token, batch, envelope)
+        if batch is not None:
+            batch.waiting.add(request_id)
+        events.append(RequestReceived(request_id, method, msg.params, token, envelope))
+
+    def _result_stamp(self) -> ResultStamp:
+        if self._stamp is None:
+            config = self.config
+            hints = DEFAULT_CACHE_HINTS if config.cache_hints is None else config.cache_hints
+            self._stamp = ResultStamp(config.info if config.announce else None, hints)
+        return self._stamp
 
     def _accepts_requests(self) -> bool:
         if self.role == "server":
@@ -463,6 +552,39 @@ class Connection:
             Initialized(version, self.peer_info, self.peer_capabilities, self.instructions, result)
         )
 
+    # -- per-request era (client) --------------------------------------------------------------
+
+    def use_modern(self, version: str, discovered: JSONObject | None = None) -> None:
+        """Client: speak `version` (2026-07-28 on) with no handshake; every request we send
+        carries the envelope. `discovered` is a server/discover result, when there is one."""
+        if self.role != "client" or self.state not in (State.NEW, State.READY):
+            raise LocalProtocolViolation("use_modern is for a client that has not initialized")
+        if version not in self.config.modern:
+            raise LocalProtocolViolation(f"{version} is not a per-request revision we speak")
+        self._envelope = envelope_meta(version, self.config.capabilities, self.config.info)
+        self.protocol_version = version
+        self.state = State.READY
+        self._accepted = {}  # a modern server sends no requests
+        self._allowed_requests.clear()
+        if discovered is not None:
+            capabilities = discovered.get("capabilities")
+            self.peer_capabilities = capabilities if type(capabilities) is dict else {}
+            meta = discovered.get("_meta")
+            info = meta.get("io.modelcontextprotocol/serverInfo") if type(meta) is dict else None
+            self.peer_info = info if type(info) is dict else None
+            instructions = discovered.get("instructions")
+            self.instructions = instructions if type(instructions) is str else None
+
+    def use_handshake(self) -> None:
+        """Client: back to the handshake era (the server did not answer the modern probe)."""
+        if self.role != "client" or self._envelope is None:
+            raise LocalProtocolViolation("use_handshake undoes use_modern, on a client")
+        self._envelope = None
+        self.protocol_version = None
+        self.peer_capabilities = self.peer_info = self.instructions = None
+        self._allowed_requests.clear()
+        self.state = State.NEW
+
     # -- outbound ------------------------------------------------------------------------------
 
     def send_request(
@@ -481,6 +603,8 @@ class Connection:
         needs), LocalProtocolViolation (not allowed in this state or revision).
         """
         self._check_request_allowed(method)
+        if self._envelope is not None:
+            params = stamp(params, self._envelope)
         token = None
         if progress:
             token = self._next_id
@@ -518,7 +642,7 @@ class Connection:
             raise ConnectionClosed("the connection is closed")
         if method == "initialize":
             raise LocalProtocolViolation("initialize is sent by start_initialize(), by a client")
-        if method == "ping":
+        if method == "ping" and self._envelope is None:
             return
         if self.state is not State.READY:
             raise LocalProtocolViolation(
@@ -529,16 +653,18 @@ class Connection:
             return
         if info.kind != "request":
             raise LocalProtocolViolation(f"{method} is a notification, not a request")
+        if self._envelope is not None and self.peer_capabilities is None:
+            return  # modern, not discovered: the server's answer tells
         missing = self._undeclared(info, self.peer_capabilities)
         if missing is not None:
             peer = "server" if self.role == "client" else "client"
             raise CapabilityNotDeclared(method, missing, peer)
 
     def _undeclared(
-        self, info: MethodInfo, capabilities: JSONObject | None
+        self, info: MethodInfo, capabilities: JSONObject | None, version: str | None = None
     ) -> tuple[str, ...] | None:
         """The capability `info` needs at this revision that `capabilities` lacks, or None."""
-        needed = info.capability_at(self.protocol_version or "")
+        needed = info.capability_at(version or self.protocol_version or "")
         if needed is None or has_capability(capabilities, needed):
             return None
         return needed
@@ -560,6 +686,11 @@ class Connection:
             raise ConnectionClosed("the connection is closed")
         if method in _RESERVED_NOTIFICATIONS:
             raise LocalProtocolViolation(f"{method} is sent by the connection itself")
+        related = None if related_id is None else self._inbound.get(related_id)
+        if related is not None and related.envelope is not None:
+            self._check_modern_notification(method, related.envelope.version)
+            self._outbox.append((encode_notification(method, params), related_id))
+            return
         early_log = (
             self.role == "server"
             and self.state is State.INITIALIZING
@@ -572,6 +703,18 @@ class Connection:
         if missing is not None:
             raise CapabilityNotDeclared(method, missing, f"{self.role} (you)")
         self._outbox.append((encode_notification(method, params), related_id))
+
+    def _check_modern_notification(self, method: str, version: str) -> None:
+        # Related to a modern request: allowed whatever our handshake state is.
+        info = outbound_methods(self.role, version).get(method)
+        if info is None and method in METHODS:
+            raise LocalProtocolViolation(
+                f"a {self.role} cannot send {method} at revision {version}"
+            )
+        if info is not None:
+            missing = self._undeclared(info, self.config.capabilities, version)
+            if missing is not None:
+                raise CapabilityNotDeclared(method, missing, f"{self.role} (you)")
 
     def send_progress(
         self,
@@ -607,6 +750,12 @@ class Connection:
         entry = self._inbound.pop(request_id, None)
         if entry is None:
             return False
+        if entry.envelope is not None:
+            stamper = self._result_stamp()
+            if type(result) is Prepared:
+                result = stamper.prepared(entry.method, result)
+            else:
+                result = stamper.result(entry.method, result)  # type: ignore[arg-type]
         try:
             data = encode_result(request_id, result)
         except TypeError as exc:

@@ -7,10 +7,13 @@ resolve a future for `ResponseReceived`, cancel a task for `RequestCancelled`, a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpkit.errors import MCPError, ProtocolError
 from mcpkit.protocol.jsonrpc import RequestId
+
+if TYPE_CHECKING:
+    from mcpkit.protocol.modern import Envelope
 
 JSONObject = dict[str, Any]
 
@@ -23,6 +26,8 @@ class RequestReceived:
     method: str
     params: JSONObject | None
     progress_token: str | int | None = None
+    # Set for a 2026-07-28 request: its version, the client's capabilities, log level, trace.
+    envelope: Envelope | None = None
 
 
 @dataclass(slots=True)
