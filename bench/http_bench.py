@@ -1,10 +1,14 @@
-"""W6/W7: MCP over Streamable HTTP on uvicorn (one worker, `--loop asyncio`, `--http httptools`,
+"""W6-W8: MCP over Streamable HTTP on uvicorn (one worker, `--loop asyncio`, `--http httptools`,
 or `h11` with BENCH_UVICORN_HTTP=h11; every system gets the same).
 
 W6  tools/call echo over HTTP POST, keep-alive connections, driven by a raw-socket asyncio
     HTTP/1.1 client (no httpx): stateful JSON at 1 and 32 concurrent, stateful SSE at 1 and
     32, stateless JSON at 32. Latency p50/p99, calls/s, server CPU per call.
 W7  idle session memory: server RSS delta per initialized session, then per open GET stream.
+W8  tools/call add(a, b) in the 2026-07-28 era: stateless POSTs, no initialize, the `_meta`
+    envelope on every request, `Mcp-Method`/`Mcp-Name` headers; mcpkit, the official SDK and
+    the raw ASGI reference, next to mcpkit's own stateful JSON (2025-11-25 session), at 1 and
+    32 concurrent. Every answer is checked: resultType "complete" (modern) and the sum.
 
 Each measurement starts a fresh server process on a free loopback port.
 """
@@ -22,6 +26,7 @@ from common import TEXT, percentile
 from systems import SERVERS, System
 
 PROTOCOL = "2025-11-25"
+MODERN = "2026-07-28"
 HOST = "127.0.0.1"
 
 # (name, server mode, concurrency)
@@ -196,14 +201,87 @@ def call_bytes(conn: Conn, session: str | None, ident: int) -> bytes:
     return conn.request_bytes("POST", body, base_headers(session))
 
 
+def check_echo(message: dict, ident: int) -> None:
+    if message["result"]["content"][0]["text"] != TEXT:
+        raise RuntimeError(f"bad answer {message!r}")
+
+
+# --- W8: tools/call add, 2026-07-28 (modern) and 2025-11-25 (stateful) -------------------
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+}
+MODERN_HEADERS = {
+    "Content-Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": MODERN,
+    "Mcp-Method": "tools/call",
+    "Mcp-Name": "add",
+}
+
+
+def add_arguments(ident: int) -> dict:
+    """Different numbers on every call, so an answer cannot be a cached one."""
+    return {"a": ident, "b": 2}
+
+
+def modern_add_bytes(conn: Conn, session: str | None, ident: int) -> bytes:
+    """A self-contained 2026-07-28 tools/call: no session, the envelope in `params._meta`."""
+    params = {"name": "add", "arguments": add_arguments(ident), "_meta": MODERN_META}
+    body = orjson.dumps({"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": params})
+    return conn.request_bytes("POST", body, MODERN_HEADERS)
+
+
+def stateful_add_bytes(conn: Conn, session: str | None, ident: int) -> bytes:
+    """A 2025-11-25 tools/call inside the session (W6's stateful JSON, with `add`)."""
+    params = {"name": "add", "arguments": add_arguments(ident)}
+    body = orjson.dumps({"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": params})
+    return conn.request_bytes("POST", body, base_headers(session))
+
+
+def check_add(message: dict, ident: int, modern: bool) -> None:
+    """The right sum, as text (and as structured content when there is some), no error; a
+    modern answer also says resultType "complete". Anything else stops the measurement."""
+    result = message.get("result")
+    want = sum(add_arguments(ident).values())
+    ok = (
+        message.get("id") == ident
+        and isinstance(result, dict)
+        and not result.get("isError")
+        and result["content"][0]["text"] == str(want)
+        and result.get("structuredContent", {"result": want}) == {"result": want}
+        and (not modern or result.get("resultType") == "complete")
+    )
+    if not ok:
+        raise RuntimeError(f"bad answer to add{tuple(add_arguments(ident).values())}: {message!r}")
+
+
+def check_modern_add(message: dict, ident: int) -> None:
+    check_add(message, ident, True)
+
+
+def check_stateful_add(message: dict, ident: int) -> None:
+    check_add(message, ident, False)
+
+
+# W8 rows: (system, server mode). The mode picks the driver's request shape and is passed to
+# servers/{system}_add_http.py.
+W8_VARIANTS = [("mcpkit", "modern"), ("official", "modern"), ("raw", "modern"), ("mcpkit", "json")]
+W8_CONCURRENCY = (1, 32)
+W8_LABELS = {"modern": "modern", "json": "stateful JSON"}
+
+
 class Server:
-    def __init__(self, system: System, mode: str, stderr):
+    def __init__(self, system: System, mode: str, stderr, file: str = "{}_http.py"):
         self.system, self.mode, self.stderr = system, mode, stderr
+        self.file = file.format(system.name)
         self.port = _free_port()
         self.proc: asyncio.subprocess.Process | None = None
 
     async def __aenter__(self) -> "Server":
-        file = SERVERS / f"{self.system.name}_http.py"
+        file = SERVERS / self.file
         self.proc = await asyncio.create_subprocess_exec(
             self.system.server_python,
             str(file),
@@ -235,25 +313,37 @@ class Server:
                 await self.proc.wait()
 
 
-async def load(port: int, stateless: bool, concurrency: int, calls: int, warmup: int) -> dict:
-    """`concurrency` keep-alive connections, each with its own session, each sending calls
-    one after another; latencies of the measured calls, calls/s over the measured part."""
+async def load(
+    port: int,
+    stateless: bool,
+    concurrency: int,
+    calls: int,
+    warmup: int,
+    *,
+    handshake: bool = True,
+    call=call_bytes,
+    check=check_echo,
+) -> dict:
+    """`concurrency` keep-alive connections, each with its own session (none without
+    `handshake`: 2026-07-28 requests stand alone), each sending calls one after another;
+    latencies of the measured calls, calls/s over the measured part."""
     conns = [await Conn.open(port) for _ in range(concurrency)]
-    sessions = [await new_session(c, stateless) for c in conns]
+    if handshake:
+        sessions = [await new_session(c, stateless) for c in conns]
+    else:
+        sessions = [None] * concurrency
     latencies: list[int] = []
 
     async def worker(conn: Conn, session: str | None, count: int, record: bool) -> None:
         for i in range(count):
-            raw = call_bytes(conn, session, i + 1)
+            raw = call(conn, session, i + 1)
             began = time.perf_counter_ns()
             status, headers, body = await conn.roundtrip(raw)
             if record:
                 latencies.append(time.perf_counter_ns() - began)
             if status != 200:
                 raise RuntimeError(f"tools/call: HTTP {status} {body[:200]!r}")
-            message = rpc_result(headers, body)
-            if message["result"]["content"][0]["text"] != TEXT:
-                raise RuntimeError(f"bad answer {message!r}")
+            check(rpc_result(headers, body), i + 1)
 
     per = max(warmup // concurrency, 2)
     await asyncio.gather(*(worker(c, s, per, False) for c, s in zip(conns, sessions, strict=True)))
@@ -268,11 +358,28 @@ async def load(port: int, stateless: bool, concurrency: int, calls: int, warmup:
 
 
 async def measure_calls(
-    system: System, mode: str, concurrency: int, settings: HTTPSettings, stderr
+    system: System,
+    mode: str,
+    concurrency: int,
+    settings: HTTPSettings,
+    stderr,
+    workload: str = "W6",
 ) -> dict:
     calls = settings.calls_c1 if concurrency == 1 else settings.calls_c32
-    async with Server(system, mode, stderr) as server:
-        state = await load(server.port, mode == "stateless", concurrency, calls, settings.warmup)
+    if workload == "W8":
+        file = "{}_add_http.py"
+        modern = mode == "modern"
+        shape = {
+            "handshake": not modern,
+            "call": modern_add_bytes if modern else stateful_add_bytes,
+            "check": check_modern_add if modern else check_stateful_add,
+        }
+    else:
+        file, shape = "{}_http.py", {}
+    async with Server(system, mode, stderr, file) as server:
+        state = await load(
+            server.port, mode == "stateless", concurrency, calls, settings.warmup, **shape
+        )
         conns, sessions, worker = state["conns"], state["sessions"], state["worker"]
         cpu0, drv0 = server_cpu_ns(server.proc.pid), time.process_time_ns()
         began = time.perf_counter_ns()
@@ -354,6 +461,10 @@ HTTP_WORKLOADS = {
     + os.environ.get("BENCH_UVICORN_HTTP", "httptools")
     + ")",
     "W7": "idle session memory over Streamable HTTP (server RSS delta per session)",
+    "W8": "tools/call add over Streamable HTTP, 2026-07-28 (stateless, _meta envelope) "
+    "vs mcpkit's 2025-11-25 stateful JSON (uvicorn, 1 worker, asyncio loop, "
+    + os.environ.get("BENCH_UVICORN_HTTP", "httptools")
+    + ")",
 }
 MEMORY_SYSTEMS = ("mcpkit", "official")  # raw has no sessions
 
@@ -371,6 +482,14 @@ def schedule(reps: int, workloads: list[str], runnable: list):
             for system in order:
                 if system.name in MEMORY_SYSTEMS:
                     yield rep, "W7", ("memory", "json", 0), system
+        if "W8" in workloads:
+            by_name = {system.name: system for system in runnable}
+            variants = [(n, m) for n, m in W8_VARIANTS if n in by_name]
+            shift8 = rep % max(len(variants), 1)
+            for concurrency in W8_CONCURRENCY:
+                for name, mode in variants[shift8:] + variants[:shift8]:
+                    case = f"{mode} c{concurrency}"
+                    yield rep, "W8", (case, mode, concurrency), by_name[name]
 
 
 async def run_http(
@@ -387,8 +506,8 @@ async def run_http(
         began = time.perf_counter()
         with (logs_dir / f"{system.name}-http.stderr").open("ab") as stderr:
             try:
-                if workload == "W6":
-                    run = measure_calls(system, mode, concurrency, settings, stderr)
+                if workload in ("W6", "W8"):
+                    run = measure_calls(system, mode, concurrency, settings, stderr, workload)
                 else:
                     run = measure_memory(system, settings, stderr)
                 sample = await asyncio.wait_for(run, 300)
@@ -479,6 +598,8 @@ def report(results, workloads: list[str], systems: list[str]) -> list[str]:
             sse_rows.append(cells)
         out.append("\nW6  SSE cost per request relative to JSON (stateful)")
         out += _render(["", "p50 c1", "srv CPU c1", "srv CPU c32", "1/(calls/s) c32"], sse_rows)
+    if "W8" in workloads:
+        out += w8_report(results, systems)
     if "W7" in workloads:
         out.append(f"\nW7  {HTTP_WORKLOADS['W7']}")
         headers = [
@@ -516,6 +637,92 @@ def report(results, workloads: list[str], systems: list[str]) -> list[str]:
                 ]
             )
         out += _render(headers, rows)
+    return out
+
+
+def w8_label(system: str, mode: str) -> str:
+    return f"{system} {W8_LABELS[mode]}"
+
+
+def w8_report(results, systems: list[str]) -> list[str]:
+    """One table per concurrency level (a row per system and mode), then the two ratios."""
+    from report import _render
+
+    med = results.medians
+    out = [f"\nW8  {HTTP_WORKLOADS['W8']}"]
+    headers = [
+        "",
+        "p50 us",
+        "p99 us",
+        ">=20ms",
+        "calls/s",
+        "srv CPU us/call",
+        "drv CPU us/call",
+        "x official modern",
+        "x raw",
+    ]
+    rows = []
+    variants = [(n, m) for n, m in W8_VARIANTS if n in systems]
+    for concurrency in W8_CONCURRENCY:
+        rows.append([f"c{concurrency}"])
+        official = med(("W8", f"modern c{concurrency}", "official"))
+        raw = med(("W8", f"modern c{concurrency}", "raw"))
+        for name, mode in variants:
+            key = ("W8", f"{mode} c{concurrency}", name)
+            row = med(key)
+            if row is None:
+                rows.append([f"  {w8_label(name, mode)}", results.why_missing(key)[:90]])
+                continue
+            rows.append(
+                [
+                    f"  {w8_label(name, mode)}",
+                    _f(row["p50_us"]),
+                    _f(row["p99_us"]),
+                    _f(row["over_20ms"]),
+                    _f(row["calls_per_s"]),
+                    _f(row["server_cpu_us"]),
+                    _f(row["driver_cpu_us"]),
+                    _f(
+                        _ratio(row["calls_per_s"], official and official["calls_per_s"]), ".2f", "x"
+                    ),
+                    _f(_ratio(row["calls_per_s"], raw and raw["calls_per_s"]), ".2f", "x"),
+                ]
+            )
+    out += _render(headers, rows)
+    out.append(
+        "  (>=20ms: measured calls at or over 20 ms, median over repetitions;"
+        " x official modern / x raw: calls/s ratios)"
+    )
+    ratio_rows = []
+    for concurrency in W8_CONCURRENCY:
+        mine = med(("W8", f"modern c{concurrency}", "mcpkit"))
+        cells = [f"  c{concurrency}"]
+        for other in (("modern", "official"), ("json", "mcpkit")):
+            theirs = med(("W8", f"{other[0]} c{concurrency}", other[1]))
+            for metric, inverse in (
+                ("calls_per_s", False),
+                ("server_cpu_us", True),
+                ("p50_us", True),
+            ):
+                a, b = mine and mine[metric], theirs and theirs[metric]
+                cells.append(_f(_ratio(b, a) if inverse else _ratio(a, b), ".2f", "x"))
+        ratio_rows.append(cells)
+    out.append("\nW8  mcpkit modern relative to official modern and to mcpkit stateful JSON")
+    out.append(
+        "    (calls/s: mcpkit / other; srv CPU and p50: other / mcpkit; > 1 = mcpkit better)"
+    )
+    out += _render(
+        [
+            "",
+            "calls/s x off",
+            "srv CPU x off",
+            "p50 x off",
+            "calls/s x stateful",
+            "srv CPU x stateful",
+            "p50 x stateful",
+        ],
+        ratio_rows,
+    )
     return out
 
 
@@ -577,6 +784,27 @@ def targets(results, workloads: list[str]) -> list[str]:
             True,
             " ms",
         )
+    if "W8" in workloads:
+
+        def w8(case, system):
+            row = med(("W8", case, system))
+            return row and row["calls_per_s"]
+
+        check(
+            "W8 modern, 32 concurrent >= 3x official modern calls/s",
+            _ratio(w8("modern c32", "mcpkit"), w8("modern c32", "official")),
+            3,
+            False,
+        )
+        for concurrency in (32, 1):
+            check(
+                f"W8 modern >= stateful JSON calls/s (mcpkit), {concurrency} concurrent",
+                _ratio(
+                    w8(f"modern c{concurrency}", "mcpkit"), w8(f"json c{concurrency}", "mcpkit")
+                ),
+                1.0,
+                False,
+            )
     if "W7" in workloads:
         row = med(("W7", "memory", "mcpkit"))
         check("W7 idle session <= 10 KiB", row and row["session_kib"], 10, True, " KiB")

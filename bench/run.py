@@ -2,6 +2,7 @@
 
     python bench/run.py [--quick] [--only W1,W4] [--reps N] [--json out.json]
     python bench/run.py --only W6,W7    # HTTP workloads: not in the default run
+    python bench/run.py --only W8       # HTTP, 2026-07-28 (modern) tools/call: not in the default
 
 All systems run in the same invocation, interleaved: each repetition goes through every
 workload, mode and system (system order rotated per repetition), so slow drifts of a
@@ -48,7 +49,7 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls and repetitions")
     parser.add_argument(
-        "--only", default=",".join(WORKLOADS), help="e.g. W1,W2; W6,W7 (HTTP) only when named"
+        "--only", default=",".join(WORKLOADS), help="e.g. W1,W2; W6,W7,W8 (HTTP) only when named"
     )
     parser.add_argument("--reps", type=int, help="repetitions (default 5, --quick 2)")
     parser.add_argument("--systems", default=",".join(systems_mod.NAMES), help="subset to run")
@@ -116,7 +117,7 @@ def header(args: argparse.Namespace, settings: Settings, load_before: float) -> 
         f"W3 {settings.spawns} spawns per repetition; "
         f"W4 {settings.model_calls} calls of each tool after {settings.model_warmup} warmup; "
         f"W5 {settings.list_calls} lists after {settings.list_warmup} warmup\n"
-        f"W6 {hs.calls_c1} calls at 1 concurrent, {hs.calls_c32} at 32, after {hs.warmup} "
+        f"W6/W8 {hs.calls_c1} calls at 1 concurrent, {hs.calls_c32} at 32, after {hs.warmup} "
         f"warmup; W7 {hs.sessions} sessions, then {hs.sessions} GET streams\n"
         f"official = {systems_mod.OFFICIAL_REQUIREMENT} in "
         f"{systems_mod.OFFICIAL_VENV.relative_to(systems_mod.BENCH.parent)}; "

@@ -15,6 +15,9 @@ SERVERS = BENCH / "servers"
 OFFICIAL_VENV = BENCH / ".venv-official"
 OFFICIAL_REQUIREMENT = "mcp==2.3.0"
 OFFICIAL_VERSION = OFFICIAL_REQUIREMENT.split("==")[1]
+# uvicorn's C HTTP parser, which the HTTP servers (W6-W8) use for every system; the same version
+# as mcpkit[http] puts in the dev venv
+HTTPTOOLS_REQUIREMENT = "httptools==0.9.0"
 NAMES = ("mcpkit", "official", "raw")
 
 
@@ -47,15 +50,28 @@ def _last_line(text: str) -> str:
 
 
 def ensure_official_venv(log=print) -> Path:
-    """bench/.venv-official/bin/python with mcp==2.3.0 in it; create or repair it if needed."""
+    """bench/.venv-official/bin/python with mcp==2.3.0 (and httptools) in it; create or repair
+    it if needed."""
     python = OFFICIAL_VENV / "bin" / "python"
-    probe = [str(python), "-c", "import importlib.metadata as m; print(m.version('mcp'))"]
+    probe = [
+        str(python),
+        "-c",
+        "import importlib.metadata as m, httptools; print(m.version('mcp'))",
+    ]
     if python.exists() and _run(probe).stdout.strip() == OFFICIAL_VERSION:
         return python
     log(f"setting up {OFFICIAL_VENV.relative_to(BENCH.parent)} with {OFFICIAL_REQUIREMENT} ...")
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(OFFICIAL_VENV)], check=True)
-    pip = [str(python), "-m", "pip", "install", "--quiet", OFFICIAL_REQUIREMENT]
+    pip = [
+        str(python),
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        OFFICIAL_REQUIREMENT,
+        HTTPTOOLS_REQUIREMENT,
+    ]
     subprocess.run(pip, check=True)
     return python
 
