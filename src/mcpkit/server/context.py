@@ -1,10 +1,14 @@
 """`Context`: what a handler may know and do about the request it is serving.
 
-One is made per request (cheap: three references). A tool gets it by declaring a parameter
+One is made per request (cheap: a few references). A tool gets it by declaring a parameter
 annotated `Context`; built-in handlers always get it. The calls that ask the client for
-something (`sample`, `elicit`, `list_roots`) are requests the server sends in the handshake
-era; in the 2026-07-28 era the same calls become an input-required answer, so tool code does
-not change between eras.
+something (`sample`, `elicit`, `elicit_url`, `list_roots`, `gather_input`) are requests the
+server sends in the handshake era; for a 2026-07-28 request the same calls become an
+input-required answer (see `mrtr`), so handler code does not change between eras.
+
+A context knows its request's era: `envelope` is set for a 2026-07-28 request (which carries
+its protocol version, client capabilities, client info, log level and trace context in
+`params._meta`), None for a request on an initialized (handshake) connection.
 """
 
 from __future__ import annotations
@@ -15,8 +19,18 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcpkit.errors import CapabilityNotDeclared
 from mcpkit.protocol import RequestReceived
+from mcpkit.protocol.modern import Envelope
 from mcpkit.runtime import Session
 from mcpkit.server.elicitation import Elicited, parse_answer, requested_schema
+from mcpkit.server.mrtr import (
+    Ask,
+    Round,
+    cannot_ask,
+    needs_form_elicitation,
+    needs_roots,
+    needs_url_elicitation,
+    sampling_needs,
+)
 
 if TYPE_CHECKING:
     from mcpkit.server.server import Server
@@ -35,6 +49,7 @@ LOG_LEVELS: tuple[LogLevel, ...] = (
     "emergency",
 )
 _SEVERITY = {level: rank for rank, level in enumerate(LOG_LEVELS)}
+_TRACE_KEYS = ("traceparent", "tracestate", "baggage")
 
 
 @dataclass(slots=True)
@@ -51,12 +66,19 @@ class SessionState:
 class Context:
     """The request being served: who asked, what they declared, and ways to talk back."""
 
-    __slots__ = ("request", "server", "session")
+    __slots__ = ("request", "round", "server", "session")
 
-    def __init__(self, server: Server, session: Session, request: RequestReceived) -> None:
+    def __init__(
+        self,
+        server: Server,
+        session: Session,
+        request: RequestReceived,
+        round: Round | None = None,
+    ) -> None:
         self.server = server
         self.session = session
         self.request = request
+        self.round = round  # a modern request that may answer input_required: its answers
 
     # -- facts -----------------------------------------------------------------------------
 
@@ -69,17 +91,61 @@ class Context:
         return self.request.params or {}
 
     @property
+    def envelope(self) -> Envelope | None:
+        """What a 2026-07-28 request says about itself; None in the handshake era."""
+        return self.request.envelope
+
+    @property
+    def modern(self) -> bool:
+        """True for a 2026-07-28 request (no handshake; the envelope rules)."""
+        return self.request.envelope is not None
+
+    @property
     def protocol_version(self) -> str | None:
-        """The negotiated revision of this connection."""
+        """The request's revision (2026-07-28 on), else the connection's negotiated one."""
+        envelope = self.request.envelope
+        if envelope is not None:
+            return envelope.version
         return self.session.connection.protocol_version
 
     @property
     def client_info(self) -> JSONObject:
+        """The client's self-reported name and version (for display and logs, never trust)."""
+        envelope = self.request.envelope
+        if envelope is not None:
+            return envelope.client_info or {}
         return self.session.connection.peer_info or {}
 
     @property
     def client_capabilities(self) -> JSONObject:
+        """What the client declared: in this request's envelope, or at initialize."""
+        envelope = self.request.envelope
+        if envelope is not None:
+            return envelope.capabilities
         return self.session.connection.peer_capabilities or {}
+
+    @property
+    def trace(self) -> JSONObject:
+        """OpenTelemetry context the request carried in `_meta` (traceparent, tracestate,
+        baggage; only those present; {} without any). Read for either era."""
+        envelope = self.request.envelope
+        if envelope is not None:
+            return dict(envelope.trace) if envelope.trace else {}
+        meta = self.params.get("_meta")
+        if type(meta) is not dict:
+            return {}
+        return {k: meta[k] for k in _TRACE_KEYS if type(meta.get(k)) is str}
+
+    @property
+    def principal(self) -> Any:
+        """Who is calling, as authenticated by the transport (None without authorization).
+
+        A hook for authorization: a transport that authenticates its peer exposes it as its
+        `principal` attribute (a string, or an object with a `subject`). Request state
+        (input_required rounds) is bound to it: a state issued to one principal is refused
+        for another.
+        """
+        return getattr(self.session.transport, "principal", None)
 
     @property
     def state(self) -> SessionState:
@@ -109,15 +175,27 @@ class Context:
         return self.session.report_progress(self.request.id, progress, total, message)
 
     async def log(self, level: LogLevel, data: Any, logger: str | None = None) -> bool:
-        """Send a log message to the client if it asked for this level; True when sent."""
-        state: SessionState = self.session.state
-        if not state.wants_log(level) or "logging" not in self.server.capabilities():
+        """Send a log message to the client if it asked for this level; True when sent.
+
+        Handshake era: the level the client set with logging/setLevel. A 2026-07-28
+        request: the `logLevel` in its envelope; none there means no message at all.
+        """
+        if not self.wants_log(level) or "logging" not in self.server.capabilities():
             return False
         params: JSONObject = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
         self.session.notify("notifications/message", params, related_id=self.request.id)
         return True
+
+    def wants_log(self, level: LogLevel) -> bool:
+        """Whether a message at `level` would reach the client for this request."""
+        envelope = self.request.envelope
+        if envelope is None:
+            state: SessionState = self.session.state
+            return state.wants_log(level)
+        wanted = envelope.log_level
+        return wanted is not None and _SEVERITY[level] >= _SEVERITY[wanted]  # type: ignore[index]
 
     async def debug(self, data: Any) -> bool:
         return await self.log("debug", data)
@@ -160,42 +238,108 @@ class Context:
 
         `messages` may be a plain string (one user message). `options` are further
         CreateMessageRequest params in wire spelling (modelPreferences, temperature, tools, ...).
-        Raises CapabilityNotDeclared when the client offers no sampling.
+        Raises CapabilityNotDeclared when the client offers no sampling (handshake era),
+        ProtocolError -32021 (2026-07-28). See `mrtr` for how asking works at 2026-07-28.
         """
-        if isinstance(messages, str):
-            messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
-        params: JSONObject = {"messages": messages, "maxTokens": max_tokens, **options}
-        if system_prompt is not None:
-            params["systemPrompt"] = system_prompt
-        return await self._ask("sampling/createMessage", params)
+        (result,) = await self.gather_input(
+            self.sample_request(
+                messages, max_tokens=max_tokens, system_prompt=system_prompt, **options
+            )
+        )
+        return result  # type: ignore[no-any-return]
 
     async def elicit(self, message: str, schema: type[T] | JSONObject) -> Elicited[T]:
         """Ask the user for structured input (form mode).
 
         `schema` is a pydantic model, dataclass or TypedDict (the answer comes back as an
         instance) or a JSON Schema dict (the answer comes back as a dict). Raises
-        CapabilityNotDeclared without the client's elicitation capability, ValueError for a
-        schema forms cannot carry or an answer that does not fit it.
+        CapabilityNotDeclared without the client's elicitation capability (-32021 at
+        2026-07-28), ValueError for a schema forms cannot carry or an answer that does not
+        fit it.
         """
-        params: JSONObject = {"message": message, "requestedSchema": requested_schema(schema)}
-        if self.protocol_version is None or self.protocol_version >= "2025-11-25":
-            params["mode"] = "form"
-        return parse_answer(schema, await self._ask("elicitation/create", params))
+        (result,) = await self.gather_input(self.elicit_request(message, schema))
+        return result  # type: ignore[no-any-return]
 
     async def elicit_url(self, message: str, url: str, elicitation_id: str) -> JSONObject:
         """Send the user to a URL (URL mode elicitation, 2025-11-25 on)."""
-        elicitation = self.client_capabilities.get("elicitation")
-        if not isinstance(elicitation, dict) or "url" not in elicitation:
-            raise CapabilityNotDeclared("elicitation/create", ("elicitation", "url"), "client")
-        params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
-        return await self._ask("elicitation/create", params)
+        (result,) = await self.gather_input(self.elicit_url_request(message, url, elicitation_id))
+        return result  # type: ignore[no-any-return]
 
     async def list_roots(self) -> list[JSONObject]:
         """The client's roots (roots/list)."""
-        result = await self._ask("roots/list", None)
-        roots: list[JSONObject] = result.get("roots", [])
-        return roots
+        (result,) = await self.gather_input(self.roots_request())
+        return result  # type: ignore[no-any-return]
 
-    async def _ask(self, method: str, params: JSONObject | None) -> JSONObject:
-        # The connection refuses (CapabilityNotDeclared) what the client did not declare.
-        return await self.session.request(method, params, related_id=self.request.id)
+    async def gather_input(self, *asks: Ask) -> list[Any]:
+        """Ask several things at once; their parsed answers, in order.
+
+        Build the asks with `sample_request`, `elicit_request`, `elicit_url_request` and
+        `roots_request`. In the handshake era they are sent concurrently; for a 2026-07-28
+        request every unanswered one goes into the same input_required answer (one round
+        for all of them instead of one round each).
+
+        Raises like the single asks; ProtocolError -32603 when asking is impossible (a
+        2026-07-28 request other than tools/call, prompts/get, resources/read).
+        """
+        if self.request.envelope is None:
+            results = await asyncio.gather(*(self._send(ask) for ask in asks))
+            return [ask.parse(result) for ask, result in zip(asks, results, strict=True)]
+        if self.round is None:
+            raise cannot_ask(self, asks[0].method if asks else "a request")
+        return self.round.resolve(asks, self.request.envelope.capabilities)
+
+    def sample_request(
+        self,
+        messages: list[JSONObject] | str,
+        *,
+        max_tokens: int = 1024,
+        system_prompt: str | None = None,
+        **options: Any,
+    ) -> Ask:
+        """A sampling/createMessage ask for `gather_input` (arguments as for `sample`)."""
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
+        params: JSONObject = {"messages": messages, "maxTokens": max_tokens, **options}
+        if system_prompt is not None:
+            params["systemPrompt"] = system_prompt
+        return Ask("sampling/createMessage", params, _same, sampling_needs(params))
+
+    def elicit_request(self, message: str, schema: type[T] | JSONObject) -> Ask:
+        """A form elicitation ask for `gather_input` (arguments as for `elicit`)."""
+        params: JSONObject = {"message": message, "requestedSchema": requested_schema(schema)}
+        if self.protocol_version is None or self.protocol_version >= "2025-11-25":
+            params["mode"] = "form"
+        return Ask(
+            "elicitation/create",
+            params,
+            lambda result: parse_answer(schema, result),
+            needs_form_elicitation,
+        )
+
+    def elicit_url_request(self, message: str, url: str, elicitation_id: str) -> Ask:
+        """A URL elicitation ask for `gather_input` (arguments as for `elicit_url`).
+
+        Raises CapabilityNotDeclared in the handshake era without `elicitation.url`.
+        """
+        if self.request.envelope is None and needs_url_elicitation(self.client_capabilities):
+            raise CapabilityNotDeclared("elicitation/create", ("elicitation", "url"), "client")
+        params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
+        return Ask("elicitation/create", params, _same, needs_url_elicitation)
+
+    def roots_request(self) -> Ask:
+        """A roots/list ask for `gather_input`; its answer is the list of roots."""
+        return Ask("roots/list", None, _roots, needs_roots)
+
+    async def _send(self, ask: Ask) -> JSONObject:
+        # Handshake era: a real request. The connection refuses (CapabilityNotDeclared) what
+        # the client did not declare.
+        return await self.session.request(ask.method, ask.params, related_id=self.request.id)
+
+
+def _same(result: JSONObject) -> JSONObject:
+    return result
+
+
+def _roots(result: JSONObject) -> list[JSONObject]:
+    roots: list[JSONObject] = result.get("roots", [])
+    return roots

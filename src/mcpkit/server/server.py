@@ -11,12 +11,19 @@ from __future__ import annotations
 import contextlib
 import logging
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcpkit.errors import MethodNotFound
 from mcpkit.protocol import Connection, ConnectionConfig, Prepared, RequestReceived, State
+from mcpkit.protocol.modern import (
+    CACHEABLE_METHODS,
+    DEFAULT_CACHE_HINTS,
+    INPUT_REQUIRED_METHODS,
+    CacheHint,
+)
 from mcpkit.runtime import MessageTransport, Session
+from mcpkit.server import mrtr
 from mcpkit.server.completion import Completions
 from mcpkit.server.context import Context, SessionState
 from mcpkit.server.logs import ClientLogHandler, set_level
@@ -24,6 +31,9 @@ from mcpkit.server.pagination import Paginator
 from mcpkit.server.prompts import PromptRegistry
 from mcpkit.server.resources import ResourceRegistry
 from mcpkit.server.tools import Tool, ToolRegistry
+
+if TYPE_CHECKING:
+    from mcpkit.server.request_state import RequestStateCodec, RequestStateKeys
 
 JSONObject = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -39,6 +49,14 @@ class Server:
     `instructions` tell the client how to use the server; `lifespan` is an async context
     manager factory entered once around the server's life (its value is `ctx.lifespan`);
     `page_size` splits list results into pages (None: one page).
+
+    2026-07-28 requests: `cache` sets the ttlMs/cacheScope stamped on cacheable results,
+    per method (a `CacheHint`, or an int: that ttl in ms with the method's default scope),
+    over `DEFAULT_CACHE_HINTS`; `request_state_keys` (a list of secrets, newest first, or a
+    `RequestStateKeys`; default: $MCPKIT_REQUEST_STATE_KEYS or a random per-process key)
+    and `request_state_ttl` (seconds) seal the state of input_required rounds.
+
+    Raises ValueError for a `cache` method that is not cacheable or a bad hint.
     """
 
     def __init__(
@@ -50,6 +68,9 @@ class Server:
         title: str | None = None,
         lifespan: Lifespan | None = None,
         page_size: int | None = None,
+        cache: Mapping[str, CacheHint | int] | None = None,
+        request_state_keys: Sequence[bytes | str] | RequestStateKeys | None = None,
+        request_state_ttl: float = 600.0,
     ) -> None:
         self.name = name
         self.version = version
@@ -61,6 +82,10 @@ class Server:
         self._lifespan_stack: contextlib.AsyncExitStack | None = None
         self._sessions: weakref.WeakSet[Session] = weakref.WeakSet()
         self.paginator = Paginator(page_size)
+        self.cache_hints = cache_hints(cache)
+        self._state_keys = request_state_keys
+        self._state_ttl = request_state_ttl
+        self._state_codec: RequestStateCodec | None = None
         self.tools = ToolRegistry(self.paginator, self._registry_changed)
         self.resources = ResourceRegistry(self.paginator, self._registry_changed)
         self.prompts = PromptRegistry(self.paginator, self._registry_changed)
@@ -157,6 +182,7 @@ class Server:
             info=info,
             capabilities=self.capabilities(),
             instructions=self.instructions,
+            cache_hints=self.cache_hints,
         )
 
     async def serve(self, transport: MessageTransport) -> None:
@@ -220,7 +246,24 @@ class Server:
         handler = self._handlers.get(request.method)
         if handler is None:
             raise MethodNotFound(request.method)
-        return handler(Context(self, session, request))
+        ctx = Context(self, session, request)
+        if request.envelope is None or request.method not in INPUT_REQUIRED_METHODS:
+            return handler(ctx)
+        # 2026-07-28 tools/call, prompts/get, resources/read: may answer input_required.
+        ctx.round = mrtr.begin(ctx, self.request_state)
+        return mrtr.serve(handler, ctx, self.request_state)
+
+    def request_state(self) -> RequestStateCodec:
+        """The codec sealing input_required request state (made on first use)."""
+        codec = self._state_codec
+        if codec is None:
+            from mcpkit.server.request_state import RequestStateCodec, RequestStateKeys
+
+            keys = self._state_keys
+            if not isinstance(keys, RequestStateKeys):
+                keys = RequestStateKeys(keys)
+            codec = self._state_codec = RequestStateCodec(keys, self._state_ttl)
+        return codec
 
     def _registry_changed(self, kind: str) -> None:
         method = f"notifications/{kind}s/list_changed"
@@ -228,3 +271,26 @@ class Server:
             capability = session.connection.config.capabilities.get(f"{kind}s", {})
             if capability.get("listChanged"):
                 session.notify(method)
+
+
+def cache_hints(cache: Mapping[str, CacheHint | int] | None) -> dict[str, CacheHint]:
+    """`cache` (method -> CacheHint or a ttl in ms) over the default hints.
+
+    Raises ValueError for a method whose results carry no cache hints, a ttl that is not a
+    non-negative int, or a scope other than public/private.
+    """
+    hints = dict(DEFAULT_CACHE_HINTS)
+    for method, given in (cache or {}).items():
+        if method not in CACHEABLE_METHODS:
+            known = ", ".join(sorted(CACHEABLE_METHODS))
+            raise ValueError(f"{method!r} results are not cacheable; cacheable: {known}")
+        if type(given) is int:
+            hints[method] = CacheHint(given, DEFAULT_CACHE_HINTS[method].scope)
+        elif isinstance(given, CacheHint):
+            hints[method] = given
+        else:
+            raise ValueError(
+                f"cache[{method!r}] must be a CacheHint or a ttl in ms (an int), not {given!r}; "
+                "cacheable results always carry a hint (0 means do not cache)"
+            )
+    return hints

@@ -398,6 +398,18 @@ class ToolRegistry(Registry[Tool]):
     def capability(self) -> JSONObject:
         return {"listChanged": True}
 
+    def definitions(self) -> list[JSONObject]:
+        """The wire definitions, sorted by name (built once per version).
+
+        tools/list answers in this order in every era: the same set of tools gives the same
+        list whatever order they were registered in (on every replica of a server), which
+        keeps clients' caches and LLM prompt caches warm.
+        """
+        if self._definitions is None:
+            tools = sorted(self._items.values(), key=lambda tool: tool.name)
+            self._definitions = [tool.definition for tool in tools]
+        return self._definitions
+
     def handlers(self) -> dict[str, Callable[[Context], Any]]:
         return {"tools/list": self.list_tools, "tools/call": self.call_tool}
 
