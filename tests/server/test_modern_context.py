@@ -41,8 +41,9 @@ def envelope(capabilities: dict[str, Any] | None = None, **extra: Any) -> dict[s
 class RawPeer:
     """Raw JSON-RPC against a served server: every message the server sends is recorded."""
 
-    def __init__(self, end: MemoryTransport) -> None:
+    def __init__(self, end: MemoryTransport, server_end: MemoryTransport) -> None:
         self.end = end
+        self.server_end = server_end  # what the server reads from (a transport's attributes)
         self.seen: list[dict[str, Any]] = []
         self._next = 0
 
@@ -99,7 +100,7 @@ class RawPeer:
 async def raw(server: Server) -> AsyncIterator[RawPeer]:
     client_end, server_end = memory_pair()
     served = asyncio.create_task(server.serve(server_end))
-    peer = RawPeer(client_end)
+    peer = RawPeer(client_end, server_end)
     try:
         yield peer
     finally:

@@ -15,6 +15,9 @@ arguments are dropped, not passed on. Return annotations get the same treatment 
 
 Parameter descriptions come from `Annotated[T, pydantic.Field(description=...)]` (typed
 path) or, at no cost, from the docstring's Args/Parameters/:param: section.
+
+`Annotated[T, Header("Name")]` mirrors a parameter into an HTTP header (2026-07-28): the
+property gets `"x-mcp-header": "Name"`; the marker itself costs nothing on either path.
 """
 
 from __future__ import annotations
@@ -46,6 +49,36 @@ _JSON_VALUES = (str, int, float, bool, type(None))
 
 def _any(value: Any) -> bool:
     return True
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """Marks a tool parameter to be mirrored into an HTTP header (Streamable HTTP,
+    2026-07-28): `region: Annotated[str, Header("Region")]` puts `"x-mcp-header": "Region"`
+    in that property's schema, and clients send the value as `Mcp-Param-Region` so proxies
+    and load balancers can route on it without reading the body.
+
+    Only for string, integer and boolean parameters; the names must be HTTP tokens, unique
+    (case-insensitively) within a tool. Mind that header values are visible to every
+    intermediary: never mark secrets or personal data. A bad annotation fails when the tool
+    is registered (ValueError).
+    """
+
+    name: str
+
+
+def split_header(annotation: Any) -> tuple[Any, str | None]:
+    """(`annotation` without its `Header` marker, the header name or None)."""
+    if typing.get_origin(annotation) is not typing.Annotated:
+        return annotation, None
+    base, *metadata = typing.get_args(annotation)
+    headers = [m for m in metadata if isinstance(m, Header)]
+    if not headers:
+        return annotation, None
+    if len(headers) > 1:
+        raise ValueError(f"one Header per parameter (got {', '.join(h.name for h in headers)})")
+    rest = [m for m in metadata if not isinstance(m, Header)]
+    return (typing.Annotated[(base, *rest)] if rest else base), headers[0].name
 
 
 class InvalidArguments(ValueError):
@@ -141,11 +174,12 @@ def describe(
     """Build the argument schema of `fn` from its annotations, defaults and `docs`.
 
     Raises TypeError for a signature no JSON Schema can describe (positional-only parameters,
-    an annotation pydantic does not understand).
+    an annotation pydantic does not understand), ValueError for two `Header`s on a parameter.
     """
     hints = resolve_hints(fn) if hints is None else hints
     docs = docs or {}
     taken = []
+    headers: dict[str, str] = {}
     for name, param in inspect.signature(fn).parameters.items():
         if name in skip or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
@@ -157,6 +191,9 @@ def describe(
                 f"cannot evaluate the annotation {annotation!r} of parameter {name!r}: import "
                 "the names it uses at module level (or avoid `from __future__ import annotations`)"
             )
+        annotation, header = split_header(annotation)
+        if header is not None:
+            headers[name] = header
         taken.append((name, annotation, param.default))
     plain = [schema_for(annotation) for _, annotation, default in taken]
     if any(p is None for p in plain) or any(_is_field(d) for _, _, d in taken):
@@ -164,8 +201,14 @@ def describe(
 
         input_schema, convert = typed_signature(getattr(fn, "__name__", "tool"), taken, docs)
         names = frozenset(name for name, _, _ in taken)
-        return Signature((), input_schema, names, convert)
-    return _plain_signature(taken, plain, docs)  # type: ignore[arg-type]
+        signature = Signature((), input_schema, names, convert)
+    else:
+        signature = _plain_signature(taken, plain, docs)  # type: ignore[arg-type]
+    properties = signature.input_schema.get("properties", {})
+    for name, header in headers.items():
+        if name in properties:
+            properties[name]["x-mcp-header"] = header
+    return signature
 
 
 def _plain_signature(
