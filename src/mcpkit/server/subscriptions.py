@@ -1,0 +1,210 @@
+"""`subscriptions/listen` (2026-07-28): long-lived notification streams, one per listen request.
+
+A client opens a subscription with a filter (which list_changed kinds, which resource URIs);
+the handler acknowledges the part the server honours first, then stays open. Every
+notification sent on the subscription goes out related to the listen request (so on HTTP it
+travels on that request's SSE stream) and carries the request id as
+`_meta["io.modelcontextprotocol/subscriptionId"]` (on stdio the client demultiplexes by it).
+A subscription ends when its handler is cancelled (stdio notifications/cancelled, HTTP stream
+closed) -- nothing more is sent -- or when the server ends it with `close_all()`: the handler
+then returns the completion result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from mcpkit.errors import InvalidParams, MCPError
+from mcpkit.protocol.modern import SUBSCRIPTION_ID
+
+if TYPE_CHECKING:
+    from mcpkit.runtime import Session
+    from mcpkit.server.context import Context
+
+JSONObject = dict[str, Any]
+logger = logging.getLogger("mcpkit.server.subscriptions")
+
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+RESOURCE_UPDATED = "notifications/resources/updated"
+# Filter flag -> (the notification it opts in to, the capability that must declare it).
+LIST_CHANGED: dict[str, tuple[str, str]] = {
+    "toolsListChanged": ("notifications/tools/list_changed", "tools"),
+    "promptsListChanged": ("notifications/prompts/list_changed", "prompts"),
+    "resourcesListChanged": ("notifications/resources/list_changed", "resources"),
+}
+_FLAG_OF = {method: flag for flag, (method, _) in LIST_CHANGED.items()}
+RESOURCE_SUBSCRIPTIONS = "resourceSubscriptions"
+
+
+class _Listener:
+    __slots__ = ("closed", "flags", "meta", "request_id", "session", "task", "uris")
+
+    def __init__(
+        self,
+        session: Session,
+        request_id: str | int,
+        flags: frozenset[str],
+        uris: frozenset[str],
+    ) -> None:
+        self.session = session
+        self.request_id = request_id
+        self.flags = flags  # honoured filter flags (toolsListChanged, ...)
+        self.uris = uris  # honoured resource subscriptions
+        self.meta: JSONObject = {SUBSCRIPTION_ID: request_id}
+        self.task = asyncio.current_task()
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def live(self) -> bool:
+        task = self.task
+        return not self.closed.done() and (task is None or not (task.done() or task.cancelling()))
+
+    def send(self, method: str, params: JSONObject) -> bool:
+        """One notification on this subscription; False (and closed) when it cannot go."""
+        if not self.live():
+            return False
+        try:
+            self.session.notify(method, {"_meta": self.meta, **params}, related_id=self.request_id)
+        except MCPError as exc:  # the connection closed or refuses (capability gone)
+            logger.debug("subscription %r: %s not sent: %s", self.request_id, method, exc)
+            return False
+        return True
+
+
+def parse_filter(value: Any) -> tuple[frozenset[str], frozenset[str]]:
+    """The list_changed flags set to true and the resource URIs of a SubscriptionFilter.
+
+    Raises InvalidParams (-32602) for a filter that is not an object of the right shape.
+    """
+    if type(value) is not dict:
+        raise InvalidParams("Invalid params: notifications (the subscription filter) is required")
+    flags = set()
+    for flag in LIST_CHANGED:
+        wanted = value.get(flag)
+        if wanted is None:
+            continue
+        if type(wanted) is not bool:
+            raise InvalidParams(f"Invalid params: notifications.{flag} must be a boolean")
+        if wanted:
+            flags.add(flag)
+    uris = value.get(RESOURCE_SUBSCRIPTIONS)
+    if uris is None:
+        uris = []
+    if type(uris) is not list or any(type(uri) is not str for uri in uris):
+        raise InvalidParams(
+            f"Invalid params: notifications.{RESOURCE_SUBSCRIPTIONS} must be a list of URIs"
+        )
+    return frozenset(flags), frozenset(uris)
+
+
+def honoured(
+    flags: frozenset[str], uris: frozenset[str], capabilities: JSONObject
+) -> tuple[frozenset[str], frozenset[str]]:
+    """The part of a filter a server with these capabilities can deliver."""
+    kept = frozenset(
+        flag for flag in flags if _declares(capabilities, LIST_CHANGED[flag][1], "listChanged")
+    )
+    if not _declares(capabilities, "resources", "subscribe"):
+        uris = frozenset()
+    return kept, uris
+
+
+def _declares(capabilities: JSONObject, feature: str, flag: str) -> bool:
+    declared = capabilities.get(feature)
+    return type(declared) is dict and declared.get(flag) is True
+
+
+class SubscriptionHub:
+    """The server's open subscriptions: `listen` serves the request, `publish` and
+    `resource_updated` fan notifications out, `close_all` ends them gracefully."""
+
+    def __init__(self) -> None:
+        self._listeners: dict[tuple[int, str | int], _Listener] = {}
+        self._by_uri: dict[str, set[_Listener]] = {}
+
+    def __len__(self) -> int:
+        return len(self._listeners)
+
+    async def listen(self, ctx: Context) -> JSONObject:
+        """The `subscriptions/listen` handler. Raises InvalidParams for a malformed filter."""
+        flags, uris = parse_filter(ctx.params.get("notifications"))
+        flags, uris = honoured(flags, uris, ctx.server.capabilities())
+        request_id = ctx.request_id
+        listener = _Listener(ctx.session, request_id, flags, uris)
+        acknowledged: JSONObject = dict.fromkeys(sorted(flags), True)
+        if uris:
+            acknowledged[RESOURCE_SUBSCRIPTIONS] = sorted(uris)
+        ctx.session.notify(
+            ACKNOWLEDGED,
+            {"_meta": listener.meta, "notifications": acknowledged},
+            related_id=request_id,
+        )
+        key = (id(ctx.session), request_id)
+        previous = self._listeners.get(key)
+        if previous is not None:  # the same id reused after its handler ended unnoticed
+            self._drop(key, previous)
+        self._listeners[key] = listener
+        for uri in uris:
+            self._by_uri.setdefault(uri, set()).add(listener)
+        try:
+            await listener.closed
+        finally:
+            self._drop(key, listener)
+        return {"_meta": listener.meta}
+
+    def publish(self, method: str) -> int:
+        """Send a list_changed notification (`notifications/tools/list_changed`, prompts,
+        resources) to every subscription that asked for it; returns how many got it.
+
+        Raises ValueError for a method that is not a list_changed notification.
+        """
+        flag = _FLAG_OF.get(method)
+        if flag is None:
+            raise ValueError(f"not a list_changed notification: {method!r}")
+        sent = 0
+        for listener in list(self._listeners.values()):
+            if flag in listener.flags and listener.send(method, {}):
+                sent += 1
+        return sent
+
+    def resource_updated(self, uri: str) -> int:
+        """Send notifications/resources/updated to the subscriptions that named `uri`."""
+        listeners = self._by_uri.get(uri)
+        if not listeners:
+            return 0
+        return sum(
+            1 for listener in list(listeners) if listener.send(RESOURCE_UPDATED, {"uri": uri})
+        )
+
+    def close_all(self) -> int:
+        """End every subscription gracefully: each handler returns its completion result
+        (sent once the event loop runs). Returns how many were ended."""
+        ended = 0
+        for listener in list(self._listeners.values()):
+            if not listener.closed.done():
+                listener.closed.set_result(None)
+                ended += 1
+        return ended
+
+    async def aclose_all(self) -> int:
+        """`close_all`, then wait until every ended handler has returned its result."""
+        tasks = [
+            listener.task
+            for listener in self._listeners.values()
+            if listener.task is not None and not listener.closed.done()
+        ]
+        ended = self.close_all()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        return ended
+
+    def _drop(self, key: tuple[int, str | int], listener: _Listener) -> None:
+        if self._listeners.get(key) is listener:
+            del self._listeners[key]
+        for uri in listener.uris:
+            holders = self._by_uri.get(uri)
+            if holders is not None:
+                holders.discard(listener)
+                if not holders:
+                    del self._by_uri[uri]
