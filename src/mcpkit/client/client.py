@@ -37,6 +37,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from mcpkit._version import __version__
 from mcpkit.client._jsonschema import schema_errors
 from mcpkit.client._targets import HttpOptions, StdioOptions, open_transport
+from mcpkit.client.era import (
+    DEFAULT_PROBE_TIMEOUT,
+    Chosen,
+    EraName,
+    Reprobe,
+    check_mode,
+    choose_era,
+    server_key,
+)
 from mcpkit.client.handlers import (
     Elicitation,
     ElicitationHandler,
@@ -45,6 +54,16 @@ from mcpkit.client.handlers import (
     SamplingHandler,
     ServerRequests,
     validation_summary,
+)
+from mcpkit.client.listen import Listeners, Subscription, listen_filter
+from mcpkit.client.mrtr import (
+    DEFAULT_MAX_INPUT_ROUNDS,
+    InputRequired,
+    InputRequiredError,
+    answer_all,
+    pending_input,
+    result_kind,
+    retry_params,
 )
 from mcpkit.client.notifications import (
     ListChangedHandler,
@@ -56,17 +75,21 @@ from mcpkit.client.notifications import (
 )
 from mcpkit.client.pagination import DEFAULT_MAX_PAGES, items
 from mcpkit.errors import (
+    HEADER_MISMATCH,
     URL_ELICITATION_REQUIRED,
     CapabilityNotDeclared,
     InvalidResult,
+    LocalProtocolViolation,
     ProtocolError,
     ToolError,
     ToolOutputInvalid,
     URLElicitationRequired,
 )
-from mcpkit.protocol import Connection, ConnectionConfig, Initialized, Timeout
+from mcpkit.protocol import Connection, ConnectionConfig, Timeout
 from mcpkit.protocol.lifecycle import has_capability
+from mcpkit.protocol.modern import CACHEABLE_METHODS, LOG_LEVEL
 from mcpkit.runtime import ProgressCallback, Session
+from mcpkit.types.versions import MODERN_VERSIONS
 
 if TYPE_CHECKING:
     from mcpkit.types import (
@@ -88,6 +111,7 @@ JSONObject = dict[str, Any]
 M = TypeVar("M")
 logger = logging.getLogger("mcpkit.client")
 
+DEFAULT_CACHE_ENTRIES = 512
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _MAX_TIMEOUT = 3600.0
 
@@ -137,7 +161,22 @@ class Client:
         on_resource_updated: ResourceUpdatedHandler | None = None,
         on_notification: NotificationHandler | None = None,
         max_pages: int = DEFAULT_MAX_PAGES,
+        mode: str | None = None,
+        probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+        cache: bool = True,
+        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
     ) -> None:
+        if mode is None and protocol_version is not None:
+            # A pinned revision pins its era too.
+            if protocol_version in MODERN_VERSIONS:
+                mode, protocol_version = protocol_version, None
+            else:
+                mode = "legacy"
+        if mode is None:
+            mode = "auto" if server_key(target) is not None else "legacy"
+        self._mode = check_mode(mode)
+        self._probe_timeout = probe_timeout
+        self.max_input_rounds = max_input_rounds
         self._target = target
         self._protocol_version = protocol_version
         self._info: JSONObject = {"name": name, "version": version}
@@ -158,7 +197,12 @@ class Client:
         )
         self.max_pages = max_pages
         self._session: Session | None = None
-        self._initialized: Initialized | None = None
+        self._chosen: Chosen | None = None
+        self._log_level: str | None = None  # modern: stamped on every request
+        self._cache: Any = None  # a ResponseCache in modern mode, unless cache=False
+        self._use_cache = cache
+        self._header_paths: dict[str, dict[str, tuple[str, ...]]] | None = None  # HTTP only
+        self._listeners = Listeners()
         self._tools: dict[str, Tool] = {}  # every definition seen in tools/list
         self._output_schemas: dict[str, JSONObject] = {}  # their outputSchemas, as sent
         self._tools_generation = 0  # bumped by tools/list_changed
@@ -166,6 +210,38 @@ class Client:
         self._tools_fetch: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Client:
+        key = server_key(self._target)
+        for _attempt in range(2):
+            session = await self._open()
+            try:
+                self._chosen = await choose_era(
+                    session,
+                    mode=self._mode,
+                    key=key,
+                    probe_timeout=self._probe_limit(),
+                    init_timeout=self._timeout,
+                    handshake_version=self._protocol_version,
+                )
+            except Reprobe:
+                await session.close()
+                continue
+            except BaseException:
+                await session.close()
+                raise
+            break
+        self._session = session
+        if self._chosen.era == "modern":
+            self._header_paths = getattr(session.transport, "tool_header_paths", None)
+            if self._use_cache:
+                self._cache = _new_cache()
+        return self
+
+    def _probe_limit(self) -> float:
+        """The probe waits `probe_timeout`, or the client's own timeout when that is shorter."""
+        limit = self._timeout.timeout if self._timeout is not None else None
+        return self._probe_timeout if limit is None else min(limit, self._probe_timeout)
+
+    async def _open(self) -> Session:
         transport = await open_transport(self._target, self._stdio, self._http)
         config = ConnectionConfig(
             role="client", info=self._info, capabilities=self._requests.capabilities()
@@ -174,16 +250,16 @@ class Client:
             Connection(config),
             transport,
             on_request=self._requests,
-            on_notification=self._notifications,
+            on_notification=self._on_notification,
         )
         session.start()
-        try:
-            self._initialized = await session.initialize(self._timeout, self._protocol_version)
-        except BaseException:
-            await session.close()
-            raise
-        self._session = session
-        return self
+        return session
+
+    def _on_notification(self, session: Session, event: Any) -> Any:
+        self._listeners.route(event.method, event.params)
+        if self._cache is not None:
+            self._cache.invalidate(event.method, event.params)
+        return self._notifications(session, event)
 
     async def __aexit__(
         self,
@@ -197,6 +273,7 @@ class Client:
         """Close the connection (a spawned server is shut down). Safe to call twice."""
         if self._tools_fetch is not None:
             self._tools_fetch.cancel()
+        self._listeners.end_all()
         if self._session is not None:
             session, self._session = self._session, None
             await session.close()
@@ -204,33 +281,51 @@ class Client:
     # -- what the server said about itself ---------------------------------------------------
 
     @property
-    def _init(self) -> Initialized:
-        if self._initialized is None:
+    def _era(self) -> Chosen:
+        if self._chosen is None or self._session is None:
             raise RuntimeError("the client is not connected; use `async with Client(...)`")
-        return self._initialized
+        return self._chosen
+
+    @property
+    def era(self) -> EraName:
+        """ "modern" (2026-07-28 on: no handshake, every request carries its envelope) or
+        "legacy" (the initialize handshake)."""
+        return self._era.era
 
     @property
     def server_info(self) -> JSONObject:
-        """The server's `serverInfo` (name, version, title, ...) as it sent it."""
-        return self._init.peer_info
+        """The server's `serverInfo` (name, version, title, ...) as it sent it (modern: from
+        `server/discover`'s `_meta`; {} when it did not say)."""
+        self._era  # noqa: B018 - raises when not connected
+        assert self._session is not None
+        return self._session.connection.peer_info or {}
 
     @property
     def server_capabilities(self) -> JSONObject:
         """The server's capabilities object as it sent it (see also `supports`)."""
-        return self._init.peer_capabilities
+        self._era  # noqa: B018 - raises when not connected
+        assert self._session is not None
+        return self._session.connection.peer_capabilities or {}
 
     @property
     def instructions(self) -> str | None:
-        return self._init.instructions
+        self._era  # noqa: B018 - raises when not connected
+        assert self._session is not None
+        return self._session.connection.instructions
 
     @property
     def protocol_version(self) -> str:
-        """The revision both sides agreed on at initialize."""
-        return self._init.protocol_version
+        """The revision in use: agreed at initialize, or the per-request revision (modern)."""
+        return self._era.version
+
+    @property
+    def discovered(self) -> JSONObject | None:
+        """Modern: the server's `server/discover` result as sent (None in the legacy era)."""
+        return self._era.discovered
 
     def supports(self, *path: str) -> bool:
         """Whether the server declared a capability: `supports("resources", "subscribe")`."""
-        return has_capability(self._init.peer_capabilities, path)
+        return has_capability(self.server_capabilities, path)
 
     # -- requests ----------------------------------------------------------------------------
 
@@ -241,34 +336,141 @@ class Client:
         *,
         timeout: float | Timeout | EllipsisType | None = ...,
         on_progress: ProgressCallback | None = None,
+        input_required: str = "answer",
     ) -> JSONObject:
         """Send any request and return its raw result dict.
 
         `timeout`: seconds (or a `Timeout`; None waits forever; default: the client's).
         `on_progress(progress, total, message)` receives the server's progress and asks for it.
-        Cancelling the awaiting task sends `notifications/cancelled` to the server.
+        Cancelling the awaiting task cancels the request (stdio: `notifications/cancelled`;
+        modern HTTP: its response stream is closed).
+
+        Modern servers: an `input_required` result (tools/call, prompts/get, resources/read)
+        is answered through this client's sampling / elicitation / roots handlers and the
+        request retried, up to `max_input_rounds` times (`input_required="return"` returns
+        the raw InputRequiredResult instead). Cacheable results (server/discover, list
+        pages, resources/read) come from the response cache while fresh. Raises
+        InputRequiredError, InvalidResult (unknown resultType), and what the session raises.
         """
         session = self._session
         if session is None:
             raise RuntimeError("the client is not connected; use `async with Client(...)`")
+        if input_required not in ("answer", "return"):
+            raise ValueError("input_required is 'answer' or 'return'")
         limit = self._timeout if timeout is ... else _timeout(timeout)
+        raw = await self._exchange(session, method, params, limit, on_progress)
+        if not session.connection.modern or result_kind(method, raw) == "complete":
+            return raw
+        if input_required == "return":
+            return raw
+        return await self._answer_rounds(
+            session, method, params, raw, limit=limit, on_progress=on_progress
+        )
+
+    async def _exchange(
+        self,
+        session: Session,
+        method: str,
+        params: JSONObject | None,
+        limit: Timeout | None,
+        on_progress: ProgressCallback | None,
+    ) -> JSONObject:
+        cache = self._cache if session.connection.modern else None
+        cacheable = cache is not None and method in CACHEABLE_METHODS and _plain(params)
+        now = self._now()
+        if cacheable:
+            hit = cache.get(method, params, now=now)
+            if hit is not None:
+                return hit  # type: ignore[no-any-return]
+        sent = params
+        if self._log_level is not None and session.connection.modern:
+            sent = _with_meta(params, {LOG_LEVEL: self._log_level})
         try:
-            return await session.request(method, params, timeout=limit, on_progress=on_progress)
+            raw = await session.request(method, sent, timeout=limit, on_progress=on_progress)
         except ProtocolError as exc:
             if exc.code == URL_ELICITATION_REQUIRED and type(exc) is ProtocolError:
                 raise URLElicitationRequired(exc.message, exc.data) from None
             raise
+        if cacheable and raw.get("resultType", "complete") == "complete":
+            cache.put(method, params, raw, now=self._now())
+        return raw
+
+    async def _answer_rounds(
+        self,
+        session: Session,
+        method: str,
+        params: JSONObject | None,
+        raw: JSONObject,
+        *,
+        limit: Timeout | None,
+        on_progress: ProgressCallback | None,
+    ) -> JSONObject:
+        for _round in range(self.max_input_rounds):
+            pending = pending_input(method, params, raw)
+            responses = await self.answer_input(pending)
+            again = retry_params(pending.params, responses, pending.request_state)
+            raw = await self._exchange(session, method, again, limit, on_progress)
+            if result_kind(method, raw) == "complete":
+                return raw
+        raise InputRequiredError(
+            f"{method}: the server still asked for input after {self.max_input_rounds} rounds "
+            "(max_input_rounds)"
+        )
+
+    async def answer_input(self, pending: InputRequired) -> JSONObject | None:
+        """Answer every request in an `InputRequired` with this client's handlers (all at
+        once); the `inputResponses` to send back, None when the server asked for nothing.
+        Raises InputRequiredError (a kind this client did not declare), your handler's errors.
+        """
+        if not pending.input_requests:
+            return None
+        return await answer_all(self._requests, pending.input_requests)
+
+    def _now(self) -> float:
+        return asyncio.get_running_loop().time()
 
     async def _typed(self, kind: type[M], method: str, params: JSONObject | None = None) -> M:
         return _parse(kind, await self.request(method, params), method)
 
+    async def _typed_or_pending(
+        self,
+        kind: type[M],
+        method: str,
+        params: JSONObject,
+        input_required: str,
+        *,
+        timeout: float | Timeout | EllipsisType | None = ...,
+        on_progress: ProgressCallback | None = None,
+    ) -> M | InputRequired:
+        raw = await self.request(
+            method, params, timeout=timeout, on_progress=on_progress, input_required=input_required
+        )
+        if raw.get("resultType") == "input_required":
+            return pending_input(method, params, raw)
+        return _parse(kind, raw, method)
+
     async def ping(self) -> None:
+        """Check the server answers. Modern servers have no `ping`: a `server/discover` (not
+        from the cache) stands in for it."""
+        session = self._session
+        if session is not None and session.connection.modern:
+            await session.request("server/discover", None, timeout=self._timeout)
+            return
         await self.request("ping")
 
     async def set_logging_level(self, level: str) -> None:
-        """Ask for log messages at `level` and above (`logging/setLevel`); see `on_log`."""
+        """Ask for log messages at `level` and above; see `on_log`.
+
+        Handshake era: `logging/setLevel`. Modern: nothing is sent; the level is recorded and
+        stamped on every later request (`_meta` `io.modelcontextprotocol/logLevel`), and the
+        server logs on the response stream of each request.
+        """
         if level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
+        session = self._session
+        if session is not None and session.connection.modern:
+            self._log_level = level
+            return
         await self.request("logging/setLevel", {"level": level})
 
     # -- tools -------------------------------------------------------------------------------
@@ -278,6 +480,8 @@ class Client:
         from mcpkit.types import ListToolsResult
 
         page = await self._typed(ListToolsResult, "tools/list", _cursor(cursor))
+        if self._header_paths is not None:
+            page = _with_header_paths(page, self._header_paths)
         for tool in page.tools:
             self._tools[tool.name] = tool
             if tool.output_schema is not None:
@@ -306,6 +510,9 @@ class Client:
         timeout: float | Timeout | EllipsisType | None = ...,
         on_progress: ProgressCallback | None = None,
         raise_on_error: bool = False,
+        input_required: str = "answer",
+        input_responses: JSONObject | None = None,
+        request_state: str | None = None,
     ) -> CallToolResult:
         """Call a tool (`tools/call`) and return its result.
 
@@ -314,15 +521,39 @@ class Client:
         `structuredContent` is checked against the tool's `outputSchema` (see the module
         notes); a mismatch raises `ToolOutputInvalid`. `timeout`, `on_progress` and
         cancellation work as in `request`. Also raises what `request` raises.
+
+        Modern servers may ask for input first (see `request`): answered with this client's
+        handlers by default. With `input_required="return"` an `InputRequired` comes back
+        instead (the return type is then `CallToolResult | InputRequired`); call again with
+        `input_responses=` (see `answer_input`) and `request_state=` to continue. Over
+        modern HTTP a -32020 HeaderMismatch answer re-lists the tools and retries once.
         """
         from mcpkit.types import CallToolResult
 
         fetch = None
         if name not in self._tools and not self._tools_complete:
             fetch = self._fetch_tools()  # listed while the call runs, for the outputSchema
+        if fetch is not None and self._header_paths is not None:
+            await asyncio.wait([fetch])  # modern HTTP: the call's headers need the definition
         params: JSONObject = {"name": name, "arguments": arguments or {}}
-        raw = await self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
-        result = _parse(CallToolResult, raw, "tools/call")
+        params = retry_params(params, input_responses, request_state)
+        kwargs: Any = {"timeout": timeout, "on_progress": on_progress}
+        try:
+            outcome = await self._typed_or_pending(
+                CallToolResult, "tools/call", params, input_required, **kwargs
+            )
+        except ProtocolError as exc:
+            if exc.code != HEADER_MISMATCH or self._header_paths is None:
+                raise
+            logger.info("%s: header mismatch (%s); listing the tools again", name, exc.message)
+            self._list_changed("tools")
+            await self.list_all_tools()
+            outcome = await self._typed_or_pending(
+                CallToolResult, "tools/call", params, input_required, **kwargs
+            )
+        if isinstance(outcome, InputRequired):
+            return outcome  # type: ignore[return-value]  # asked for with input_required
+        result = outcome
         if result.is_error:
             if raise_on_error:
                 raise ToolError(name, result)
@@ -355,6 +586,8 @@ class Client:
         if kind == "tools":
             self._tools.clear()
             self._output_schemas.clear()
+            if self._header_paths is not None:
+                self._header_paths.clear()
             self._tools_generation += 1
             self._tools_complete = False
 
@@ -392,17 +625,72 @@ class Client:
     ) -> list[ResourceTemplate]:
         return [t async for t in self.iter_resource_templates(max_pages=max_pages)]
 
-    async def read_resource(self, uri: str) -> ReadResourceResult:
-        """Read a resource (`resources/read`). An unknown URI raises ProtocolError."""
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        input_required: str = "answer",
+        input_responses: JSONObject | None = None,
+        request_state: str | None = None,
+    ) -> ReadResourceResult:
+        """Read a resource (`resources/read`). An unknown URI raises ProtocolError.
+        Input-required rounds as in `call_tool`."""
         from mcpkit.types import ReadResourceResult
 
-        return await self._typed(ReadResourceResult, "resources/read", {"uri": uri})
+        params = retry_params({"uri": uri}, input_responses, request_state)
+        return await self._typed_or_pending(  # type: ignore[return-value]
+            ReadResourceResult, "resources/read", params, input_required
+        )
 
     async def subscribe_resource(self, uri: str) -> None:
-        """Ask for `notifications/resources/updated` about `uri` (see `on_resource_updated`)."""
+        """Ask for `notifications/resources/updated` about `uri` (see `on_resource_updated`).
+
+        Handshake era only: 2026-07-28 has no `resources/subscribe`; use
+        `listen(resource_uris=[...])`, which works in both eras (LocalProtocolViolation).
+        """
+        self._legacy_only("resources/subscribe", "listen(resource_uris=[...])")
         await self.request("resources/subscribe", {"uri": uri})
 
+    def _legacy_only(self, method: str, instead: str) -> None:
+        if self._connected().connection.modern:
+            raise LocalProtocolViolation(
+                f"{method} does not exist in protocol {self.protocol_version}; use "
+                f"client.{instead} (works with servers of either era)"
+            )
+
+    def _connected(self) -> Session:
+        if self._session is None:
+            raise RuntimeError("the client is not connected; use `async with Client(...)`")
+        return self._session
+
+    # -- subscriptions -----------------------------------------------------------------------
+
+    def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: list[str] | None = None,
+    ) -> Subscription:
+        """Change notifications, as `async with client.listen(tools=True) as sub:` then
+        `async for note in sub:` (each a `Notification(method, params)`).
+
+        `tools` / `prompts` / `resources`: the `*/list_changed` notifications;
+        `resource_uris`: `notifications/resources/updated` for these URIs. Entering waits for
+        the server's acknowledgement; `sub.acknowledged` is what it agreed to (types it does
+        not support are left out). Modern servers: one `subscriptions/listen` request, ended
+        on exit; a server that ends it ends the iteration. Handshake-era servers: the same
+        filter over list_changed and `resources/subscribe`. The usual callbacks
+        (`on_list_changed`, ...) still run for these notifications.
+        """
+        wanted = listen_filter(
+            tools=tools, prompts=prompts, resources=resources, resource_uris=resource_uris
+        )
+        return Subscription(self, wanted)
+
     async def unsubscribe_resource(self, uri: str) -> None:
+        self._legacy_only("resources/unsubscribe", "listen(resource_uris=[...])")
         await self.request("resources/unsubscribe", {"uri": uri})
 
     # -- prompts and completion --------------------------------------------------------------
@@ -420,15 +708,25 @@ class Client:
         return [prompt async for prompt in self.iter_prompts(max_pages=max_pages)]
 
     async def get_prompt(
-        self, name: str, arguments: dict[str, str] | None = None
+        self,
+        name: str,
+        arguments: dict[str, str] | None = None,
+        *,
+        input_required: str = "answer",
+        input_responses: JSONObject | None = None,
+        request_state: str | None = None,
     ) -> GetPromptResult:
-        """Render a prompt (`prompts/get`); argument values are strings, as the spec says."""
+        """Render a prompt (`prompts/get`); argument values are strings, as the spec says.
+        Input-required rounds as in `call_tool`."""
         from mcpkit.types import GetPromptResult
 
         params: JSONObject = {"name": name}
         if arguments:
             params["arguments"] = arguments
-        return await self._typed(GetPromptResult, "prompts/get", params)
+        params = retry_params(params, input_responses, request_state)
+        return await self._typed_or_pending(  # type: ignore[return-value]
+            GetPromptResult, "prompts/get", params, input_required
+        )
 
     async def complete(
         self,
@@ -471,7 +769,7 @@ class Client:
         if self._session is not None and self._requests.roots is None:
             raise CapabilityNotDeclared("roots/list_changed", ("roots",), "client (you)")
         self._requests.set_roots(roots)
-        if self._session is not None:
+        if self._session is not None and not self._session.connection.modern:
             self._session.notify("notifications/roots/list_changed")
 
 
@@ -479,6 +777,51 @@ def _timeout(timeout: float | Timeout | None) -> Timeout | None:
     if timeout is None or isinstance(timeout, Timeout):
         return timeout
     return Timeout(timeout, reset_on_progress=True, maximum=max(_MAX_TIMEOUT, timeout))
+
+
+def _new_cache() -> Any:
+    try:
+        from mcpkit.client.cache import ResponseCache
+    except ImportError:  # pragma: no cover - until the cache module lands
+        return None
+    return ResponseCache(DEFAULT_CACHE_ENTRIES)
+
+
+def _plain(params: JSONObject | None) -> bool:
+    """A request the cache may answer: not an input-required retry."""
+    return not params or ("inputResponses" not in params and "requestState" not in params)
+
+
+def _with_meta(params: JSONObject | None, extra: JSONObject) -> JSONObject:
+    params = dict(params or {})
+    own = params.get("_meta")
+    params["_meta"] = {**extra, **own} if isinstance(own, dict) else extra
+    return params
+
+
+def _with_header_paths(
+    page: ListToolsResult, paths: dict[str, dict[str, tuple[str, ...]]]
+) -> ListToolsResult:
+    """Modern HTTP: remember each tool's `x-mcp-header` paths; drop tools whose annotations
+    are invalid (the spec requires it), with a warning naming the tool and why."""
+    from mcpkit.protocol.http_headers import InvalidHeaderAnnotation, header_paths
+
+    kept = []
+    for tool in page.tools:
+        try:
+            found = header_paths(tool.input_schema.to_wire())
+        except InvalidHeaderAnnotation as exc:
+            logger.warning("ignoring tool %r: invalid x-mcp-header annotation: %s", tool.name, exc)
+            paths.pop(tool.name, None)
+            continue
+        if found:
+            paths[tool.name] = found
+        else:
+            paths.pop(tool.name, None)
+        kept.append(tool)
+    if len(kept) == len(page.tools):
+        return page
+    return page.model_copy(update={"tools": kept})
 
 
 def _cursor(cursor: str | None) -> JSONObject | None:

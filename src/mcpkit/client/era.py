@@ -1,0 +1,213 @@
+"""Which era a server speaks: the 2026-07-28 probe, the fallback to `initialize`, the cache.
+
+How this works (basic/transports/stdio.mdx and streamable-http.mdx, Backward Compatibility):
+the client switches its connection to a per-request revision (`Connection.use_modern`) and
+sends `server/discover` with the envelope. Three outcomes:
+
+- a DiscoverResult: the server is modern; the best version both sides speak is kept;
+- a recognized modern error (-32020/-32021/-32022): modern too; for -32022 a version from its
+  `data.supported` is tried instead (or, when it lists only handshake revisions we speak, the
+  handshake), never a blind fallback;
+- anything else (any other error code, an HTTP 4xx without a modern body, no answer within
+  `probe_timeout`): a legacy server, so `use_handshake()` and `initialize` as before.
+
+The fallback is never keyed to one error code. Over HTTP the transport turns a refused POST
+into an error answer carrying the body's JSON-RPC error (when there is one), so the same
+rules apply. A lost connection is not an outcome: it propagates.
+
+The era is a property of the server: `ERAS` remembers it per server (stdio: the command
+line; HTTP: origin and path) for this process. A server remembered as legacy is not probed
+again (a silent legacy server costs the probe timeout once per process, not per client); if
+that assumption fails (initialize is refused) the entry is dropped and the client probes.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from mcpkit.errors import (
+    UNSUPPORTED_PROTOCOL_VERSION,
+    MCPError,
+    ProtocolError,
+    RequestTimeout,
+)
+from mcpkit.protocol import Initialized, Timeout
+from mcpkit.protocol.modern import MODERN_ERROR_CODES
+from mcpkit.runtime import Session
+from mcpkit.types.versions import MODERN_VERSIONS
+
+JSONObject = dict[str, Any]
+EraName = Literal["modern", "legacy"]
+logger = logging.getLogger("mcpkit.client")
+
+DEFAULT_PROBE_TIMEOUT = 3.0
+# Server key -> the era it answered in ("legacy", or a modern version). Process-wide.
+ERAS: dict[str, str] = {}
+
+
+class EraMismatch(MCPError):
+    """The server does not speak the era this client was pinned to (or no common version)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Chosen:
+    """The outcome of era selection: a modern version and its DiscoverResult, or the
+    handshake's `Initialized`."""
+
+    era: EraName
+    version: str
+    discovered: JSONObject | None = None
+    initialized: Initialized | None = None
+
+
+def check_mode(mode: str) -> str:
+    """`mode` as given, or ValueError: "auto", "legacy" or a modern version we speak."""
+    if mode in ("auto", "legacy") or mode in MODERN_VERSIONS:
+        return mode
+    choices = ", ".join(("auto", "legacy", *MODERN_VERSIONS))
+    raise ValueError(f"unknown client mode {mode!r}; use one of {choices}")
+
+
+def server_key(target: Any) -> str | None:
+    """What identifies a server for the era cache: the URL's origin and path, or the command
+    line; None for in-process servers and transport objects (nothing to remember)."""
+    if isinstance(target, str) and target.startswith(("http://", "https://")):
+        parts = urlsplit(target)
+        return f"{parts.scheme}://{parts.netloc.lower()}{parts.path or '/'}"
+    if isinstance(target, str):
+        return "stdio:" + target
+    if isinstance(target, list | tuple) and all(isinstance(a, str) for a in target):
+        return "stdio:" + "\0".join(target)
+    return None
+
+
+async def choose_era(
+    session: Session,
+    *,
+    mode: str,
+    key: str | None,
+    probe_timeout: float,
+    init_timeout: Timeout | None,
+    handshake_version: str | None,
+) -> Chosen:
+    """Probe and settle the era on a fresh client session (see the module notes).
+
+    Raises EraMismatch (pinned modern, legacy server; no common version), the initialize
+    error in the legacy era, ConnectionClosed.
+    """
+    connection = session.connection
+    if mode == "legacy" or (mode == "auto" and ERAS.get(key or "") == "legacy"):
+        return await _handshake(session, init_timeout, handshake_version, key, probed=False)
+    wanted = mode if mode in MODERN_VERSIONS else connection.config.modern[-1]
+    tried: set[str] = set()
+    while True:
+        tried.add(wanted)
+        connection.use_modern(wanted)
+        try:
+            discovered = await session.request(
+                "server/discover", None, timeout=Timeout(probe_timeout, reset_on_progress=False)
+            )
+        except RequestTimeout:
+            reason = f"no answer to server/discover within {probe_timeout:g} s"
+        except ProtocolError as exc:
+            if exc.code not in MODERN_ERROR_CODES:
+                reason = f"server/discover was refused ({exc.code}: {exc.message})"
+            elif exc.code != UNSUPPORTED_PROTOCOL_VERSION:
+                raise  # modern, but it refused the probe itself (-32020/-32021): a real error
+            else:
+                supported = _supported_list(exc.data)
+                ours = [v for v in connection.config.modern if v in supported and v not in tried]
+                if ours:
+                    wanted = ours[-1]
+                    continue
+                if mode == "auto" and any(v in supported for v in connection.config.versions):
+                    logger.info("the server speaks only handshake revisions we know: initialize")
+                    connection.use_handshake()
+                    return await _handshake(
+                        session, init_timeout, handshake_version, key, probed=True
+                    )
+                raise EraMismatch(
+                    f"the server supports protocol versions {', '.join(supported) or 'none'}; "
+                    f"this client speaks {', '.join(connection.config.all_versions)}"
+                ) from None
+        else:
+            if _is_discover_result(discovered):
+                return _modern(session, discovered, wanted, mode, key)
+            # A lax legacy server that answers anything: not a modern answer either.
+            reason = "the answer to server/discover is not a DiscoverResult"
+        if mode != "auto":
+            raise EraMismatch(
+                f"the client is pinned to protocol {mode} but the server does not speak it: "
+                f"{reason} (a handshake-era server? use mode='auto' or 'legacy')"
+            )
+        logger.debug("legacy server (%s): falling back to initialize", reason)
+        connection.use_handshake()
+        return await _handshake(session, init_timeout, handshake_version, key, probed=True)
+
+
+def _modern(
+    session: Session, discovered: JSONObject, asked: str, mode: str, key: str | None
+) -> Chosen:
+    connection = session.connection
+    supported = discovered["supportedVersions"]
+    common = [v for v in connection.config.modern if v in supported]
+    if mode != "auto" and mode not in supported:
+        common = []
+    version = common[-1] if common else asked  # it answered `asked`: it serves it
+    connection.use_modern(version, discovered)
+    if key is not None:
+        ERAS[key] = version
+    return Chosen("modern", version, discovered=discovered)
+
+
+async def _handshake(
+    session: Session,
+    timeout: Timeout | None,
+    version: str | None,
+    key: str | None,
+    *,
+    probed: bool,
+) -> Chosen:
+    try:
+        initialized = await session.initialize(timeout, version)
+    except ProtocolError:
+        if key is not None and not probed:
+            ERAS.pop(key, None)  # the cached assumption failed: probe next time
+            raise Reprobe() from None
+        raise
+    if key is not None:
+        ERAS[key] = "legacy"
+    return Chosen("legacy", initialized.protocol_version, initialized=initialized)
+
+
+class Reprobe(Exception):
+    # An internal signal; never escapes the client.
+    """A server remembered as legacy refused initialize: connect again and probe."""
+
+
+def _is_discover_result(result: JSONObject) -> bool:
+    return isinstance(result.get("supportedVersions"), list) and isinstance(
+        result.get("capabilities"), dict
+    )
+
+
+def _supported_list(data: Any) -> list[str]:
+    supported = data.get("supported") if isinstance(data, dict) else None
+    if not isinstance(supported, list):
+        return []
+    return [v for v in supported if isinstance(v, str)]
+
+
+__all__ = [
+    "DEFAULT_PROBE_TIMEOUT",
+    "ERAS",
+    "Chosen",
+    "EraMismatch",
+    "Reprobe",
+    "check_mode",
+    "choose_era",
+    "server_key",
+]

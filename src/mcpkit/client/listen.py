@@ -1,0 +1,231 @@
+"""`client.listen(...)`: one loop over change notifications, in either era.
+
+Modern (basic/patterns/subscriptions.mdx): one `subscriptions/listen` request per
+`Subscription`. Its notifications carry `_meta["io.modelcontextprotocol/subscriptionId"]`,
+the request's JSON-RPC id, which is how they are told apart on stdio (over HTTP each
+subscription has its own response stream, and the same routing applies). The first message,
+`notifications/subscriptions/acknowledged`, says what the server agreed to; entering the
+`async with` waits for it. Leaving cancels the request (stdio: `notifications/cancelled`; HTTP:
+the stream is closed). A server that ends the subscription answers the request: iteration
+stops. A connection that drops ends it with the error.
+
+Legacy (handshake era): the same filter maps onto what that era has — `list_changed`
+notifications the server declared, and `resources/subscribe` for each URI (unsubscribed on
+exit). The acknowledgement is computed from the server's capabilities.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from mcpkit.errors import MCPError
+from mcpkit.protocol.modern import SUBSCRIPTION_ID
+
+if TYPE_CHECKING:
+    from mcpkit.client.client import Client
+
+JSONObject = dict[str, Any]
+logger = logging.getLogger("mcpkit.client")
+
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+_LIST_FLAGS = {
+    "notifications/tools/list_changed": ("toolsListChanged", "tools"),
+    "notifications/prompts/list_changed": ("promptsListChanged", "prompts"),
+    "notifications/resources/list_changed": ("resourcesListChanged", "resources"),
+}
+_END = object()
+
+
+class Notification(NamedTuple):
+    """One notification delivered on a subscription."""
+
+    method: str
+    params: JSONObject | None
+
+
+class Subscription:
+    """An open change-notification stream: `async with client.listen(...) as sub:` then
+    `async for note in sub:`. `acknowledged` is the filter the server agreed to (a dict with
+    `toolsListChanged`, `promptsListChanged`, `resourcesListChanged`, `resourceSubscriptions`).
+    """
+
+    def __init__(self, client: Client, wanted: JSONObject) -> None:
+        self._client = client
+        self.requested = wanted
+        self.acknowledged: JSONObject = {}
+        self.id: Any = None
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._ack: asyncio.Future[JSONObject] = asyncio.get_running_loop().create_future()
+        self._task: asyncio.Task[JSONObject] | None = None
+        self._legacy_uris: list[str] = []
+        self._legacy = False
+
+    # -- entering and leaving ------------------------------------------------------------------
+
+    async def __aenter__(self) -> Subscription:
+        session = self._client._connected()
+        if session.connection.modern:
+            await self._open_modern(session)
+        else:
+            await self._open_legacy()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Stop the subscription (idempotent)."""
+        self._client._listeners.remove(self)
+        task, self._task = self._task, None
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+        uris, self._legacy_uris = self._legacy_uris, []
+        for uri in uris:
+            with contextlib.suppress(MCPError, RuntimeError):
+                await self._client.unsubscribe_resource(uri)
+        self._queue.put_nowait(_END)
+
+    async def _open_modern(self, session: Any) -> None:
+        listeners = self._client._listeners
+
+        async def listen() -> JSONObject:
+            # The id the connection gives the request we send next (no await in between).
+            self.id = session.connection._next_id
+            listeners.add(self)
+            params = {"notifications": self.requested}
+            result: JSONObject = await session.request("subscriptions/listen", params)
+            return result
+
+        self._task = asyncio.get_running_loop().create_task(listen())
+        self._task.add_done_callback(self._finished)
+        await asyncio.wait([self._ack, self._task], return_when=asyncio.FIRST_COMPLETED)
+        if self._ack.done():
+            self.acknowledged = self._ack.result()
+            return
+        self._client._listeners.remove(self)
+        error = self._task.exception()
+        if error is not None:
+            raise error
+        raise SubscriptionEnded("the server ended the subscription before acknowledging it")
+
+    async def _open_legacy(self) -> None:
+        client = self._client
+        self._legacy = True
+        ack: JSONObject = {}
+        for flag, kind in _LIST_FLAGS.values():
+            if self.requested.get(flag) and client.supports(kind, "listChanged"):
+                ack[flag] = True
+        uris = self.requested.get("resourceSubscriptions") or []
+        if uris and client.supports("resources", "subscribe"):
+            for uri in uris:
+                await client.subscribe_resource(uri)
+                self._legacy_uris.append(uri)
+            ack["resourceSubscriptions"] = list(uris)
+        self.acknowledged = ack
+        client._listeners.add(self)
+
+    def _finished(self, task: asyncio.Task[JSONObject]) -> None:
+        if task.cancelled():
+            self._queue.put_nowait(_END)
+            return
+        error = task.exception()
+        self._queue.put_nowait(error if error is not None else _END)
+
+    # -- delivery --------------------------------------------------------------------------
+
+    def offer(self, method: str, params: JSONObject | None) -> None:
+        """A notification for this subscription (already matched by id, or legacy-filtered)."""
+        if method == ACKNOWLEDGED:
+            if not self._ack.done():
+                agreed = (params or {}).get("notifications")
+                self._ack.set_result(agreed if isinstance(agreed, dict) else {})
+            return
+        self._queue.put_nowait(Notification(method, params))
+
+    def wants(self, method: str, params: JSONObject | None) -> bool:
+        """Legacy: whether this subscription's filter covers a notification."""
+        flag = _LIST_FLAGS.get(method)
+        if flag is not None:
+            return bool(self.acknowledged.get(flag[0]))
+        if method == "notifications/resources/updated":
+            uri = (params or {}).get("uri")
+            return uri in (self.acknowledged.get("resourceSubscriptions") or ())
+        return False
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> Notification:
+        item = await self._queue.get()
+        if item is _END:
+            self._queue.put_nowait(_END)  # every later call ends too
+            raise StopAsyncIteration
+        if isinstance(item, BaseException):
+            self._queue.put_nowait(_END)
+            raise item
+        return item  # type: ignore[no-any-return]
+
+
+class SubscriptionEnded(MCPError):
+    """The server ended a subscription before acknowledging it."""
+
+
+class Listeners:
+    """The client's open subscriptions; routes each notification to the ones it belongs to."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[tuple[type, Any], Subscription] = {}
+        self._legacy: list[Subscription] = []
+
+    def add(self, subscription: Subscription) -> None:
+        if subscription._legacy:
+            self._legacy.append(subscription)
+        else:
+            self._by_id[_key(subscription.id)] = subscription
+
+    def remove(self, subscription: Subscription) -> None:
+        if subscription in self._legacy:
+            self._legacy.remove(subscription)
+        if self._by_id.get(_key(subscription.id)) is subscription:
+            del self._by_id[_key(subscription.id)]
+
+    def route(self, method: str, params: JSONObject | None) -> None:
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if isinstance(meta, dict) and SUBSCRIPTION_ID in meta:
+            target = self._by_id.get(_key(meta[SUBSCRIPTION_ID]))
+            if target is not None:
+                target.offer(method, params)
+            return
+        for subscription in self._legacy:
+            if subscription.wants(method, params):
+                subscription.offer(method, params)
+
+    def end_all(self) -> None:
+        for subscription in [*self._by_id.values(), *self._legacy]:
+            subscription._queue.put_nowait(_END)
+        self._by_id.clear()
+        self._legacy.clear()
+
+
+def listen_filter(
+    *, tools: bool, prompts: bool, resources: bool, resource_uris: list[str] | None
+) -> JSONObject:
+    wanted: JSONObject = {}
+    if tools:
+        wanted["toolsListChanged"] = True
+    if prompts:
+        wanted["promptsListChanged"] = True
+    if resources:
+        wanted["resourcesListChanged"] = True
+    if resource_uris:
+        wanted["resourceSubscriptions"] = list(resource_uris)
+    return wanted
+
+
+def _key(value: Any) -> tuple[type, Any]:
+    return type(value), value
