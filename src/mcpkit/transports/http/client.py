@@ -14,6 +14,16 @@ end it, and `notifications/cancelled` for the request stops it.
 A 400/404/405 answer to the initialize POST switches to the 2024-11-05 HTTP+SSE transport
 (`legacy_client.py`) for the rest of the connection.
 
+2026-07-28 ("modern") requests are recognized by the envelope in `params._meta`: each is its
+own POST with no session id, carrying `MCP-Protocol-Version` (from the envelope), `Mcp-Method`,
+`Mcp-Name` and the `Mcp-Param-*` headers of the tool's `x-mcp-header` annotations
+(`tool_header_paths`, kept up to date by the client from `tools/list`). No GET stream, no
+DELETE, no resumption: a stream that ends before its answer fails the request, and cancelling
+a request closes its stream (no `notifications/cancelled` is POSTed). A refused modern POST
+(4xx) is answered with the JSON-RPC error in its body as sent (code, message and data), or a
+generic error when the body holds none: the client's era probe tells a modern server from a
+legacy one by that.
+
 Errors end here, as mcpkit's: a request whose POST fails gets a JSON-RPC error answer (so the
 caller sees `ProtocolError` and other requests carry on); a server that cannot be reached, or a
 404 for our session id (the server ended the session), closes the transport with a reason that
@@ -27,6 +37,7 @@ replayed without a session id (the revision must come back unchanged) and the me
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 from collections.abc import Mapping
@@ -39,6 +50,7 @@ import orjson
 
 from mcpkit.errors import INTERNAL_ERROR
 from mcpkit.protocol import Outgoing
+from mcpkit.protocol.modern import PROTOCOL_VERSION, request_meta
 from mcpkit.protocol.sse import SSEParser
 
 logger = logging.getLogger("mcpkit.http.client")
@@ -107,6 +119,9 @@ class StreamableHTTPTransport:
         self._closing = False
         self._eof = False
         self._legacy: Any = None  # a LegacySSETransport once we fell back
+        self._modern: set[tuple[type, Any]] = set()  # in-flight 2026-07-28 requests
+        # Tool name -> {header name: property path}, from x-mcp-header (the client fills it).
+        self.tool_header_paths: dict[str, dict[str, tuple[str, ...]]] = {}
 
     # -- MessageTransport --------------------------------------------------------------------
 
@@ -164,7 +179,9 @@ class StreamableHTTPTransport:
                 continue
             message = _parse(data)
             method, request_id = message.get("method"), message.get("id")
-            if method is None or request_id is None:  # a notification or a response
+            if method == "notifications/cancelled" and self._cancels_modern(message):
+                self._forget(message.get("params"))  # closing its stream is the cancellation
+            elif method is None or request_id is None:  # a notification or a response
                 await self._post(data, None)
                 if method == "notifications/initialized":
                     self._handshake = (self._handshake or (b"", b""))[0], data
@@ -177,13 +194,41 @@ class StreamableHTTPTransport:
                 await self._post(data, request_id, initialize=True)
             else:
                 key = _key(request_id)
-                task = self._spawn(self._post(data, request_id))
+                try:
+                    extra = self._modern_headers(message)
+                except (ValueError, TypeError) as exc:
+                    self._answer_error(request_id, f"cannot send {method}: {exc}")
+                    continue
+                if extra is not None:
+                    self._modern.add(key)
+                task = self._spawn(self._post(data, request_id, modern=extra))
                 self._in_flight[key] = task
                 task.add_done_callback(partial(self._done, key))
 
     def _done(self, key: tuple[type, Any], task: asyncio.Task[None]) -> None:
         if self._in_flight.get(key) is task:
             del self._in_flight[key]
+            self._modern.discard(key)
+
+    def _cancels_modern(self, message: Any) -> bool:
+        params = message.get("params")
+        return isinstance(params, dict) and _key(params.get("requestId")) in self._modern
+
+    def _modern_headers(self, message: Any) -> dict[str, str] | None:
+        """The headers of a 2026-07-28 request (None for a handshake-era one)."""
+        params = message.get("params")
+        meta = request_meta(params) if isinstance(params, dict) else None
+        version = meta.get(PROTOCOL_VERSION) if meta is not None else None
+        if not isinstance(version, str):
+            return None
+        method = message.get("method")
+        headers = {VERSION_HEADER: version}
+        paths: dict[str, tuple[str, ...]] = {}
+        if method == "tools/call" and isinstance(params.get("name"), str):
+            paths = self.tool_header_paths.get(params["name"], {})
+        for name, value in _request_headers(method, params, paths):
+            headers[name.lower()] = value
+        return headers
 
     def _forget(self, params: Any) -> None:
         """A cancelled request's stream is no longer worth holding open or resuming."""
@@ -201,11 +246,20 @@ class StreamableHTTPTransport:
         return headers
 
     async def _post(
-        self, data: bytes, request_id: Any, *, initialize: bool = False, again: bool = False
+        self,
+        data: bytes,
+        request_id: Any,
+        *,
+        initialize: bool = False,
+        again: bool = False,
+        modern: dict[str, str] | None = None,
     ) -> None:
         """POST one message and pass its answer up; HTTP failures become mcpkit's here."""
         sent_session = self.session_id
         try:
+            if modern is not None:
+                await self._exchange_modern(data, request_id, modern)
+                return
             expired = await self._exchange(data, request_id, initialize=initialize)
         except httpx.ConnectError as exc:
             self._fail(f"could not connect to {self.url}: {_describe(exc)}")
@@ -244,12 +298,45 @@ class StreamableHTTPTransport:
                 await self._take_answer(answer, request_id)
         return False
 
-    async def _take_answer(self, response: httpx.Response, request_id: Any) -> None:
+    async def _exchange_modern(self, data: bytes, request_id: Any, extra: dict[str, str]) -> None:
+        """A 2026-07-28 request: its own POST, no session; a refusal passes its error up."""
+        headers = {"accept": ACCEPT_POST, "content-type": "application/json", **extra}
+        async with self._client.stream("POST", self.url, content=data, headers=headers) as answer:
+            if answer.status_code >= 400:
+                await self._refused_modern(answer, request_id)
+            else:
+                await self._take_answer(answer, request_id, resumable=False)
+
+    async def _refused_modern(self, response: httpx.Response, request_id: Any) -> None:
+        body = await response.aread()
+        message = _parse(body)
+        error = message.get("error") if isinstance(message, dict) else None
+        if isinstance(error, dict) and type(error.get("code")) is int:
+            text = error.get("message")
+            answer: dict[str, Any] = {
+                "code": error["code"],
+                "message": text if isinstance(text, str) else f"HTTP {response.status_code}",
+            }
+            if "data" in error:
+                answer["data"] = error["data"]
+            self._inbox.put_nowait(
+                orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": answer})
+            )
+            return
+        await self._refused_body(response, body, request_id)
+
+    async def _take_answer(
+        self, response: httpx.Response, request_id: Any, *, resumable: bool = True
+    ) -> None:
         kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if kind == "text/event-stream":
             stream = _Stream(request_id)
             await self._read_stream(response, stream)
-            if request_id is not None and not stream.answered:
+            if request_id is not None and not stream.answered and not resumable:
+                self._answer_error(
+                    request_id, f"{self.url} closed the response stream before answering"
+                )
+            elif request_id is not None and not stream.answered:
                 await self._resume(stream)
         elif kind == "application/json":
             body = await response.aread()
@@ -276,7 +363,9 @@ class StreamableHTTPTransport:
         return request_id is not None and _is_answer(message, request_id)
 
     async def _refused(self, response: httpx.Response, request_id: Any) -> None:
-        body = await response.aread()
+        await self._refused_body(response, await response.aread(), request_id)
+
+    async def _refused_body(self, response: httpx.Response, body: bytes, request_id: Any) -> None:
         message = _parse(body)
         error = message.get("error") if isinstance(message, dict) else None
         text = f"{self.url} refused the message with HTTP {response.status_code}"
@@ -471,6 +560,33 @@ class StreamableHTTPTransport:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+
+def _request_headers(
+    method: Any, params: dict[str, Any], paths: dict[str, tuple[str, ...]]
+) -> list[tuple[str, str]]:
+    """Mcp-Method, Mcp-Name and Mcp-Param-* for a modern request."""
+    try:
+        from mcpkit.protocol.http_headers import request_headers
+    except ImportError:  # pragma: no cover - until the header codec lands: the standard two
+        headers = [("Mcp-Method", str(method))]
+        name = params.get("uri") if method == "resources/read" else params.get("name")
+        if method in ("tools/call", "prompts/get", "resources/read") and isinstance(name, str):
+            headers.append(("Mcp-Name", _header_value(name)))
+        return headers
+    return request_headers(method, params, paths)
+
+
+def _header_value(value: str) -> str:
+    plain = (
+        value.isascii()
+        and all(32 <= ord(c) < 127 for c in value)
+        and value == value.strip()
+        and not (value.startswith("=?base64?") and value.endswith("?="))
+    )
+    if plain:
+        return value
+    return "=?base64?" + base64.b64encode(value.encode()).decode() + "?="
 
 
 def _initialize_version(response: httpx.Response) -> str | None:
