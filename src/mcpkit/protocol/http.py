@@ -10,22 +10,41 @@ socket or a clock.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
-from mcpkit.errors import INVALID_REQUEST, PARSE_ERROR
+from mcpkit.errors import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    ProtocolError,
+)
 from mcpkit.protocol.jsonrpc import (
     Invalid,
     Notification,
     Request,
     RequestId,
     encode_error,
+    encode_notification,
     is_valid_id,
     parse,
 )
-from mcpkit.types.versions import HANDSHAKE_VERSIONS
+from mcpkit.protocol.modern import (
+    CLIENT_CAPABILITIES,
+    CLIENT_INFO,
+    LOG_LEVEL,
+    PROTOCOL_VERSION,
+    read_envelope,
+    request_meta,
+    unsupported_version,
+)
+from mcpkit.types.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
 
 JSON = "application/json"
 SSE = "text/event-stream"
@@ -33,6 +52,7 @@ DEFAULT_VERSION = "2025-03-26"  # what a request without MCP-Protocol-Version sp
 RESUMABLE_VERSIONS = frozenset({"2025-11-25"})  # priming events and early stream close
 ENDPOINT_METHODS = "GET, POST, DELETE"
 STATELESS_METHODS = "POST"
+MODERN_METHODS = "POST"  # 2026-07-28: no GET stream, no sessions to DELETE
 
 # A JSON-RPC error code for transport-level refusals that have no better code.
 SERVER_ERROR = -32000
@@ -212,12 +232,15 @@ def misdirected_host() -> Refusal:
 
 @dataclass(frozen=True, slots=True)
 class Body:
-    """What a POST body holds, once parsed."""
+    """What a POST body holds, once parsed. `message` is the one message of a body that is
+    not a batch; `modern` says it is a request carrying the 2026-07-28 envelope."""
 
     request_ids: tuple[RequestId, ...]
     initialize: bool
     batch: bool
     cancelled: tuple[RequestId, ...]  # ids named by notifications/cancelled
+    message: Any = field(default=None, compare=False)
+    modern: bool = False
 
 
 def inspect_body(data: bytes) -> Body | Refusal:
@@ -240,7 +263,15 @@ def inspect_body(data: bytes) -> Body | Refusal:
             request_id = (item.params or {}).get("requestId")
             if is_valid_id(request_id):
                 cancelled.append(request_id)
-    return Body(tuple(ids), initialize, batch, tuple(cancelled))
+    if batch:
+        return Body(tuple(ids), initialize, batch, tuple(cancelled))
+    modern = type(parsed) is Request and _has_envelope(parsed.params)
+    return Body(tuple(ids), initialize, batch, tuple(cancelled), parsed, modern)
+
+
+def _has_envelope(params: Any) -> bool:
+    meta = params.get("_meta") if type(params) is dict else None
+    return type(meta) is dict and PROTOCOL_VERSION in meta
 
 
 def final_prefix(request_id: RequestId) -> bytes:
@@ -292,3 +323,127 @@ def event_stream(value: str) -> str | None:
 
 def event_sequence(value: str) -> int:
     return int(value.partition(".")[2])
+
+
+# -- 2026-07-28 ("modern"): no sessions, one message per POST -------------------------------
+
+# The HTTP status of a modern error answer, by JSON-RPC code (anything else: 200).
+MODERN_ERROR_STATUS = {
+    METHOD_NOT_FOUND: 404,
+    HEADER_MISMATCH: 400,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+}
+
+
+def is_modern_post(session_id: str | None, version_header: str | None, body: Body) -> bool:
+    """Whether a POST is served statelessly at a per-request revision: it names no session,
+    and its request carries the envelope or its MCP-Protocol-Version is a modern one. A POST
+    with a session id, or a plain initialize, stays in the handshake era."""
+    if session_id is not None:
+        return False
+    return body.modern or (version_header is not None and version_header.strip() in MODERN_VERSIONS)
+
+
+def check_modern_request(
+    body: Body, supported: tuple[str, ...] = SUPPORTED_VERSIONS
+) -> Refusal | None:
+    """A modern POST holds one message, and a request a well-formed envelope (400 otherwise):
+    -32600 for a batch, -32602 for a missing or malformed envelope field, 404 -32601 for
+    initialize (a handshake-era method). A version we do not serve passes here: the headers
+    are checked against it first (`check_modern_version` comes after them)."""
+    if body.batch:
+        message = "Invalid Request: a 2026-07-28 POST carries exactly one JSON-RPC message"
+        return refusal(400, message)
+    request = body.message
+    if type(request) is not Request:
+        return None
+    if request.method == "initialize":  # never on a shared lane: it would start a handshake
+        error = encode_error(request.id, METHOD_NOT_FOUND, "Method not found: initialize")
+        return Refusal(404, error)
+    meta = request_meta(request.params)
+    if meta is not None and _plain_envelope(meta, supported):
+        return None
+    try:
+        if meta is None or PROTOCOL_VERSION not in meta:
+            raise ProtocolError(
+                INVALID_PARAMS,
+                f"Invalid params: {request.method} carries no _meta.{PROTOCOL_VERSION}; a "
+                "2026-07-28 request carries its protocol version and client capabilities",
+            )
+        version = meta[PROTOCOL_VERSION]
+        if type(version) is str and version not in supported:
+            meta = {**meta, PROTOCOL_VERSION: MODERN_VERSIONS[-1]}  # its other fields
+        read_envelope(meta, supported)
+    except ProtocolError as exc:
+        return Refusal(400, encode_error(request.id, exc.code, exc.message, exc.data))
+    return None
+
+
+def check_modern_version(
+    body: Body, supported: tuple[str, ...] = SUPPORTED_VERSIONS
+) -> Refusal | None:
+    """400 -32022 (listing what we support) for a request at a version we do not serve per
+    request; run after `check_modern_request` and the header checks."""
+    request = body.message
+    if type(request) is not Request:
+        return None
+    meta = request_meta(request.params) or {}
+    version = meta.get(PROTOCOL_VERSION)
+    if version in MODERN_VERSIONS and version in supported:
+        return None
+    error = unsupported_version(version, supported)
+    return Refusal(400, encode_error(request.id, error.code, error.message, error.data))
+
+
+def _plain_envelope(meta: dict[str, Any], supported: tuple[str, ...]) -> bool:
+    """The common case, checked quickly: a version we serve per request, capabilities, and
+    nothing else `read_envelope` would look at twice."""
+    version = meta.get(PROTOCOL_VERSION)
+    return (
+        version in MODERN_VERSIONS
+        and version in supported
+        and type(meta.get(CLIENT_CAPABILITIES)) is dict
+        and LOG_LEVEL not in meta
+        and type(meta.get(CLIENT_INFO, _NO_INFO)) is dict
+    )
+
+
+_NO_INFO: dict[str, Any] = {}
+
+
+def header_mismatch(request_id: RequestId, problem: str) -> Refusal:
+    """400 with a -32020 HeaderMismatch error answering `request_id`."""
+    return Refusal(400, encode_error(request_id, HEADER_MISMATCH, problem))
+
+
+def modern_status(answer: bytes, prefix: bytes) -> int:
+    """The HTTP status of a modern request's final answer sent as JSON (`prefix`: see
+    `final_prefix`): 200 for a result, 404 for -32601, 400 for the modern protocol errors."""
+    if data_is_result(answer, prefix):
+        return 200
+    try:
+        error = orjson.loads(answer).get("error")
+    except (orjson.JSONDecodeError, AttributeError):
+        return 200
+    code = error.get("code") if type(error) is dict else None
+    return MODERN_ERROR_STATUS.get(code, 200) if type(code) is int else 200
+
+
+def data_is_result(answer: bytes, prefix: bytes) -> bool:
+    return answer.startswith(prefix) and answer[len(prefix) : len(prefix) + 1] == b"r"
+
+
+def modern_stream_refusal(session_id: str | None) -> Refusal | None:
+    """GET or DELETE without a session: 405 (Allow: POST). There is no stream to open and no
+    session to end -- 2026-07-28 has neither, and a handshake-era client always names the
+    session it got from initialize. With a session id the handshake-era rules apply."""
+    if session_id is None:
+        return method_not_allowed(MODERN_METHODS)
+    return None
+
+
+def cancellation(request_id: RequestId) -> bytes:
+    """The notifications/cancelled a transport feeds its session when a client goes away."""
+    params = {"requestId": request_id, "reason": "the client closed the response stream"}
+    return encode_notification("notifications/cancelled", params)

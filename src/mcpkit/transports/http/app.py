@@ -6,6 +6,12 @@ messages first. GET opens the stream for unrelated server messages (or resumes a
 with Last-Event-ID); DELETE ends the session. The rules (status codes, headers) are pure
 functions in `mcpkit.protocol.http`; this module reads, routes and writes.
 
+Both eras share the endpoint. A POST without Mcp-Session-Id whose request carries the
+2026-07-28 envelope (or whose MCP-Protocol-Version is a modern one) is served statelessly on
+the shared modern lanes: its headers are checked against its body, no session id is minted
+or echoed, no event ids, nothing to resume, and a client that closes the response cancels
+the request. GET and DELETE without a session id get 405.
+
 The server's lifespan starts with the ASGI lifespan when this is the root app, and lazily on
 the first request when it is mounted inside another app (Starlette does not forward lifespan
 events to mounted apps).
@@ -16,17 +22,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from mcpkit.protocol import http as rules
 from mcpkit.protocol.http import Body, Refusal
+from mcpkit.protocol.jsonrpc import Request
 from mcpkit.transports.http.event_store import EventStore, MemoryEventStore
 from mcpkit.transports.http.security import Checker, Security
 from mcpkit.transports.http.sessions import (
     HTTPSession,
     HTTPSessionTransport,
+    ModernLanes,
     Serve,
     SessionRegistry,
 )
@@ -40,6 +49,8 @@ from mcpkit.transports.http.streams import (
 )
 
 Running = Callable[[], contextlib.AbstractAsyncContextManager[Any]]
+# A tool's name -> its x-mcp-header parameters (header name -> property path), or None.
+ToolHeaders = Callable[[str], "dict[str, tuple[str, ...]] | None"]
 _DEFAULT_STORE: Any = object()
 _STATELESS_INIT = "mcpkit-stateless-initialize"
 
@@ -62,12 +73,27 @@ class HTTPOptions:
     legacy_sse: bool = False
     legacy_sse_path: str = "/sse"
     legacy_message_path: str = "/messages/"
+    tool_headers: ToolHeaders | None = None
+    drain_timeout: float = 5.0
 
 
 class MCPHTTPApp:
-    """`await app(scope, receive, send)`: Streamable HTTP for a server's sessions."""
+    """`await app(scope, receive, send)`: Streamable HTTP for a server's sessions.
 
-    def __init__(self, serve: Serve, running: Running, options: HTTPOptions) -> None:
+    `tool_headers` (else `options.tool_headers`) names the Mcp-Param headers a tools/call
+    must carry; `close_subscriptions` is called by `drain()` to end long-lived 2026-07-28
+    requests (subscriptions/listen) gracefully, and may return an awaitable.
+    """
+
+    def __init__(
+        self,
+        serve: Serve,
+        running: Running,
+        options: HTTPOptions,
+        *,
+        tool_headers: ToolHeaders | None = None,
+        close_subscriptions: Callable[[], Any] | None = None,
+    ) -> None:
         if options.response_mode not in ("auto", "json", "sse"):
             raise ValueError(f"response_mode must be auto, json or sse: {options.response_mode!r}")
         store = options.event_store
@@ -76,6 +102,9 @@ class MCPHTTPApp:
         self.options = options
         self.event_store: EventStore | None = store
         self.sessions = SessionRegistry(options.max_sessions, options.idle_timeout, store)
+        self.modern = ModernLanes(serve)
+        self._tool_headers = tool_headers or options.tool_headers
+        self._close_subscriptions = close_subscriptions
         self._serve = serve
         self._running = running
         self._checker = Checker(options.security)
@@ -105,6 +134,7 @@ class MCPHTTPApp:
             async with self._running():
                 self._started.set_result(None)
                 await self._stop.wait()
+                await self.modern.close()
                 await self.sessions.terminate_all()
                 if self.legacy is not None:
                     await self.legacy.terminate_all()
@@ -113,10 +143,26 @@ class MCPHTTPApp:
                 self._started.set_exception(exc)
             raise
 
+    async def drain(self) -> None:
+        """End long-lived 2026-07-28 requests gracefully (each subscription gets its completion
+        result), then wait -- at most `options.drain_timeout` s -- for the modern requests in
+        flight to be answered. Call it before the HTTP server shuts down: a server such as
+        uvicorn waits for open responses to end before it tells the app (lifespan) to stop."""
+        if self._close_subscriptions is not None:
+            outcome = self._close_subscriptions()
+            if inspect.isawaitable(outcome):
+                await outcome
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.options.drain_timeout
+        while self.modern.busy() and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0)  # let the last answers leave on their responses
+
     async def stop(self) -> None:
         """End every session and leave the lifespan."""
         if self._keeper is None or self._stop is None:
             return
+        await self.drain()
         self._stop.set()
         await asyncio.gather(self._keeper, return_exceptions=True)
         self._keeper = self._started = self._stop = None
@@ -173,6 +219,8 @@ class MCPHTTPApp:
         if path in (options.path, options.path + "/"):
             if method == "POST":
                 await self._post(receive, send, headers)
+            elif method in ("GET", "DELETE") and b"mcp-session-id" not in headers:
+                await _refuse(send, rules.method_not_allowed(rules.MODERN_METHODS))
             elif method == "GET" and not options.stateless:
                 await self._get(receive, send, headers)
             elif method == "DELETE" and not options.stateless:
@@ -192,7 +240,15 @@ class MCPHTTPApp:
         if type(received) is Refusal:
             await _refuse(send, received)
             return
-        data, body, version = received  # type: ignore[misc]
+        data, body = received  # type: ignore[misc]
+        version_header = _text(headers, b"mcp-protocol-version")
+        if rules.is_modern_post(_text(headers, b"mcp-session-id"), version_header, body):
+            await self._post_modern(receive, send, headers, data, body)
+            return
+        version, refused = rules.check_protocol_version(version_header)
+        if refused is not None and not body.initialize:
+            await _refuse(send, refused)
+            return
         if self.options.stateless:
             await self._post_stateless(receive, send, data, body, version)
             return
@@ -212,8 +268,8 @@ class MCPHTTPApp:
 
     async def _read_post(
         self, receive: Receive, headers: dict[bytes, bytes]
-    ) -> tuple[bytes, Body, str] | Refusal:
-        """The body of a POST and the revision it speaks, or why it is refused."""
+    ) -> tuple[bytes, Body] | Refusal:
+        """The body of a POST, or why it is refused."""
         limit = self.options.max_body
         refused = _post_headers(
             headers.get(b"accept"), headers.get(b"content-type")
@@ -226,11 +282,60 @@ class MCPHTTPApp:
         body = rules.inspect_body(data)
         if type(body) is Refusal:
             return body
-        assert type(body) is Body
-        version, refused = rules.check_protocol_version(_text(headers, b"mcp-protocol-version"))
-        if refused is not None and not body.initialize:
-            return refused
-        return data, body, version
+        return data, body  # type: ignore[return-value]
+
+    async def _post_modern(
+        self, receive: Receive, send: Send, headers: dict[bytes, bytes], data: bytes, body: Body
+    ) -> None:
+        """A 2026-07-28 POST: checked, then served on a modern lane; no session."""
+        refused = rules.check_modern_request(body)
+        if refused is None and body.request_ids:
+            refused = self._check_headers(headers, body.message) or rules.check_modern_version(body)
+        if refused is not None:
+            await _refuse(send, refused)
+            return
+        if not body.request_ids:  # no client notifications at this revision: nothing to do
+            await send_json(send, 202, b"")
+            return
+        lanes = self.modern
+        lane = lanes.pick(body.request_ids[0])
+        stream = lane.open_stream(body.request_ids, False)
+        lane.feed(data)
+        prefix = stream.prefix
+        try:
+            await respond(
+                send,
+                receive,
+                stream,
+                mode=self.options.response_mode,
+                headers=[],
+                record=lane.record,
+                priming_retry=None,
+                keepalive=self.options.keepalive,
+                divert=lane.divert,
+                status_of=lambda answer: rules.modern_status(answer, prefix),
+            )
+        finally:
+            if not stream.finished:  # the client left first: that cancels the request
+                lanes.cancel(lane, stream)
+            lanes.release(lane)
+
+    def _check_headers(self, headers: dict[bytes, bytes], request: Request) -> Refusal | None:
+        """Mcp-Method, Mcp-Name and Mcp-Param-* against the body (400 -32020)."""
+        params = request.params or {}
+        paths = None
+        if request.method == "tools/call" and self._tool_headers is not None:
+            name = params.get("name")
+            paths = self._tool_headers(name) if type(name) is str else None
+        message = {"jsonrpc": "2.0", "id": request.id, "method": request.method, "params": params}
+        # Names come lowercased from the server; the spaces around a value are not part of it.
+        lowered = {
+            k.decode("latin-1"): v.decode("latin-1").strip(" \t") for k, v in headers.items()
+        }
+        from mcpkit.protocol.http_headers import check_request_headers  # TODO: top level
+
+        problem = check_request_headers(lowered, message, paths)
+        return None if problem is None else rules.header_mismatch(request.id, problem)
 
     async def _answer(
         self,

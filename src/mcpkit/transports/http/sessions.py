@@ -6,6 +6,12 @@ relates to -- to that request's `ResponseStream` while the request is open, othe
 session's GET stream (one message goes to one stream). The registry mints session ids,
 caps their number and ends sessions left idle; ending a session closes its transport, which
 ends `serve`, and drops every reference so the memory goes back.
+
+`ModernLanes` serve 2026-07-28 requests, which belong to no session: a few long-lived
+serving connections in no handshake state (the core serves each modern request on its own,
+whatever the state), shared by every client. A request goes to the first lane where its id
+is not in flight, so two clients that both count from 1 never meet; spare lanes beyond
+`keep` end when they fall idle. No event store: no event ids, nothing to resume.
 """
 
 from __future__ import annotations
@@ -17,7 +23,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcpkit.protocol import Outgoing, RequestId
-from mcpkit.protocol.http import STANDALONE_STREAM, event_id, final_prefix, is_final
+from mcpkit.protocol.http import (
+    STANDALONE_STREAM,
+    cancellation,
+    event_id,
+    final_prefix,
+    is_final,
+)
 from mcpkit.transports.http.event_store import EventStore
 from mcpkit.transports.http.streams import ResponseStream
 
@@ -236,3 +248,56 @@ class SessionRegistry:
                 if session.last_seen < limit and not session.transport.busy():
                     await self.terminate(session.id)
         self._sweeper = None
+
+
+class ModernLanes:
+    """The serving connections of 2026-07-28 requests (see the module docstring)."""
+
+    def __init__(self, serve: Serve, keep: int = 16) -> None:
+        self._serve = serve
+        self.keep = keep
+        self.lanes: list[HTTPSessionTransport] = []
+        self._tasks: dict[HTTPSessionTransport, asyncio.Task[None]] = {}
+
+    def __len__(self) -> int:
+        return len(self.lanes)
+
+    def pick(self, request_id: RequestId) -> HTTPSessionTransport:
+        """A lane where `request_id` is not in flight (a new one when every lane has it)."""
+        for lane in self.lanes:
+            if request_id not in lane.pending:
+                return lane
+        lane = HTTPSessionTransport("", None)
+        task: asyncio.Task[None] = asyncio.ensure_future(self._serve(lane))
+        self.lanes.append(lane)
+        self._tasks[lane] = task
+        task.add_done_callback(lambda _: self._forget(lane))
+        return lane
+
+    def cancel(self, lane: HTTPSessionTransport, stream: ResponseStream) -> None:
+        """The client left before the answer: end the stream and cancel its handler."""
+        ids = [rid for rid, s in lane.pending.items() if s is stream]
+        lane.close_stream(stream)
+        for request_id in ids:
+            lane.feed(cancellation(request_id))
+
+    def release(self, lane: HTTPSessionTransport) -> None:
+        """A request on `lane` is over: a spare lane with nothing in flight ends."""
+        if len(self.lanes) > self.keep and not lane.pending and lane is not self.lanes[0]:
+            self._forget(lane)
+
+    def busy(self) -> bool:
+        return any(lane.pending for lane in self.lanes)
+
+    async def close(self) -> None:
+        tasks = list(self._tasks.values())
+        for lane in list(self.lanes):
+            self._forget(lane)
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _forget(self, lane: HTTPSessionTransport) -> None:
+        if lane in self._tasks:
+            del self._tasks[lane]
+            self.lanes.remove(lane)
+        lane.shut()

@@ -12,6 +12,7 @@ stream detaches and later messages only go to the store.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -98,6 +99,54 @@ class ResponseStream:
         items, self.items = self.items, []
         return items
 
+    def nudge(self) -> None:
+        """Wake a waiter with nothing new (it checks on its client)."""
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+
+class Ticker:
+    """One timer for every response waiting for its first message, per event loop: a stream
+    still waiting after a whole tick (QUICK to 2 QUICK s) is nudged to start watching for its
+    client leaving. A timer per response would cost about a tenth of a quick answer."""
+
+    __slots__ = ("_generation", "_handle", "_waiting")
+
+    def __init__(self) -> None:
+        self._generation = 0
+        self._waiting: dict[ResponseStream, int] = {}
+        self._handle: asyncio.TimerHandle | None = None
+
+    def enter(self, stream: ResponseStream) -> None:
+        self._waiting[stream] = self._generation
+        if self._handle is None:
+            self._handle = asyncio.get_running_loop().call_later(QUICK, self._tick)
+
+    def leave(self, stream: ResponseStream) -> None:
+        self._waiting.pop(stream, None)
+
+    def _tick(self) -> None:
+        self._handle = None
+        current = self._generation
+        self._generation = current + 1
+        for stream, entered in list(self._waiting.items()):
+            if entered < current:  # a whole tick has passed since it started waiting
+                stream.nudge()
+        if self._waiting:
+            self._handle = asyncio.get_running_loop().call_later(QUICK, self._tick)
+
+
+_TICKERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Ticker] = weakref.WeakKeyDictionary()
+
+
+def ticker() -> Ticker:
+    loop = asyncio.get_running_loop()
+    found = _TICKERS.get(loop)
+    if found is None:
+        found = _TICKERS[loop] = Ticker()
+    return found
+
 
 async def respond(
     send: Send,
@@ -110,26 +159,39 @@ async def respond(
     priming_retry: int | None,
     keepalive: float | None,
     divert: Callable[[bytes], None],
-) -> None:
-    """Send `stream` as JSON (one final answer, nothing before it) or as SSE."""
-    if mode != "sse":
-        await stream.wait()
+    status_of: Callable[[bytes], int] | None = None,
+) -> bool:
+    """Send `stream` as JSON (one final answer, nothing before it) or as SSE.
+
+    With `status_of` (2026-07-28: the answer's HTTP status, and a client leaving cancels)
+    the wait for the first message watches for the client going away too, and an error
+    answer that comes alone leaves as JSON with its status even in "sse" mode. Returns
+    False when the client went away before the stream finished.
+    """
+    watch = Watch(receive) if status_of is not None else None
+    if mode != "sse" or watch is not None:
+        if not await _wait(stream, watch):
+            return False
         if mode == "json":  # related messages cannot travel in a JSON body: the GET stream
             while not stream.finished:
                 for data in stream.take():
                     divert(data)
-                await stream.wait()
+                if not await _wait(stream, watch):
+                    return False
             for data in stream.items[:-1]:
                 divert(data)
             del stream.items[:-1]
         if stream.finished and len(stream.items) <= 1:
             items = stream.take()
-            if items:
-                await send_json(send, 200, items[0], headers)
-            else:
-                await send_json(send, 202, b"", headers)  # ended unanswered (cancelled)
-            return
-    await stream_events(
+            status = 200 if status_of is None or not items else status_of(items[0])
+            if mode != "sse" or status != 200:
+                if items:
+                    await send_json(send, status, items[0], headers)
+                else:
+                    await send_json(send, 202, b"", headers)  # ended unanswered (cancelled)
+                return True
+            stream.items[:0] = items
+    return await stream_events(
         send,
         receive,
         stream,
@@ -137,7 +199,50 @@ async def respond(
         record=record,
         priming_retry=priming_retry,
         keepalive=keepalive,
+        watch=watch,
     )
+
+
+class Watch:
+    """Notices the client going away (http.disconnect), started only once needed."""
+
+    __slots__ = ("gone", "receive")
+
+    def __init__(self, receive: Receive) -> None:
+        self.receive = receive
+        self.gone: asyncio.Future[None] | None = None
+
+    def start(self) -> asyncio.Future[None]:
+        if self.gone is None:
+            self.gone = asyncio.ensure_future(_disconnected(self.receive))
+        return self.gone
+
+    def stop(self) -> None:
+        if self.gone is not None:
+            self.gone.cancel()
+
+
+async def _wait(stream: ResponseStream, watch: Watch | None) -> bool:
+    """Until something arrives (True) or, when watching, the client goes away (False)."""
+    if watch is None:
+        await stream.wait()
+        return True
+    if watch.gone is None:
+        waiting = ticker()
+        waiting.enter(stream)
+        try:
+            if await stream.wait():
+                return True
+        finally:
+            waiting.leave(stream)
+    gone = watch.start()
+    while True:
+        arrived = await _next(stream, gone, None)
+        if arrived is None:
+            watch.stop()
+            return False
+        if arrived:
+            return True
 
 
 async def send_json(
@@ -163,8 +268,10 @@ async def stream_events(
     keepalive: float | None,
     replay: list[tuple[str, bytes]] | None = None,
     preamble: bytes = b"",
-) -> None:
-    """Send an event stream until the stream finishes or the client goes away.
+    watch: Watch | None = None,
+) -> bool:
+    """Send an event stream until the stream finishes (True) or the client goes away
+    (False).
 
     A stream whose messages come quickly (the common case) is sent without a task watching
     for the client to leave; the watcher starts once the stream has to wait.
@@ -177,7 +284,8 @@ async def stream_events(
         if primer is not None:
             first += encode_event(b"", event_id=primer, retry=priming_retry)
     first += b"".join(encode_event(data, event_id=eid) for eid, data in replay or ())
-    gone: asyncio.Future[None] | None = None
+    watch = watch or Watch(receive)
+    gone = watch.gone
     try:
         while True:
             chunk = first + b"".join(
@@ -188,22 +296,21 @@ async def stream_events(
             if stream.finished or stream.released:
                 stream.released = False
                 await send({"type": "http.response.body", "body": chunk})
-                return
+                return True
             if chunk:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
             if gone is None:
                 if await stream.wait(QUICK):
                     continue
-                gone = asyncio.ensure_future(_disconnected(receive))
+                gone = watch.start()
             arrived = await _next(stream, gone, keepalive)
             if arrived is None:
-                return  # the client went away
+                return False  # the client went away
             if not arrived:
                 keep = {"type": "http.response.body", "body": encode_comment(), "more_body": True}
                 await send(keep)
     finally:
-        if gone is not None:
-            gone.cancel()
+        watch.stop()
         stream.attached = False
         for data in stream.take():  # arrived while we were leaving: keep them for a resume
             record(stream.stream_id, data)
