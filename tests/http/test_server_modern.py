@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+import uvicorn
 
 from mcpkit import Server
 from mcpkit.protocol.modern import CLIENT_CAPABILITIES, PROTOCOL_VERSION, SUBSCRIPTION_ID
@@ -399,3 +400,54 @@ async def test_listen_over_http_ends_gracefully_when_the_server_drains() -> None
         assert last["result"]["resultType"] == "complete"
         assert last["result"]["_meta"][SUBSCRIPTION_ID] == 11
         assert len(hub) == 0
+
+
+async def test_json_mode_still_streams_a_modern_request_that_sends_first() -> None:
+    app, _, _ = modern_app(response_mode="json")  # "json" is for the handshake era
+    async with serving(app) as base, httpx.AsyncClient(base_url=base) as c:
+        message = tool_call(1, "chatty", token="p", steps=2)
+        answer = await post(c, message, headers_for(message))
+        assert answer.headers["content-type"] == "text/event-stream"
+        assert answer.text.count("notifications/progress") == 2
+        quick = tool_call(2, "add", a=1, b=2)
+        answer = await post(c, quick, headers_for(quick))
+        assert answer.headers["content-type"] == "application/json"
+        message = listen(3, toolsListChanged=True)
+        async with c.stream("POST", "/mcp", headers=headers_for(message), json=message) as stream:
+            [ack] = await read_events(stream, 1)
+            assert json.loads(ack.data)["params"]["_meta"] == {SUBSCRIPTION_ID: 3}
+            await app.drain()
+
+
+class DrainingServer(uvicorn.Server):
+    """How a runner lets subscriptions end gracefully: uvicorn waits for open responses to end
+    before it sends the lifespan shutdown, so the app is drained first."""
+
+    def __init__(self, config: uvicorn.Config, app: MCPHTTPApp) -> None:
+        super().__init__(config)
+        self.mcp_app = app
+
+    async def shutdown(self, sockets: Any = None) -> None:
+        await self.mcp_app.drain()
+        await super().shutdown(sockets)
+
+
+async def test_uvicorn_shutdown_ends_subscriptions_with_their_result() -> None:
+    app, _, hub = modern_app()
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    server = DrainingServer(config, app)
+    task = asyncio.ensure_future(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as c:
+        message = listen("bye", resourcesListChanged=True)
+        async with c.stream("POST", "/mcp", headers=headers_for(message), json=message) as stream:
+            [ack] = await read_events(stream, 1)
+            assert json.loads(ack.data)["params"]["notifications"] == {"resourcesListChanged": True}
+            server.should_exit = True
+            rest = await asyncio.wait_for(read_events(stream), 5)
+    [last] = [json.loads(e.data) for e in rest]
+    assert last["id"] == "bye" and last["result"]["_meta"][SUBSCRIPTION_ID] == "bye"
+    await asyncio.wait_for(task, 5)
+    assert len(hub) == 0

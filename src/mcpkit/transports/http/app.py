@@ -58,7 +58,10 @@ _STATELESS_INIT = "mcpkit-stateless-initialize"
 @dataclass(frozen=True)
 class HTTPOptions:
     """How the app serves. `response_mode`: "auto" (JSON unless the handler sends something
-    first), "json" or "sse". `event_store`: a bounded memory store by default, None for none."""
+    first), "json" or "sse" ("json" is for the handshake era, where related messages can go
+    to the GET stream; a 2026-07-28 request has none and is answered as in "auto").
+    `event_store`: a bounded memory store by default, None for none. `tool_headers`: a tool's
+    name -> its Mcp-Param headers (2026-07-28). `drain_timeout`: how long `drain()` waits."""
 
     path: str = "/mcp"
     stateless: bool = False
@@ -302,12 +305,14 @@ class MCPHTTPApp:
         stream = lane.open_stream(body.request_ids, False)
         lane.feed(data)
         prefix = stream.prefix
+        mode = self.options.response_mode
         try:
             await respond(
                 send,
                 receive,
                 stream,
-                mode=self.options.response_mode,
+                # no GET stream to divert related messages to: "json" answers as "auto" does
+                mode="auto" if mode == "json" else mode,
                 headers=[],
                 record=lane.record,
                 priming_retry=None,
