@@ -451,3 +451,21 @@ async def test_uvicorn_shutdown_ends_subscriptions_with_their_result() -> None:
     assert last["id"] == "bye" and last["result"]["_meta"][SUBSCRIPTION_ID] == "bye"
     await asyncio.wait_for(task, 5)
     assert len(hub) == 0
+
+
+async def test_renewed_lanes_serve_a_changed_configuration() -> None:
+    server = Server("empty")  # no tools yet: it does not declare them
+    app = server.http_app()
+    async with serving(app) as base, httpx.AsyncClient(base_url=base) as c:
+        listing = body(1, "tools/list")
+        assert (await post(c, listing, headers_for(listing))).status_code == 404
+        server.add_tool(lambda: "x", name="x")
+        # a lane's connection keeps the configuration it started with, until renewed
+        assert (await post(c, listing, headers_for(listing))).status_code == 404
+        racing = asyncio.ensure_future(post(c, listing, headers_for(listing)))
+        app.modern.renew()
+        answer = await post(c, listing, headers_for(listing))
+        assert answer.status_code == 200
+        assert [t["name"] for t in answer.json()["result"]["tools"]] == ["x"]
+        await racing
+        assert len(app.modern) == 1

@@ -282,22 +282,31 @@ class ModernLanes:
             lane.feed(cancellation(request_id))
 
     def release(self, lane: HTTPSessionTransport) -> None:
-        """A request on `lane` is over: a spare lane with nothing in flight ends."""
-        if len(self.lanes) > self.keep and not lane.pending and lane is not self.lanes[0]:
+        """A request on `lane` is over: a spare or retired lane with nothing in flight ends."""
+        if lane.pending:
+            return
+        if lane not in self.lanes or (len(self.lanes) > self.keep and lane is not self.lanes[0]):
             self._forget(lane)
 
+    def renew(self) -> None:
+        """Serve later requests on fresh lanes (a lane's connection keeps the server
+        configuration it started with); the current ones end once nothing is in flight."""
+        retired, self.lanes = self.lanes, []
+        for lane in retired:
+            self.release(lane)
+
     def busy(self) -> bool:
-        return any(lane.pending for lane in self.lanes)
+        return any(lane.pending for lane in self._tasks)
 
     async def close(self) -> None:
         tasks = list(self._tasks.values())
-        for lane in list(self.lanes):
+        for lane in list(self._tasks):
             self._forget(lane)
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     def _forget(self, lane: HTTPSessionTransport) -> None:
-        if lane in self._tasks:
-            del self._tasks[lane]
+        self._tasks.pop(lane, None)
+        if lane in self.lanes:
             self.lanes.remove(lane)
         lane.shut()
