@@ -1,0 +1,175 @@
+"""`client.listen(...)`: subscriptions/listen (2026-07-28) demultiplexed by subscription id on
+one channel, the acknowledgement awaited first, cancellation on exit, a graceful end; and the
+same loop over the handshake era's list_changed / resources/subscribe (our own server).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pytest
+
+from mcpkit import Client, Server
+from mcpkit.client import era as era_module
+from mcpkit.client.listen import Notification
+from mcpkit.errors import ConnectionClosed
+from mcpkit.transports.memory import memory_pair
+
+JSONObject = dict[str, Any]
+SUB = "io.modelcontextprotocol/subscriptionId"
+DISCOVERED: JSONObject = {
+    "resultType": "complete",
+    "supportedVersions": ["2026-07-28"],
+    "capabilities": {"tools": {"listChanged": True}, "resources": {"subscribe": True}},
+}
+
+
+@pytest.fixture(autouse=True)
+def fresh_era_cache() -> Iterator[None]:
+    era_module.ERAS.clear()
+    yield
+    era_module.ERAS.clear()
+
+
+class ListenServer:
+    """A raw modern peer: acknowledges each listen (without resourcesListChanged: not
+    honoured), then sends what the test pushes, tagged with the subscription id."""
+
+    def __init__(self) -> None:
+        self.seen: list[JSONObject] = []
+        self.listens: dict[Any, JSONObject] = {}
+        self.opened = asyncio.Event()
+        self.client_end, self._end = memory_pair()
+        self._task = asyncio.get_running_loop().create_task(self._serve())
+
+    async def _serve(self) -> None:
+        while (data := await self._end.read()) is not None:
+            message = orjson.loads(data)
+            self.seen.append(message)
+            method, request_id = message.get("method"), message.get("id")
+            if method == "server/discover":
+                self._send({"id": request_id, "result": DISCOVERED})
+            elif method == "subscriptions/listen":
+                wanted = dict(message["params"]["notifications"])
+                wanted.pop("resourcesListChanged", None)
+                self.listens[request_id] = wanted
+                self.push(
+                    request_id,
+                    "notifications/subscriptions/acknowledged",
+                    {"notifications": wanted},
+                )
+                self.opened.set()
+            elif request_id is not None:
+                self._send({"id": request_id, "result": {"resultType": "complete"}})
+
+    def _send(self, message: JSONObject) -> None:
+        self._end.write([(orjson.dumps({"jsonrpc": "2.0", **message}), None)])
+
+    def push(self, subscription: Any, method: str, params: JSONObject | None = None) -> None:
+        params = {**(params or {}), "_meta": {SUB: subscription}}
+        self._send({"method": method, "params": params})
+
+    def end(self, subscription: Any) -> None:
+        result = {"resultType": "complete", "_meta": {SUB: subscription}}
+        self._send({"id": subscription, "result": result})
+
+    def cancelled(self) -> list[Any]:
+        return [
+            m["params"]["requestId"]
+            for m in self.seen
+            if m.get("method") == "notifications/cancelled"
+        ]
+
+
+async def next_of(sub: Any) -> Notification:
+    return await asyncio.wait_for(sub.__anext__(), 2)
+
+
+async def test_two_subscriptions_on_one_channel_are_told_apart_by_id() -> None:
+    server = ListenServer()
+    seen_by_callback: list[str] = []
+    async with Client(
+        server.client_end, mode="auto", on_list_changed=seen_by_callback.append
+    ) as client:
+        async with (
+            client.listen(tools=True, resources=True) as tools,
+            client.listen(resource_uris=["file:///a"]) as files,
+        ):
+            assert tools.acknowledged == {"toolsListChanged": True}  # resources not honoured
+            assert files.acknowledged == {"resourceSubscriptions": ["file:///a"]}
+            assert tools.id != files.id
+            server.push(files.id, "notifications/resources/updated", {"uri": "file:///a"})
+            server.push(tools.id, "notifications/tools/list_changed")
+            note = await next_of(tools)
+            assert note.method == "notifications/tools/list_changed"
+            note = await next_of(files)
+            assert note == Notification(
+                "notifications/resources/updated", {"uri": "file:///a", "_meta": {SUB: files.id}}
+            )
+            server.push("someone-else", "notifications/tools/list_changed")  # not ours
+        await asyncio.sleep(0.05)
+        assert sorted(server.cancelled()) == sorted([tools.id, files.id])
+    assert seen_by_callback == ["tools", "tools"]  # the callbacks see every list_changed
+    listens = [m for m in server.seen if m.get("method") == "subscriptions/listen"]
+    assert listens[0]["params"]["notifications"] == {
+        "toolsListChanged": True,
+        "resourcesListChanged": True,
+    }
+    assert listens[0]["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
+
+
+async def test_a_graceful_server_end_finishes_the_iteration() -> None:
+    server = ListenServer()
+    async with Client(server.client_end, mode="auto") as client:
+        async with client.listen(tools=True) as sub:
+            server.push(sub.id, "notifications/tools/list_changed")
+            server.end(sub.id)
+            got = [note.method async for note in sub]
+            assert got == ["notifications/tools/list_changed"]
+        assert server.cancelled() == []  # already over: nothing to cancel
+
+
+async def test_a_dropped_connection_ends_the_iteration_with_an_error() -> None:
+    server = ListenServer()
+    client = Client(server.client_end, mode="auto")
+    async with client, client.listen(tools=True) as sub:
+        await server._end.close()
+        with pytest.raises(ConnectionClosed):
+            await next_of(sub)
+
+
+# -- the handshake era: the same loop -----------------------------------------------------
+
+
+async def test_legacy_listen_maps_onto_list_changed_and_resource_subscriptions() -> None:
+    server = Server("legacy-listen")
+
+    @server.tool()
+    def first() -> str:
+        """One."""
+        return "1"
+
+    @server.resource("file:///watched")
+    def watched() -> str:
+        return "w"
+
+    async with Client(server, mode="legacy") as client:
+        assert client.era == "legacy"
+        async with client.listen(
+            tools=True, prompts=True, resource_uris=["file:///watched"]
+        ) as sub:
+            assert sub.acknowledged.get("toolsListChanged") is True
+            assert "promptsListChanged" not in sub.acknowledged or client.supports(
+                "prompts", "listChanged"
+            )
+
+            @server.tool()
+            def second() -> str:
+                """Two."""
+                return "2"
+
+            note = await next_of(sub)
+            assert note.method == "notifications/tools/list_changed"
