@@ -43,6 +43,7 @@ from mcpkit.transports.http.streams import (
     Receive,
     ResponseStream,
     Send,
+    Ticker,
     respond,
     send_json,
     stream_events,
@@ -106,6 +107,7 @@ class MCPHTTPApp:
         self.event_store: EventStore | None = store
         self.sessions = SessionRegistry(options.max_sessions, options.idle_timeout, store)
         self.modern = ModernLanes(serve)
+        self._ticker = Ticker()
         self._tool_headers = tool_headers or options.tool_headers
         self._close_subscriptions = close_subscriptions
         self._serve = serve
@@ -319,6 +321,7 @@ class MCPHTTPApp:
                 keepalive=self.options.keepalive,
                 divert=lane.divert,
                 status_of=lambda answer: rules.modern_status(answer, prefix),
+                ticker=self._ticker,
             )
         finally:
             if not stream.finished:  # the client left first: that cancels the request

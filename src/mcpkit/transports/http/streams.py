@@ -12,7 +12,6 @@ stream detaches and later messages only go to the store.
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -107,7 +106,7 @@ class ResponseStream:
 
 
 class Ticker:
-    """One timer for every response waiting for its first message, per event loop: a stream
+    """One timer for every response waiting for its first message (one per app): a stream
     still waiting after a whole tick (QUICK to 2 QUICK s) is nudged to start watching for its
     client leaving. A timer per response would cost about a tenth of a quick answer."""
 
@@ -137,17 +136,6 @@ class Ticker:
             self._handle = asyncio.get_running_loop().call_later(QUICK, self._tick)
 
 
-_TICKERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Ticker] = weakref.WeakKeyDictionary()
-
-
-def ticker() -> Ticker:
-    loop = asyncio.get_running_loop()
-    found = _TICKERS.get(loop)
-    if found is None:
-        found = _TICKERS[loop] = Ticker()
-    return found
-
-
 async def respond(
     send: Send,
     receive: Receive,
@@ -160,15 +148,16 @@ async def respond(
     keepalive: float | None,
     divert: Callable[[bytes], None],
     status_of: Callable[[bytes], int] | None = None,
+    ticker: Ticker | None = None,
 ) -> bool:
     """Send `stream` as JSON (one final answer, nothing before it) or as SSE.
 
-    With `status_of` (2026-07-28: the answer's HTTP status, and a client leaving cancels)
+    2026-07-28 (`status_of`: the answer's HTTP status; `ticker`: a client leaving cancels):
     the wait for the first message watches for the client going away too, and an error
     answer that comes alone leaves as JSON with its status even in "sse" mode. Returns
     False when the client went away before the stream finished.
     """
-    watch = Watch(receive) if status_of is not None else None
+    watch = Watch(receive, ticker) if ticker is not None else None
     if mode != "sse" or watch is not None:
         if not await _wait(stream, watch):
             return False
@@ -206,10 +195,11 @@ async def respond(
 class Watch:
     """Notices the client going away (http.disconnect), started only once needed."""
 
-    __slots__ = ("gone", "receive")
+    __slots__ = ("gone", "receive", "ticker")
 
-    def __init__(self, receive: Receive) -> None:
+    def __init__(self, receive: Receive, ticker: Ticker | None = None) -> None:
         self.receive = receive
+        self.ticker = ticker
         self.gone: asyncio.Future[None] | None = None
 
     def start(self) -> asyncio.Future[None]:
@@ -227,8 +217,8 @@ async def _wait(stream: ResponseStream, watch: Watch | None) -> bool:
     if watch is None:
         await stream.wait()
         return True
-    if watch.gone is None:
-        waiting = ticker()
+    waiting = watch.ticker
+    if watch.gone is None and waiting is not None:
         waiting.enter(stream)
         try:
             if await stream.wait():
