@@ -304,6 +304,10 @@ class MCPHTTPApp:
             return
         lanes = self.modern
         lane = lanes.pick(body.request_ids[0])
+        if lane is None:
+            message = "Service Unavailable: too many requests with this id in flight"
+            await _refuse(send, rules.refusal(503, message, rules.SERVER_ERROR))
+            return
         stream = lane.open_stream(body.request_ids, False)
         lane.feed(data)
         prefix = stream.prefix
@@ -336,9 +340,12 @@ class MCPHTTPApp:
             name = params.get("name")
             paths = self._tool_headers(name) if type(name) is str else None
         message = {"jsonrpc": "2.0", "id": request.id, "method": request.method, "params": params}
-        # Names come lowercased from the server; the spaces around a value are not part of it.
+        # Only the MCP headers are compared (MCP-Protocol-Version, Mcp-*). Names come
+        # lowercased from the ASGI server; the spaces around a value are not part of it.
         lowered = {
-            k.decode("latin-1"): v.decode("latin-1").strip(" \t") for k, v in headers.items()
+            k.decode("latin-1"): v.decode("latin-1").strip(" \t")
+            for k, v in headers.items()
+            if k[:3] == b"mcp"
         }
         from mcpkit.protocol.http_headers import check_request_headers  # TODO: top level
 

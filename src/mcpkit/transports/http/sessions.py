@@ -253,23 +253,32 @@ class SessionRegistry:
 class ModernLanes:
     """The serving connections of 2026-07-28 requests (see the module docstring)."""
 
-    def __init__(self, serve: Serve, keep: int = 16) -> None:
+    LINGER = 5.0  # s: a spare lane unused this long ends
+
+    def __init__(self, serve: Serve, keep: int = 16, limit: int = 1024) -> None:
         self._serve = serve
-        self.keep = keep
+        self.keep = keep  # lanes kept however long they idle
+        self.limit = limit  # at most this many requests with the same id at once
         self.lanes: list[HTTPSessionTransport] = []
         self._tasks: dict[HTTPSessionTransport, asyncio.Task[None]] = {}
+        self._used: dict[HTTPSessionTransport, float] = {}
+        self._retired: set[HTTPSessionTransport] = set()
 
     def __len__(self) -> int:
         return len(self.lanes)
 
-    def pick(self, request_id: RequestId) -> HTTPSessionTransport:
-        """A lane where `request_id` is not in flight (a new one when every lane has it)."""
-        for lane in self.lanes:
+    def pick(self, request_id: RequestId) -> HTTPSessionTransport | None:
+        """A lane where `request_id` is not in flight (a new one when every lane has it);
+        None when `limit` lanes all have it."""
+        lanes = self.lanes
+        for lane in lanes:
             if request_id not in lane.pending:
                 return lane
+        if len(lanes) >= self.limit:
+            return None
         lane = HTTPSessionTransport("", None)
         task: asyncio.Task[None] = asyncio.ensure_future(self._serve(lane))
-        self.lanes.append(lane)
+        lanes.append(lane)
         self._tasks[lane] = task
         task.add_done_callback(lambda _: self._forget(lane))
         return lane
@@ -282,16 +291,27 @@ class ModernLanes:
             lane.feed(cancellation(request_id))
 
     def release(self, lane: HTTPSessionTransport) -> None:
-        """A request on `lane` is over: a spare or retired lane with nothing in flight ends."""
+        """A request on `lane` is over. A retired lane with nothing in flight ends; so does the
+        last spare lane once unused for LINGER s (one check per request: no timer)."""
         if lane.pending:
             return
-        if lane not in self.lanes or (len(self.lanes) > self.keep and lane is not self.lanes[0]):
+        if lane in self._retired:
             self._forget(lane)
+            return
+        lanes = self.lanes
+        if len(lanes) <= self.keep:
+            return
+        now = asyncio.get_running_loop().time()
+        self._used[lane] = now
+        last = lanes[-1]
+        if not last.pending and now - self._used.get(last, now) > self.LINGER:
+            self._forget(last)
 
     def renew(self) -> None:
         """Serve later requests on fresh lanes (a lane's connection keeps the server
         configuration it started with); the current ones end once nothing is in flight."""
         retired, self.lanes = self.lanes, []
+        self._retired.update(retired)
         for lane in retired:
             self.release(lane)
 
@@ -307,6 +327,8 @@ class ModernLanes:
 
     def _forget(self, lane: HTTPSessionTransport) -> None:
         self._tasks.pop(lane, None)
+        self._used.pop(lane, None)
+        self._retired.discard(lane)
         if lane in self.lanes:
             self.lanes.remove(lane)
         lane.shut()
