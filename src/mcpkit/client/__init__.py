@@ -1,12 +1,28 @@
 """The MCP client: `Client`, and what you give it to answer the server's requests.
 
 See `mcpkit.client.client` for how it works and the decisions behind it,
-`mcpkit.client.handlers` for sampling, elicitation and roots, and
-`mcpkit.client.notifications` for the notification callbacks.
+`mcpkit.client.handlers` for sampling, elicitation and roots,
+`mcpkit.client.notifications` for the notification callbacks, `mcpkit.client.era` for how
+the protocol era is chosen (2026-07-28 or the initialize handshake), `mcpkit.client.mrtr` for
+input_required rounds and `mcpkit.client.listen` for `client.listen(...)`.
 """
 
 from mcpkit.client._targets import HttpOptions
 from mcpkit.client.client import Client
+from mcpkit.client.era import EraMismatch
 from mcpkit.client.handlers import Elicitation, Sampling, form_errors
+from mcpkit.client.listen import Notification, Subscription
+from mcpkit.client.mrtr import InputRequired, InputRequiredError
 
-__all__ = ["Client", "Elicitation", "HttpOptions", "Sampling", "form_errors"]
+__all__ = [
+    "Client",
+    "Elicitation",
+    "EraMismatch",
+    "HttpOptions",
+    "InputRequired",
+    "InputRequiredError",
+    "Notification",
+    "Sampling",
+    "Subscription",
+    "form_errors",
+]
