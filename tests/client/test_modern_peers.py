@@ -138,6 +138,7 @@ async def test_official_server_pinned_modern(official: list[str]) -> None:
 
 async def test_our_demo_server_over_stdio_is_modern_and_asks_through_input_required() -> None:
     pytest.importorskip("mcpkit.server.request_state", reason="server input_required state")
+
     async def sample(params: Any) -> dict[str, Any]:
         return {"role": "assistant", "content": {"type": "text", "text": "blue"}, "model": "m"}
 
@@ -173,3 +174,15 @@ async def test_everything_refuses_a_client_pinned_to_the_modern_era() -> None:
     with pytest.raises(EraMismatch, match="does not speak it"):
         async with Client(argv, env=node_env(), mode="2026-07-28", timeout=30):
             pass
+
+
+async def test_official_server_acknowledges_a_listen_and_it_ends_cleanly(
+    official: list[str],
+) -> None:
+    async with Client(official, timeout=20) as client:
+        async with client.listen(tools=True, resource_uris=["file:///x"]) as sub:
+            assert sub.acknowledged == {
+                "toolsListChanged": True,
+                "resourceSubscriptions": ["file:///x"],
+            }
+        assert text(await client.call_tool("add", {"a": 1, "b": 2})) == "3"  # still fine

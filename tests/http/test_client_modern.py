@@ -104,6 +104,13 @@ async def test_official_server_modern_over_http_with_its_headers() -> None:
     assert [h["mcp-name"] for h in calls] == ["add", "greet", "greet"]  # greet: asked, retried
 
 
+async def test_official_server_acknowledges_a_listen_over_http() -> None:
+    async with serving(official_app()) as base, Client(base + "/mcp", timeout=20) as client:
+        async with client.listen(tools=True) as sub:
+            assert sub.acknowledged == {"toolsListChanged": True}
+        assert text(await client.call_tool("add", {"a": 1, "b": 2})) == "3"
+
+
 async def test_official_server_pinned_legacy_over_http() -> None:
     recorder = Recorder(official_app())
     async with serving(recorder) as base:
