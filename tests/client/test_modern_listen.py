@@ -15,7 +15,7 @@ import pytest
 from mcpkit import Client, Server
 from mcpkit.client import era as era_module
 from mcpkit.client.listen import Notification
-from mcpkit.errors import ConnectionClosed
+from mcpkit.errors import ConnectionClosed, RequestTimeout
 from mcpkit.transports.memory import memory_pair
 
 JSONObject = dict[str, Any]
@@ -38,7 +38,8 @@ class ListenServer:
     """A raw modern peer: acknowledges each listen (without resourcesListChanged: not
     honoured), then sends what the test pushes, tagged with the subscription id."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, acknowledge: bool = True) -> None:
+        self.acknowledge = acknowledge
         self.seen: list[JSONObject] = []
         self.listens: dict[Any, JSONObject] = {}
         self.opened = asyncio.Event()
@@ -56,6 +57,8 @@ class ListenServer:
                 wanted = dict(message["params"]["notifications"])
                 wanted.pop("resourcesListChanged", None)
                 self.listens[request_id] = wanted
+                if not self.acknowledge:
+                    continue
                 self.push(
                     request_id,
                     "notifications/subscriptions/acknowledged",
@@ -139,6 +142,16 @@ async def test_a_dropped_connection_ends_the_iteration_with_an_error() -> None:
         await server._end.close()
         with pytest.raises(ConnectionClosed):
             await next_of(sub)
+
+
+async def test_no_acknowledgement_in_time_is_a_timeout_and_the_listen_is_cancelled() -> None:
+    server = ListenServer(acknowledge=False)
+    async with Client(server.client_end, mode="auto", timeout=0.3) as client:
+        with pytest.raises(RequestTimeout, match="acknowledgement"):
+            async with client.listen(tools=True):
+                pytest.fail("not acknowledged")
+        await asyncio.sleep(0.05)
+        assert server.cancelled() == list(server.listens)
 
 
 # -- the handshake era: the same loop -----------------------------------------------------

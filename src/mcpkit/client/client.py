@@ -236,6 +236,9 @@ class Client:
                 self._cache = _new_cache()
         return self
 
+    def _ack_timeout(self) -> float | None:
+        return self._timeout.timeout if self._timeout is not None else None
+
     def _probe_limit(self) -> float:
         """The probe waits `probe_timeout`, or the client's own timeout when that is shorter."""
         limit = self._timeout.timeout if self._timeout is not None else None

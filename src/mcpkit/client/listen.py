@@ -21,7 +21,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from mcpkit.errors import MCPError
+from mcpkit.errors import MCPError, RequestTimeout
 from mcpkit.protocol.modern import SUBSCRIPTION_ID
 
 if TYPE_CHECKING:
@@ -103,10 +103,16 @@ class Subscription:
 
         self._task = asyncio.get_running_loop().create_task(listen())
         self._task.add_done_callback(self._finished)
-        await asyncio.wait([self._ack, self._task], return_when=asyncio.FIRST_COMPLETED)
+        limit = self._client._ack_timeout()
+        await asyncio.wait(
+            [self._ack, self._task], timeout=limit, return_when=asyncio.FIRST_COMPLETED
+        )
         if self._ack.done():
             self.acknowledged = self._ack.result()
             return
+        if not self._task.done():
+            await self.close()
+            raise RequestTimeout("subscriptions/listen (acknowledgement)", limit or 0)
         self._client._listeners.remove(self)
         error = self._task.exception()
         if error is not None:
