@@ -45,6 +45,12 @@ def build_parser() -> argparse.ArgumentParser:
             "--env", action="append", default=[], metavar="KEY=VALUE", help="for a command"
         )
         sub.add_argument("--cwd", help="working directory for a command")
+        sub.add_argument(
+            "--mode",
+            default="auto",
+            help="protocol era: auto (probe, then fall back), legacy (initialize), or a "
+            "2026-07-28+ version (modern only)",
+        )
         return sub
 
     listing = talking("list", "list tools (and resources, templates, prompts)")

@@ -33,7 +33,13 @@ async def run_command(args: Any) -> int:
 @asynccontextmanager
 async def connect(args: Any) -> AsyncIterator[Client]:
     env = dict(pair_of(item, "--env") for item in args.env) or None
-    client = Client(target_for(args.target), timeout=args.timeout, env=env, cwd=args.cwd)
+    mode = getattr(args, "mode", "auto")
+    try:
+        client = Client(
+            target_for(args.target), timeout=args.timeout, env=env, cwd=args.cwd, mode=mode
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     async with client:
         yield client
 
