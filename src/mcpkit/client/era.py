@@ -6,8 +6,9 @@ sends `server/discover` with the envelope. Three outcomes:
 
 - a DiscoverResult: the server is modern; the best version both sides speak is kept;
 - a recognized modern error (-32020/-32021/-32022): modern too; for -32022 a version from its
-  `data.supported` is tried instead (or, when it lists only handshake revisions we speak, the
-  handshake), never a blind fallback;
+  `data.supported` is tried instead (even the one just refused: a server may refuse
+  transiently; at most MAX_PROBES tries), or, when it lists only handshake revisions we
+  speak, the handshake; never a blind fallback;
 - anything else (any other error code, an HTTP 4xx without a modern body, no answer within
   `probe_timeout`): a legacy server, so `use_handshake()` and `initialize` as before.
 
@@ -44,6 +45,7 @@ EraName = Literal["modern", "legacy"]
 logger = logging.getLogger("mcpkit.client")
 
 DEFAULT_PROBE_TIMEOUT = 3.0
+MAX_PROBES = 3  # -32022 answers followed, each naming a version we speak, before giving up
 # Server key -> the era it answered in ("legacy", or a modern version). Process-wide.
 ERAS: dict[str, str] = {}
 
@@ -102,9 +104,9 @@ async def choose_era(
     if mode == "legacy" or (mode == "auto" and ERAS.get(key or "") == "legacy"):
         return await _handshake(session, init_timeout, handshake_version, key, probed=False)
     wanted = mode if mode in MODERN_VERSIONS else connection.config.modern[-1]
-    tried: set[str] = set()
+    attempts = 0
     while True:
-        tried.add(wanted)
+        attempts += 1
         connection.use_modern(wanted)
         try:
             discovered = await session.request(
@@ -119,8 +121,8 @@ async def choose_era(
                 raise  # modern, but it refused the probe itself (-32020/-32021): a real error
             else:
                 supported = _supported_list(exc.data)
-                ours = [v for v in connection.config.modern if v in supported and v not in tried]
-                if ours:
+                ours = [v for v in connection.config.modern if v in supported]
+                if ours and attempts < MAX_PROBES:
                     wanted = ours[-1]
                     continue
                 if mode == "auto" and any(v in supported for v in connection.config.versions):
