@@ -327,3 +327,28 @@ async def test_a_remembered_era_that_no_longer_holds_is_probed_again() -> None:
         client_module.open_transport = original
     assert [e.methods()[0] for e in ends] == ["initialize", "server/discover"]
     assert era_module.ERAS["stdio:fake"] == "2026-07-28"
+
+
+async def test_unsupported_version_naming_a_version_we_speak_is_retried() -> None:
+    refusals = [("error", -32022, "Unsupported", {"supported": ["2026-07-28", "2025-11-25"]})]
+
+    def answer(message: JSONObject) -> Any:
+        if message["method"] == "server/discover" and refusals:
+            return refusals.pop()
+        return legacy_answers(DISCOVERED)(message)
+
+    raw = RawServer(answer)
+    async with Client(raw.client_end, mode="auto") as client:
+        assert client.era == "modern"
+    assert raw.methods()[:2] == ["server/discover", "server/discover"]
+    first, second = (m for m in raw.seen if m.get("method") == "server/discover")
+    assert first["id"] != second["id"]
+
+
+async def test_a_server_that_always_refuses_the_version_is_given_up_on() -> None:
+    refusal = ("error", -32022, "Unsupported", {"supported": ["2026-07-28"]})
+    raw = RawServer(legacy_answers(refusal))
+    with pytest.raises(EraMismatch):
+        async with Client(raw.client_end, mode="auto"):
+            pass
+    assert raw.methods().count("server/discover") == era_module.MAX_PROBES
