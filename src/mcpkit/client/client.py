@@ -2,8 +2,10 @@
 
 How this works: `Client(target)` resolves the target to a transport (`_targets.py`, the only
 place the client reaches for one), wraps it in a runtime `Session` around a client-role
-`Connection`, and runs `initialize` on `__aenter__`. The capabilities it declares follow from
-what you gave it: `sampling=`, `elicitation=` and `roots=` each add theirs, nothing else does.
+`Connection`, and settles the protocol era on `__aenter__` (`era.py`): a `server/discover`
+probe for 2026-07-28 ("modern": no handshake, the envelope on every request), or `initialize`.
+The capabilities it declares follow from what you gave it: `sampling=`, `elicitation=` and
+`roots=` each add theirs, nothing else does (modern: in every request's envelope).
 The server's requests go to `ServerRequests` (handlers.py), its notifications to
 `Notifications` (notifications.py), and each typed method below is one MCP request whose
 result is parsed into its `mcpkit.types` model.
@@ -23,6 +25,12 @@ Decisions worth knowing:
 - Tool annotations (`readOnlyHint`, `destructiveHint`, ...) come from an untrusted server.
   They are exposed on `Tool.annotations` for your UI and policy; this client never reads them
   and nothing it does depends on them (no confirmation, no retry).
+- Modern era: `input_required` results are answered with the same handlers that serve
+  handshake-era server requests (`mrtr.py`); cacheable results come from a `ResponseCache`
+  while fresh; `set_logging_level` stamps the level on later requests; `listen()` covers
+  change notifications in both eras (`listen.py`). The default mode is "auto" for command
+  lines and URLs, "legacy" for in-process servers and transport objects (their callers rely
+  on handshake-era behaviour: requests from the server mid-call, unsolicited notifications).
 """
 
 from __future__ import annotations
