@@ -297,7 +297,9 @@ async def test_a_silent_legacy_server_costs_the_probe_timeout_once_per_process(
     assert "server/discover" not in log.read_text()
 
 
-async def test_a_remembered_era_that_no_longer_holds_is_probed_again() -> None:
+async def test_a_remembered_era_that_no_longer_holds_is_probed_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # The cache said legacy, but the server behind the same key is modern-only now.
     def modern_only(message: JSONObject) -> Any:
         if message["method"] == "initialize":
@@ -306,25 +308,16 @@ async def test_a_remembered_era_that_no_longer_holds_is_probed_again() -> None:
 
     ends: list[RawServer] = []
 
-    def target() -> Any:
+    async def fake_open(*_: Any) -> Any:
         ends.append(RawServer(modern_only))
         return ends[-1].client_end
 
+    import mcpkit.client._core as core
+
+    monkeypatch.setattr(core, "open_transport", fake_open)
     era_module.ERAS["stdio:fake"] = "legacy"
-    client = Client(["fake"], mode="auto")
-
-    async def fake_open(*_: Any) -> Any:
-        return target()
-
-    import mcpkit.client.client as client_module
-
-    original = client_module.open_transport
-    client_module.open_transport = fake_open  # type: ignore[assignment]
-    try:
-        async with client:
-            assert client.era == "modern"
-    finally:
-        client_module.open_transport = original
+    async with Client(["fake"], mode="auto") as client:
+        assert client.era == "modern"
     assert [e.methods()[0] for e in ends] == ["initialize", "server/discover"]
     assert era_module.ERAS["stdio:fake"] == "2026-07-28"
 

@@ -37,67 +37,33 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-from collections.abc import AsyncIterator, Callable
-from types import EllipsisType, TracebackType
+from collections.abc import AsyncIterator
+from types import EllipsisType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mcpkit._version import __version__
+from mcpkit.client._core import ClientCore
 from mcpkit.client._jsonschema import schema_errors
-from mcpkit.client._targets import HttpOptions, StdioOptions, open_transport
-from mcpkit.client.era import (
-    DEFAULT_PROBE_TIMEOUT,
-    Chosen,
-    EraName,
-    Reprobe,
-    check_mode,
-    choose_era,
-    server_key,
-)
 from mcpkit.client.handlers import (
-    Elicitation,
-    ElicitationHandler,
     RootsSource,
-    Sampling,
-    SamplingHandler,
-    ServerRequests,
-    validation_summary,
 )
-from mcpkit.client.listen import Listeners, Subscription, listen_filter
+from mcpkit.client.listen import Subscription, listen_filter
 from mcpkit.client.mrtr import (
-    DEFAULT_MAX_INPUT_ROUNDS,
     InputRequired,
-    InputRequiredError,
-    answer_all,
-    pending_input,
-    result_kind,
     retry_params,
 )
 from mcpkit.client.notifications import (
-    ListChangedHandler,
     ListKind,
-    LogHandler,
-    NotificationHandler,
-    Notifications,
-    ResourceUpdatedHandler,
 )
-from mcpkit.client.pagination import DEFAULT_MAX_PAGES, items
+from mcpkit.client.pagination import items
 from mcpkit.errors import (
     HEADER_MISMATCH,
-    URL_ELICITATION_REQUIRED,
     CapabilityNotDeclared,
-    InvalidResult,
-    LocalProtocolViolation,
     ProtocolError,
     ToolError,
     ToolOutputInvalid,
-    URLElicitationRequired,
 )
-from mcpkit.protocol import Connection, ConnectionConfig, Timeout
-from mcpkit.protocol.lifecycle import has_capability
-from mcpkit.protocol.modern import CACHEABLE_METHODS, LOG_LEVEL
-from mcpkit.runtime import ProgressCallback, Session
-from mcpkit.types.versions import MODERN_VERSIONS
+from mcpkit.protocol import Timeout
+from mcpkit.runtime import ProgressCallback
 
 if TYPE_CHECKING:
     from mcpkit.types import (
@@ -124,7 +90,7 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 _MAX_TIMEOUT = 3600.0
 
 
-class Client:
+class Client(ClientCore):
     """An MCP client. Use as `async with Client(target) as client:`.
 
     `target`: an argv list or command string (spawned over stdio with `env` added to this
@@ -148,341 +114,6 @@ class Client:
     `ToolError`, `ToolOutputInvalid`, `PaginationError`. Using the client outside `async with`
     raises RuntimeError.
     """
-
-    def __init__(
-        self,
-        target: Any,
-        *,
-        name: str = "mcpkit",
-        version: str = __version__,
-        timeout: float | None = 60.0,
-        env: dict[str, str] | None = None,
-        cwd: str | os.PathLike[str] | None = None,
-        stderr: Callable[[str], None] | None = None,
-        protocol_version: str | None = None,
-        http: HttpOptions | None = None,
-        sampling: Sampling | SamplingHandler | None = None,
-        elicitation: Elicitation | ElicitationHandler | None = None,
-        roots: RootsSource | None = None,
-        on_log: LogHandler | None = None,
-        on_list_changed: ListChangedHandler | None = None,
-        on_resource_updated: ResourceUpdatedHandler | None = None,
-        on_notification: NotificationHandler | None = None,
-        max_pages: int = DEFAULT_MAX_PAGES,
-        mode: str | None = None,
-        probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
-        cache: bool = True,
-        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
-    ) -> None:
-        if mode is None and protocol_version is not None:
-            # A pinned revision pins its era too.
-            if protocol_version in MODERN_VERSIONS:
-                mode, protocol_version = protocol_version, None
-            else:
-                mode = "legacy"
-        if mode is None:
-            mode = "auto" if server_key(target) is not None else "legacy"
-        self._mode = check_mode(mode)
-        self._probe_timeout = probe_timeout
-        self.max_input_rounds = max_input_rounds
-        self._target = target
-        self._protocol_version = protocol_version
-        self._info: JSONObject = {"name": name, "version": version}
-        self._timeout = _timeout(timeout)
-        self._stdio = StdioOptions(env=env, cwd=cwd, stderr=stderr)
-        self._http = http
-        if sampling is not None and not isinstance(sampling, Sampling):
-            sampling = Sampling(sampling)
-        if elicitation is not None and not isinstance(elicitation, Elicitation):
-            elicitation = Elicitation(elicitation)
-        self._requests = ServerRequests(sampling, elicitation, roots)
-        self._notifications = Notifications(
-            on_log=on_log,
-            on_list_changed=on_list_changed,
-            on_resource_updated=on_resource_updated,
-            on_notification=on_notification,
-            list_changed=self._list_changed,
-        )
-        self.max_pages = max_pages
-        self._session: Session | None = None
-        self._chosen: Chosen | None = None
-        self._log_level: str | None = None  # modern: stamped on every request
-        self._cache: Any = None  # a ResponseCache in modern mode, unless cache=False
-        self._use_cache = cache
-        self._header_paths: dict[str, dict[str, tuple[str, ...]]] | None = None  # HTTP only
-        self._listeners = Listeners()
-        self._tools: dict[str, Tool] = {}  # every definition seen in tools/list
-        self._output_schemas: dict[str, JSONObject] = {}  # their outputSchemas, as sent
-        self._tools_generation = 0  # bumped by tools/list_changed
-        self._tools_complete = False  # a full listing of this generation was seen
-        self._tools_fetch: asyncio.Task[None] | None = None
-
-    async def __aenter__(self) -> Client:
-        key = server_key(self._target)
-        for _attempt in range(2):
-            session = await self._open()
-            try:
-                self._chosen = await choose_era(
-                    session,
-                    mode=self._mode,
-                    key=key,
-                    probe_timeout=self._probe_limit(),
-                    init_timeout=self._timeout,
-                    handshake_version=self._protocol_version,
-                )
-            except Reprobe:
-                await session.close()
-                continue
-            except BaseException:
-                await session.close()
-                raise
-            break
-        self._session = session
-        if self._chosen.era == "modern":
-            self._header_paths = getattr(session.transport, "tool_header_paths", None)
-            if self._use_cache:
-                self._cache = _new_cache()
-        return self
-
-    def _ack_timeout(self) -> float | None:
-        return self._timeout.timeout if self._timeout is not None else None
-
-    def _probe_limit(self) -> float:
-        """The probe waits `probe_timeout`, or the client's own timeout when that is shorter."""
-        limit = self._timeout.timeout if self._timeout is not None else None
-        return self._probe_timeout if limit is None else min(limit, self._probe_timeout)
-
-    async def _open(self) -> Session:
-        transport = await open_transport(self._target, self._stdio, self._http)
-        config = ConnectionConfig(
-            role="client", info=self._info, capabilities=self._requests.capabilities()
-        )
-        session = Session(
-            Connection(config),
-            transport,
-            on_request=self._requests,
-            on_notification=self._on_notification,
-        )
-        session.start()
-        return session
-
-    def _on_notification(self, session: Session, event: Any) -> Any:
-        self._listeners.route(event.method, event.params)
-        if self._cache is not None:
-            self._cache.invalidate(event.method, event.params)
-        return self._notifications(session, event)
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
-
-    async def close(self) -> None:
-        """Close the connection (a spawned server is shut down). Safe to call twice."""
-        if self._tools_fetch is not None:
-            self._tools_fetch.cancel()
-        self._listeners.end_all()
-        if self._session is not None:
-            session, self._session = self._session, None
-            await session.close()
-
-    # -- what the server said about itself ---------------------------------------------------
-
-    @property
-    def _era(self) -> Chosen:
-        if self._chosen is None or self._session is None:
-            raise RuntimeError("the client is not connected; use `async with Client(...)`")
-        return self._chosen
-
-    @property
-    def era(self) -> EraName:
-        """ "modern" (2026-07-28 on: no handshake, every request carries its envelope) or
-        "legacy" (the initialize handshake)."""
-        return self._era.era
-
-    @property
-    def server_info(self) -> JSONObject:
-        """The server's `serverInfo` (name, version, title, ...) as it sent it (modern: from
-        `server/discover`'s `_meta`; {} when it did not say)."""
-        self._era  # noqa: B018 - raises when not connected
-        assert self._session is not None
-        return self._session.connection.peer_info or {}
-
-    @property
-    def server_capabilities(self) -> JSONObject:
-        """The server's capabilities object as it sent it (see also `supports`)."""
-        self._era  # noqa: B018 - raises when not connected
-        assert self._session is not None
-        return self._session.connection.peer_capabilities or {}
-
-    @property
-    def instructions(self) -> str | None:
-        self._era  # noqa: B018 - raises when not connected
-        assert self._session is not None
-        return self._session.connection.instructions
-
-    @property
-    def protocol_version(self) -> str:
-        """The revision in use: agreed at initialize, or the per-request revision (modern)."""
-        return self._era.version
-
-    @property
-    def discovered(self) -> JSONObject | None:
-        """Modern: the server's `server/discover` result as sent (None in the legacy era)."""
-        return self._era.discovered
-
-    def supports(self, *path: str) -> bool:
-        """Whether the server declared a capability: `supports("resources", "subscribe")`."""
-        return has_capability(self.server_capabilities, path)
-
-    # -- requests ----------------------------------------------------------------------------
-
-    async def request(
-        self,
-        method: str,
-        params: JSONObject | None = None,
-        *,
-        timeout: float | Timeout | EllipsisType | None = ...,
-        on_progress: ProgressCallback | None = None,
-        input_required: str = "answer",
-    ) -> JSONObject:
-        """Send any request and return its raw result dict.
-
-        `timeout`: seconds (or a `Timeout`; None waits forever; default: the client's).
-        `on_progress(progress, total, message)` receives the server's progress and asks for it.
-        Cancelling the awaiting task cancels the request (stdio: `notifications/cancelled`;
-        modern HTTP: its response stream is closed).
-
-        Modern servers: an `input_required` result (tools/call, prompts/get, resources/read)
-        is answered through this client's sampling / elicitation / roots handlers and the
-        request retried, up to `max_input_rounds` times (`input_required="return"` returns
-        the raw InputRequiredResult instead). Cacheable results (server/discover, list
-        pages, resources/read) come from the response cache while fresh. Raises
-        InputRequiredError, InvalidResult (unknown resultType), and what the session raises.
-        """
-        session = self._session
-        if session is None:
-            raise RuntimeError("the client is not connected; use `async with Client(...)`")
-        if input_required not in ("answer", "return"):
-            raise ValueError("input_required is 'answer' or 'return'")
-        limit = self._timeout if timeout is ... else _timeout(timeout)
-        raw = await self._exchange(session, method, params, limit, on_progress)
-        if not session.connection.modern or result_kind(method, raw) == "complete":
-            return raw
-        if input_required == "return":
-            return raw
-        return await self._answer_rounds(
-            session, method, params, raw, limit=limit, on_progress=on_progress
-        )
-
-    async def _exchange(
-        self,
-        session: Session,
-        method: str,
-        params: JSONObject | None,
-        limit: Timeout | None,
-        on_progress: ProgressCallback | None,
-    ) -> JSONObject:
-        cache = self._cache if session.connection.modern else None
-        cacheable = cache is not None and method in CACHEABLE_METHODS and _plain(params)
-        now = self._now()
-        if cacheable:
-            hit = cache.get(method, params, now=now)
-            if hit is not None:
-                return hit  # type: ignore[no-any-return]
-        sent = params
-        if self._log_level is not None and session.connection.modern:
-            sent = _with_meta(params, {LOG_LEVEL: self._log_level})
-        try:
-            raw = await session.request(method, sent, timeout=limit, on_progress=on_progress)
-        except ProtocolError as exc:
-            if exc.code == URL_ELICITATION_REQUIRED and type(exc) is ProtocolError:
-                raise URLElicitationRequired(exc.message, exc.data) from None
-            raise
-        if cacheable and raw.get("resultType", "complete") == "complete":
-            cache.put(method, params, raw, now=self._now())
-        return raw
-
-    async def _answer_rounds(
-        self,
-        session: Session,
-        method: str,
-        params: JSONObject | None,
-        raw: JSONObject,
-        *,
-        limit: Timeout | None,
-        on_progress: ProgressCallback | None,
-    ) -> JSONObject:
-        for _round in range(self.max_input_rounds):
-            pending = pending_input(method, params, raw)
-            responses = await self.answer_input(pending)
-            again = retry_params(pending.params, responses, pending.request_state)
-            raw = await self._exchange(session, method, again, limit, on_progress)
-            if result_kind(method, raw) == "complete":
-                return raw
-        raise InputRequiredError(
-            f"{method}: the server still asked for input after {self.max_input_rounds} rounds "
-            "(max_input_rounds)"
-        )
-
-    async def answer_input(self, pending: InputRequired) -> JSONObject | None:
-        """Answer every request in an `InputRequired` with this client's handlers (all at
-        once); the `inputResponses` to send back, None when the server asked for nothing.
-        Raises InputRequiredError (a kind this client did not declare), your handler's errors.
-        """
-        if not pending.input_requests:
-            return None
-        return await answer_all(self._requests, pending.input_requests)
-
-    def _now(self) -> float:
-        return asyncio.get_running_loop().time()
-
-    async def _typed(self, kind: type[M], method: str, params: JSONObject | None = None) -> M:
-        return _parse(kind, await self.request(method, params), method)
-
-    async def _typed_or_pending(
-        self,
-        kind: type[M],
-        method: str,
-        params: JSONObject,
-        input_required: str,
-        *,
-        timeout: float | Timeout | EllipsisType | None = ...,
-        on_progress: ProgressCallback | None = None,
-    ) -> M | InputRequired:
-        raw = await self.request(
-            method, params, timeout=timeout, on_progress=on_progress, input_required=input_required
-        )
-        if raw.get("resultType") == "input_required":
-            return pending_input(method, params, raw)
-        return _parse(kind, raw, method)
-
-    async def ping(self) -> None:
-        """Check the server answers. Modern servers have no `ping`: a `server/discover` (not
-        from the cache) stands in for it."""
-        session = self._session
-        if session is not None and session.connection.modern:
-            await session.request("server/discover", None, timeout=self._timeout)
-            return
-        await self.request("ping")
-
-    async def set_logging_level(self, level: str) -> None:
-        """Ask for log messages at `level` and above; see `on_log`.
-
-        Handshake era: `logging/setLevel`. Modern: nothing is sent; the level is recorded and
-        stamped on every later request (`_meta` `io.modelcontextprotocol/logLevel`), and the
-        server logs on the response stream of each request.
-        """
-        if level not in LOG_LEVELS:
-            raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
-        session = self._session
-        if session is not None and session.connection.modern:
-            self._log_level = level
-            return
-        await self.request("logging/setLevel", {"level": level})
 
     # -- tools -------------------------------------------------------------------------------
 
@@ -662,18 +293,6 @@ class Client:
         self._legacy_only("resources/subscribe", "listen(resource_uris=[...])")
         await self.request("resources/subscribe", {"uri": uri})
 
-    def _legacy_only(self, method: str, instead: str) -> None:
-        if self._connected().connection.modern:
-            raise LocalProtocolViolation(
-                f"{method} does not exist in protocol {self.protocol_version}; use "
-                f"client.{instead} (works with servers of either era)"
-            )
-
-    def _connected(self) -> Session:
-        if self._session is None:
-            raise RuntimeError("the client is not connected; use `async with Client(...)`")
-        return self._session
-
     # -- subscriptions -----------------------------------------------------------------------
 
     def listen(
@@ -784,32 +403,6 @@ class Client:
             self._session.notify("notifications/roots/list_changed")
 
 
-def _timeout(timeout: float | Timeout | None) -> Timeout | None:
-    if timeout is None or isinstance(timeout, Timeout):
-        return timeout
-    return Timeout(timeout, reset_on_progress=True, maximum=max(_MAX_TIMEOUT, timeout))
-
-
-def _new_cache() -> Any:
-    try:
-        from mcpkit.client.cache import ResponseCache
-    except ImportError:  # pragma: no cover - until the cache module lands
-        return None
-    return ResponseCache(DEFAULT_CACHE_ENTRIES)
-
-
-def _plain(params: JSONObject | None) -> bool:
-    """A request the cache may answer: not an input-required retry."""
-    return not params or ("inputResponses" not in params and "requestState" not in params)
-
-
-def _with_meta(params: JSONObject | None, extra: JSONObject) -> JSONObject:
-    params = dict(params or {})
-    own = params.get("_meta")
-    params["_meta"] = {**extra, **own} if isinstance(own, dict) else extra
-    return params
-
-
 def _with_header_paths(
     page: ListToolsResult, paths: dict[str, dict[str, tuple[str, ...]]]
 ) -> ListToolsResult:
@@ -839,15 +432,6 @@ def _with_header_paths(
 
 def _cursor(cursor: str | None) -> JSONObject | None:
     return None if cursor is None else {"cursor": cursor}
-
-
-def _parse(kind: type[M], raw: JSONObject, method: str) -> M:
-    from pydantic import ValidationError
-
-    try:
-        return kind.from_wire(raw)  # type: ignore[attr-defined, no-any-return]
-    except ValidationError as exc:
-        raise InvalidResult(method, validation_summary(exc)) from None
 
 
 def _output_problems(schema: JSONObject, result: CallToolResult) -> list[str]:

@@ -62,9 +62,9 @@ def result_kind(method: str, result: JSONObject) -> str:
     complete result (handshake-era servers send none)."""
     kind = result.get("resultType", "complete")
     if kind == "complete":
-        return kind
+        return "complete"
     if kind == "input_required" and method in INPUT_REQUIRED_METHODS:
-        return kind
+        return "input_required"
     if kind == "input_required":
         raise InvalidResult(method, f"{method} may not answer with resultType input_required")
     raise InvalidResult(method, f"unknown resultType {kind!r}")
