@@ -19,7 +19,7 @@ import pytest
 from mcpkit import Client, Server
 from mcpkit.client import era as era_module
 from mcpkit.client.era import EraMismatch
-from mcpkit.errors import LocalProtocolViolation
+from mcpkit.errors import LocalProtocolViolation, ProtocolError
 from mcpkit.transports.memory import memory_pair
 
 JSONObject = dict[str, Any]
@@ -345,3 +345,51 @@ async def test_a_server_that_always_refuses_the_version_is_given_up_on() -> None
         async with Client(raw.client_end, mode="auto"):
             pass
     assert raw.methods().count("server/discover") == era_module.MAX_PROBES
+
+
+STRICT_LEGACY = textwrap.dedent(
+    """
+    import json, sys
+    log = open(sys.argv[1], "a")
+    for line in sys.stdin:
+        message = json.loads(line)
+        log.write(message.get("method", "?") + "\\n"); log.flush()
+        if message.get("method") == "initialize":
+            result = {"protocolVersion": "2025-03-26", "capabilities": {},
+                      "serverInfo": {"name": "strict", "version": "1"}}
+            print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}),
+                  flush=True)
+        elif message.get("method") != "notifications/initialized":
+            if "id" in message and message.get("method") == "ping":
+                print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}),
+                      flush=True)
+            else:
+                sys.exit(3)  # anything unexpected before initialize: give up
+    """
+)
+
+
+async def test_a_stdio_server_that_exits_at_the_probe_is_started_again_for_initialize(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "strict.py"
+    script.write_text(STRICT_LEGACY)
+    log = tmp_path / "log"
+    async with Client([sys.executable, str(script), str(log)]) as client:
+        assert client.era == "legacy"
+        assert client.protocol_version == "2025-03-26"
+        await client.ping()
+    assert log.read_text().split() == [
+        "server/discover",
+        "initialize",
+        "notifications/initialized",
+        "ping",
+    ]
+
+
+async def test_a_refused_initialize_in_pinned_legacy_mode_raises_it() -> None:
+    raw = RawServer(lambda message: ("error", -32602, "bad version", None))
+    era_module.ERAS["stdio:whatever"] = "legacy"
+    with pytest.raises(ProtocolError, match="bad version"):
+        async with Client(raw.client_end, mode="legacy"):
+            pass

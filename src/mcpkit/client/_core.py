@@ -154,19 +154,22 @@ class ClientCore:
 
     async def __aenter__(self) -> Self:
         key = server_key(self._target)
-        for _attempt in range(2):
+        mode = self._mode
+        for attempt in range(2):
             session = await self._open()
             try:
                 self._chosen = await choose_era(
                     session,
-                    mode=self._mode,
+                    mode=mode,
                     key=key,
                     probe_timeout=self._probe_limit(),
                     init_timeout=self._timeout,
                     handshake_version=self._protocol_version,
+                    retry=attempt == 0,
                 )
-            except Reprobe:
+            except Reprobe as again:
                 await session.close()
+                mode = again.mode
                 continue
             except BaseException:
                 await session.close()

@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 
 from mcpkit.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
+    ConnectionClosed,
     MCPError,
     ProtocolError,
     RequestTimeout,
@@ -94,60 +95,82 @@ async def choose_era(
     probe_timeout: float,
     init_timeout: Timeout | None,
     handshake_version: str | None,
+    retry: bool = False,
 ) -> Chosen:
     """Probe and settle the era on a fresh client session (see the module notes).
 
+    With `retry`, may raise `Reprobe(mode)`: connect again and choose with that mode (a
+    remembered legacy server refused initialize; a stdio server exited at the probe).
     Raises EraMismatch (pinned modern, legacy server; no common version), the initialize
     error in the legacy era, ConnectionClosed.
     """
     connection = session.connection
-    if mode == "legacy" or (mode == "auto" and ERAS.get(key or "") == "legacy"):
-        return await _handshake(session, init_timeout, handshake_version, key, probed=False)
+    if mode == "legacy":
+        return await _handshake(session, init_timeout, handshake_version, key)
+    if mode == "auto" and ERAS.get(key or "") == "legacy":
+        return await _handshake(session, init_timeout, handshake_version, key, cached=retry)
     wanted = mode if mode in MODERN_VERSIONS else connection.config.modern[-1]
-    attempts = 0
-    while True:
-        attempts += 1
-        connection.use_modern(wanted)
-        try:
-            discovered = await session.request(
-                "server/discover", None, timeout=Timeout(probe_timeout, reset_on_progress=False)
-            )
-        except RequestTimeout:
-            reason = f"no answer to server/discover within {probe_timeout:g} s"
-        except ProtocolError as exc:
-            if exc.code not in MODERN_ERROR_CODES:
-                reason = f"server/discover was refused ({exc.code}: {exc.message})"
-            elif exc.code != UNSUPPORTED_PROTOCOL_VERSION:
-                raise  # modern, but it refused the probe itself (-32020/-32021): a real error
-            else:
-                supported = _supported_list(exc.data)
-                ours = [v for v in connection.config.modern if v in supported]
-                if ours and attempts < MAX_PROBES:
-                    wanted = ours[-1]
-                    continue
-                if mode == "auto" and any(v in supported for v in connection.config.versions):
-                    logger.info("the server speaks only handshake revisions we know: initialize")
-                    connection.use_handshake()
-                    return await _handshake(
-                        session, init_timeout, handshake_version, key, probed=True
-                    )
-                raise EraMismatch(
-                    f"the server supports protocol versions {', '.join(supported) or 'none'}; "
-                    f"this client speaks {', '.join(connection.config.all_versions)}"
-                ) from None
-        else:
-            if _is_discover_result(discovered):
-                return _modern(session, discovered, wanted, mode, key)
-            # A lax legacy server that answers anything: not a modern answer either.
-            reason = "the answer to server/discover is not a DiscoverResult"
-        if mode != "auto":
-            raise EraMismatch(
-                f"the client is pinned to protocol {mode} but the server does not speak it: "
-                f"{reason} (a handshake-era server? use mode='auto' or 'legacy')"
-            )
-        logger.debug("legacy server (%s): falling back to initialize", reason)
-        connection.use_handshake()
-        return await _handshake(session, init_timeout, handshake_version, key, probed=True)
+    for attempt in range(1, MAX_PROBES + 1):
+        respawn = retry and mode == "auto" and _stdio(key)
+        outcome = await _probe(session, wanted, probe_timeout, stdio_retry=respawn)
+        if isinstance(outcome, dict):
+            return _modern(session, outcome, wanted, mode, key)
+        if isinstance(outcome, str):
+            break  # legacy, for this reason
+        # -32022: a modern server that does not serve `wanted`.
+        supported = _supported_list(outcome.data)
+        ours = [v for v in connection.config.modern if v in supported]
+        if ours and attempt < MAX_PROBES:
+            wanted = ours[-1]
+            continue
+        if mode == "auto" and any(v in supported for v in connection.config.versions):
+            logger.info("the server speaks only handshake revisions we know: initialize")
+            connection.use_handshake()
+            return await _handshake(session, init_timeout, handshake_version, key)
+        raise EraMismatch(
+            f"the server supports protocol versions {', '.join(supported) or 'none'}; "
+            f"this client speaks {', '.join(connection.config.all_versions)}"
+        )
+    if mode != "auto":
+        raise EraMismatch(
+            f"the client is pinned to protocol {mode} but the server does not speak it: "
+            f"{outcome} (a handshake-era server? use mode='auto' or 'legacy')"
+        )
+    logger.debug("legacy server (%s): falling back to initialize", outcome)
+    connection.use_handshake()
+    return await _handshake(session, init_timeout, handshake_version, key)
+
+
+async def _probe(
+    session: Session, version: str, timeout: float, *, stdio_retry: bool
+) -> JSONObject | ProtocolError | str:
+    """One server/discover at `version`: the DiscoverResult, the -32022 error, or why the
+    server looks legacy. Other modern errors (-32020/-32021) and a lost connection raise."""
+    session.connection.use_modern(version)
+    try:
+        discovered = await session.request(
+            "server/discover", None, timeout=Timeout(timeout, reset_on_progress=False)
+        )
+    except RequestTimeout:
+        return f"no answer to server/discover within {timeout:g} s"
+    except ConnectionClosed:
+        if stdio_retry:  # a strict legacy server may exit on a request before initialize
+            logger.info("the server exited at the server/discover probe: initialize")
+            raise Reprobe("legacy") from None
+        raise
+    except ProtocolError as exc:
+        if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
+            return exc
+        if exc.code in MODERN_ERROR_CODES:
+            raise  # modern, but it refused the probe itself: a real error
+        return f"server/discover was refused ({exc.code}: {exc.message})"
+    if _is_discover_result(discovered):
+        return discovered
+    return "the answer to server/discover is not a DiscoverResult"  # a lax legacy server
+
+
+def _stdio(key: str | None) -> bool:
+    return key is not None and key.startswith("stdio:")
 
 
 def _modern(
@@ -171,14 +194,14 @@ async def _handshake(
     version: str | None,
     key: str | None,
     *,
-    probed: bool,
+    cached: bool = False,
 ) -> Chosen:
     try:
         initialized = await session.initialize(timeout, version)
     except ProtocolError:
-        if key is not None and not probed:
-            ERAS.pop(key, None)  # the cached assumption failed: probe next time
-            raise Reprobe() from None
+        if key is not None and cached:
+            ERAS.pop(key, None)  # the remembered era no longer holds: probe again
+            raise Reprobe("auto") from None
         raise
     if key is not None:
         ERAS[key] = "legacy"
@@ -187,6 +210,11 @@ async def _handshake(
 
 class Reprobe(Exception):
     # An internal signal; never escapes the client.
+
+    def __init__(self, mode: str) -> None:
+        super().__init__(mode)
+        self.mode = mode
+
     """A server remembered as legacy refused initialize: connect again and probe."""
 
 
