@@ -123,6 +123,33 @@ async def test_official_server_pinned_legacy_over_http() -> None:
     assert SESSION in recorder.seen[1]["headers"]
 
 
+# -- our own server ------------------------------------------------------------------------
+
+
+async def test_our_http_server_is_modern_progress_logging_and_cancelling() -> None:
+    pytest.importorskip("mcpkit.protocol.http_headers")
+    from .server_fixture import make_server
+
+    recorder = Recorder(make_server().http_app())
+    async with serving(recorder) as base, Client(base + "/mcp", timeout=10) as client:
+        assert client.era == "modern"
+        assert client.server_info["name"] == "http-fixture"
+        added = await client.call_tool("add", {"a": 2, "b": 3})
+        assert added.structured_content == {"result": 5}
+        progress: list[float] = []
+        chatty = {"name": "chatty", "arguments": {"steps": 3}}
+        await client.request("tools/call", chatty, on_progress=lambda p, t, m: progress.append(p))
+        assert progress == [1, 2, 3]
+        slow = asyncio.ensure_future(client.call_tool("slow", {"seconds": 5}))
+        await asyncio.sleep(0.2)
+        slow.cancel()
+        await asyncio.gather(slow, return_exceptions=True)
+    assert {e["method"] for e in recorder.seen} == {"POST"}
+    assert all(SESSION not in e["headers"] for e in recorder.seen)
+    methods = [e["headers"].get("mcp-method") for e in recorder.seen]
+    assert "notifications/cancelled" not in methods
+
+
 # -- raw apps: header rules, refusals, cancellation ----------------------------------------
 
 DISCOVERED: JSONObject = {
