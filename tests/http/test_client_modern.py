@@ -470,3 +470,22 @@ def test_conformance_client_scenarios_at_2026_07_28(scenario: str, tmp_path: Any
     assert done.returncode == 0, report
     assert " 0 failed, 0 warnings" in report, report
     assert "OVERALL: PASSED" in report, report
+
+
+async def test_a_url_remembered_as_legacy_that_turned_modern_is_probed_again() -> None:
+    def answer(request: JSONObject, headers: JSONObject) -> Any:
+        if request.get("method") == "initialize":
+            return error(request, 400, -32602, "initialize is not a 2026-07-28 method")
+        return ok(request, DISCOVERED if request.get("method") == "server/discover" else {})
+
+    app = raw_app(answer)
+    async with serving(app) as base:
+        key = era_module.server_key(base + "/mcp")
+        assert key is not None
+        era_module.ERAS[key] = "legacy"
+        async with Client(base + "/mcp", timeout=10) as client:
+            assert client.era == "modern"
+        assert era_module.ERAS[key] == "2026-07-28"
+    methods = [r.get("method") for r, _ in app.seen]
+    assert methods[0] == "initialize"
+    assert "server/discover" in methods

@@ -198,7 +198,7 @@ async def _handshake(
 ) -> Chosen:
     try:
         initialized = await session.initialize(timeout, version)
-    except ProtocolError:
+    except (ProtocolError, ConnectionClosed):
         if key is not None and cached:
             ERAS.pop(key, None)  # the remembered era no longer holds: probe again
             raise Reprobe("auto") from None
