@@ -128,9 +128,13 @@ class Subscription:
                 ack[flag] = True
         uris = self.requested.get("resourceSubscriptions") or []
         if uris and client.supports("resources", "subscribe"):
-            for uri in uris:
-                await client.subscribe_resource(uri)
-                self._legacy_uris.append(uri)
+            try:
+                for uri in uris:
+                    await client.subscribe_resource(uri)
+                    self._legacy_uris.append(uri)
+            except BaseException:
+                await self.close()  # unsubscribe what was subscribed
+                raise
             ack["resourceSubscriptions"] = list(uris)
         self.acknowledged = ack
         client._listeners.add(self)
