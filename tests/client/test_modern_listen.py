@@ -186,3 +186,11 @@ async def test_legacy_listen_maps_onto_list_changed_and_resource_subscriptions()
 
             note = await next_of(sub)
             assert note.method == "notifications/tools/list_changed"
+            assert sub.acknowledged["resourceSubscriptions"] == ["file:///watched"]
+            server.resources.notify_updated("file:///watched")
+            note = await next_of(sub)
+            assert note == Notification(
+                "notifications/resources/updated", {"uri": "file:///watched"}
+            )
+        unsubscribed = server.resources.notify_updated("file:///watched")
+        assert unsubscribed == 0  # unsubscribed on exit
