@@ -223,8 +223,11 @@ def error(request: JSONObject, status: int, code: int, message: str, data: Any =
     return status, {"jsonrpc": "2.0", "id": request.get("id"), "error": err}
 
 
-async def test_param_headers_invalid_tools_and_a_header_mismatch_retry() -> None:
+async def test_param_headers_invalid_tools_and_a_header_mismatch_retry(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     pytest.importorskip("mcpkit.protocol.http_headers")
+    caplog.set_level("WARNING", logger="mcpkit.client")
     calls: list[JSONObject] = []
 
     def answer(request: JSONObject, headers: JSONObject) -> Any:
@@ -242,6 +245,7 @@ async def test_param_headers_invalid_tools_and_a_header_mismatch_retry() -> None
     async with serving(app) as base, Client(base + "/mcp", timeout=10) as client:
         tools = await client.list_tools()
         assert [t.name for t in tools.tools] == ["run_sql"]  # bad_header dropped
+        assert any("bad_header" in r.getMessage() for r in caplog.records)
         arguments = {"region": "Hello, 世界", "query": "select 1", "opts": {"dry": True}}
         await client.call_tool("run_sql", arguments)
     assert len(calls) == 2  # refused with -32020, tools listed again, retried once
