@@ -213,3 +213,48 @@ async def test_a_legacy_result_without_result_type_is_complete() -> None:
     async with Client(fake.client_end, mode="auto") as client:
         result = await client.call_tool("t", {})
     assert result.content == []
+
+
+# -- our own server: the same handlers, either era -------------------------------------------
+
+
+def asking_server() -> Any:
+    from pydantic import BaseModel
+
+    from mcpkit import Server
+    from mcpkit.server import Context
+
+    class Confirm(BaseModel):
+        ok: bool
+
+    server = Server("asking")
+
+    @server.tool()
+    async def deploy(target: str, ctx: Context) -> str:
+        """Ask the user, the model and the roots, then answer."""
+        answer = await ctx.elicit(f"Deploy to {target}?", Confirm)
+        reply = await ctx.sample("Say go", max_tokens=5)
+        roots = await ctx.list_roots()
+        ok = answer.data is not None and answer.data.ok
+        return f"{ok} {reply['content']['text']} {len(roots)}"
+
+    return server
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_our_server_asks_through_the_same_handlers_in_both_eras(mode: str) -> None:
+    if mode != "legacy":
+        pytest.importorskip("mcpkit.server.request_state", reason="server input_required state")
+
+    async def elicit(params: Any) -> JSONObject:
+        return {"action": "accept", "content": {"ok": True}}
+
+    async def sample(params: Any) -> JSONObject:
+        return SAMPLED
+
+    async with Client(
+        asking_server(), mode=mode, elicitation=elicit, sampling=sample, roots=["file:///r"]
+    ) as client:
+        assert client.era == ("legacy" if mode == "legacy" else "modern")
+        result = await client.call_tool("deploy", {"target": "prod"})
+    assert result.content[0].text == "True yo 1"  # type: ignore[union-attr]
