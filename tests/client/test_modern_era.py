@@ -393,3 +393,18 @@ async def test_a_refused_initialize_in_pinned_legacy_mode_raises_it() -> None:
     with pytest.raises(ProtocolError, match="bad version"):
         async with Client(raw.client_end, mode="legacy"):
             pass
+
+
+async def test_cancelling_a_modern_call_on_a_channel_sends_notifications_cancelled() -> None:
+    def answer(message: JSONObject) -> Any:
+        return DISCOVERED if message["method"] == "server/discover" else None  # calls hang
+
+    raw = RawServer(answer)
+    async with Client(raw.client_end, mode="auto") as client:
+        call = asyncio.ensure_future(client.request("tools/call", {"name": "slow"}))
+        await asyncio.sleep(0.05)
+        call.cancel()
+        await asyncio.sleep(0.05)
+    sent = next(m for m in raw.seen if m.get("method") == "tools/call")
+    cancelled = [m for m in raw.seen if m.get("method") == "notifications/cancelled"]
+    assert [m["params"]["requestId"] for m in cancelled] == [sent["id"]]
