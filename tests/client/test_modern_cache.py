@@ -16,8 +16,6 @@ from mcpkit import Client
 from mcpkit.client import era as era_module
 from mcpkit.transports.memory import memory_pair
 
-pytest.importorskip("mcpkit.client.cache", reason="the response cache module")
-
 JSONObject = dict[str, Any]
 DISCOVERED: JSONObject = {
     "resultType": "complete",

@@ -243,8 +243,6 @@ def asking_server() -> Any:
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_our_server_asks_through_the_same_handlers_in_both_eras(mode: str) -> None:
-    if mode != "legacy":
-        pytest.importorskip("mcpkit.server.request_state", reason="server input_required state")
 
     async def elicit(params: Any) -> JSONObject:
         return {"action": "accept", "content": {"ok": True}}

@@ -137,7 +137,6 @@ async def test_official_server_pinned_modern(official: list[str]) -> None:
 
 
 async def test_our_demo_server_over_stdio_is_modern_and_asks_through_input_required() -> None:
-    pytest.importorskip("mcpkit.server.request_state", reason="server input_required state")
 
     async def sample(params: Any) -> dict[str, Any]:
         return {"role": "assistant", "content": {"type": "text", "text": "blue"}, "model": "m"}

@@ -127,7 +127,6 @@ async def test_official_server_pinned_legacy_over_http() -> None:
 
 
 async def test_our_http_server_is_modern_progress_logging_and_cancelling() -> None:
-    pytest.importorskip("mcpkit.protocol.http_headers")
     from .server_fixture import make_server
 
     recorder = Recorder(make_server().http_app())
@@ -226,7 +225,6 @@ def error(request: JSONObject, status: int, code: int, message: str, data: Any =
 async def test_param_headers_invalid_tools_and_a_header_mismatch_retry(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    pytest.importorskip("mcpkit.protocol.http_headers")
     caplog.set_level("WARNING", logger="mcpkit.client")
     calls: list[JSONObject] = []
 
@@ -447,8 +445,6 @@ HEADER_SCENARIOS = {"http-custom-headers", "http-invalid-tool-headers"}
 def test_conformance_client_scenarios_at_2026_07_28(scenario: str, tmp_path: Any) -> None:
     if not CONFORMANCE_NEXT.exists():
         pytest.skip("conformance-next is not installed (npm ci --prefix tests/node)")
-    if scenario in HEADER_SCENARIOS:
-        pytest.importorskip("mcpkit.protocol.http_headers")
     script = tmp_path / "client.py"
     script.write_text(CONFORMANCE_CLIENT)
     command = [

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from typing import Any
+from typing import Annotated, Any
 
 import httpx
 import pytest
@@ -17,13 +17,12 @@ import uvicorn
 from mcpkit import Server
 from mcpkit.protocol.modern import CLIENT_CAPABILITIES, PROTOCOL_VERSION, SUBSCRIPTION_ID
 from mcpkit.server import Context
+from mcpkit.server.schema import Header
 from mcpkit.server.subscriptions import SubscriptionHub
-from mcpkit.transports.http.app import HTTPOptions, MCPHTTPApp
+from mcpkit.transports.http.app import MCPHTTPApp
 
 from .server_fixture import HEADERS, call, make_server, open_session, read_events
 from .servers import serving
-
-pytest.importorskip("mcpkit.protocol.http_headers")  # TODO: drop once http_headers.py lands
 
 MODERN = "2026-07-28"
 cancelled: list[str] = []
@@ -59,7 +58,11 @@ def modern_server() -> tuple[Server, SubscriptionHub]:
     server = make_server()
 
     @server.tool()
-    def locate(region: str, query: str = "", count: int | None = None) -> str:
+    def locate(
+        region: Annotated[str, Header("Region")],
+        query: str = "",
+        count: Annotated[int | None, Header("Count")] = None,
+    ) -> str:
         """A tool whose region and count travel in Mcp-Param headers too."""
         return f"{region}:{query}:{count}"
 
@@ -80,21 +83,12 @@ def modern_server() -> tuple[Server, SubscriptionHub]:
         """A URI outside the header-safe set: Mcp-Name travels base64-encoded."""
         return "served"
 
-    hub = SubscriptionHub()
-    server._handlers["subscriptions/listen"] = hub.listen  # test wiring (the lead wires Server)
-    return server, hub
+    return server, server.subscriptions
 
 
 def modern_app(**options: Any) -> tuple[MCPHTTPApp, Server, SubscriptionHub]:
     server, hub = modern_server()
-    paths = {"locate": {"Region": ("region",), "Count": ("count",)}}
-    app = MCPHTTPApp(
-        server.serve,
-        server.running,
-        HTTPOptions(**options),
-        tool_headers=paths.get,
-        close_subscriptions=hub.aclose_all,
-    )
+    app = server.http_app(**options)  # Header() parameters name the Mcp-Param headers
     return app, server, hub
 
 

@@ -36,9 +36,7 @@ def make_server() -> tuple[Server, SubscriptionHub]:
     def one() -> str:
         return "one"
 
-    hub = SubscriptionHub()
-    server._handlers["subscriptions/listen"] = hub.listen  # test wiring (the lead wires Server)
-    return server, hub
+    return server, server.subscriptions
 
 
 class ModernPeer:

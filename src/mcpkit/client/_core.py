@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from mcpkit._version import __version__
 from mcpkit.client._targets import HttpOptions, StdioOptions, open_transport
+from mcpkit.client.cache import ResponseCache
 from mcpkit.client.era import (
     DEFAULT_PROBE_TIMEOUT,
     Chosen,
@@ -142,7 +143,7 @@ class ClientCore:
         self._session: Session | None = None
         self._chosen: Chosen | None = None
         self._log_level: str | None = None  # modern: stamped on every request
-        self._cache: Any = None  # a ResponseCache in modern mode, unless cache=False
+        self._cache: ResponseCache | None = None  # in modern mode, unless cache=False
         self._use_cache = cache
         self._header_paths: dict[str, dict[str, tuple[str, ...]]] | None = None  # HTTP only
         self._listeners = Listeners()
@@ -180,7 +181,7 @@ class ClientCore:
         if self._chosen.era == "modern":
             self._header_paths = getattr(session.transport, "tool_header_paths", None)
             if self._use_cache:
-                self._cache = _new_cache()
+                self._cache = ResponseCache(DEFAULT_CACHE_ENTRIES)
         return self
 
     def _ack_timeout(self) -> float | None:
@@ -443,14 +444,6 @@ def _timeout(timeout: float | Timeout | None) -> Timeout | None:
     if timeout is None or isinstance(timeout, Timeout):
         return timeout
     return Timeout(timeout, reset_on_progress=True, maximum=max(_MAX_TIMEOUT, timeout))
-
-
-def _new_cache() -> Any:
-    try:
-        from mcpkit.client.cache import ResponseCache
-    except ImportError:  # pragma: no cover - until the cache module lands
-        return None
-    return ResponseCache(DEFAULT_CACHE_ENTRIES)
 
 
 def _plain(params: JSONObject | None) -> bool:

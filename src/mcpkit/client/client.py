@@ -63,6 +63,7 @@ from mcpkit.errors import (
     ToolOutputInvalid,
 )
 from mcpkit.protocol import Timeout
+from mcpkit.protocol.http_headers import InvalidHeaderAnnotation, header_paths
 from mcpkit.runtime import ProgressCallback
 
 if TYPE_CHECKING:
@@ -408,10 +409,6 @@ def _with_header_paths(
 ) -> ListToolsResult:
     """Modern HTTP: remember each tool's `x-mcp-header` paths; drop tools whose annotations
     are invalid (the spec requires it), with a warning naming the tool and why."""
-    try:
-        from mcpkit.protocol.http_headers import InvalidHeaderAnnotation, header_paths
-    except ImportError:  # pragma: no cover - until the header codec lands
-        return page
     kept = []
     for tool in page.tools:
         try:

@@ -47,7 +47,13 @@ def http_app(server: Server, **options: Any) -> Any:
             if flat.get(key) is not None:
                 flat[key] = tuple(flat[key])
         options["security"] = Security(**flat)
-    return MCPHTTPApp(server.serve, server.running, HTTPOptions(**options))
+    return MCPHTTPApp(
+        server.serve,
+        server.running,
+        HTTPOptions(**options),
+        tool_headers=server.tools.header_paths,
+        close_subscriptions=server.subscriptions.aclose_all,
+    )
 
 
 def _serve_http(

@@ -118,9 +118,15 @@ class ResourceTemplate:
 class ResourceRegistry:
     """The server's resources and templates, and the resources/* handlers."""
 
-    def __init__(self, paginator: Paginator, on_change: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        paginator: Paginator,
+        on_change: Callable[[str], None],
+        on_updated: Callable[[str, Callable[[str], bool] | None], int] | None = None,
+    ) -> None:
         self._paginator = paginator
         self._on_change = on_change
+        self._on_updated = on_updated  # (uri, template match or None) -> notifications sent
         self._batching = 0
         self._changed_in_batch = False
         self._resources: Registry[Resource] = Registry("resource", self._changed)
@@ -437,11 +443,15 @@ class ResourceRegistry:
         """Tell the clients subscribed to `uri` that it changed (notifications/resources/updated).
 
         `uri` may be a URI template: each subscribed URI it matches is notified. Only clients
-        that subscribed hear of it. Call from the server's event loop. Returns the number of
+        that subscribed (resources/subscribe, or a 2026-07-28 subscriptions/listen naming the
+        URI) hear of it. Call from the server's event loop. Returns the number of
         notifications sent.
         """
         template = UriTemplate(uri) if is_template(uri) else None
         sent = 0
+        if self._on_updated is not None:  # 2026-07-28 subscriptions/listen streams
+            match = None if template is None else (lambda s: template.match(s) is not None)
+            sent += self._on_updated(uri, match)
         for session in list(self._subscribers):
             subscriptions: set[str] = session.state.subscriptions
             if session.closed or not subscriptions:

@@ -207,8 +207,20 @@ def describe(
     properties = signature.input_schema.get("properties", {})
     for name, header in headers.items():
         if name in properties:
-            properties[name]["x-mcp-header"] = header
+            properties[name] = _header_property(properties[name], header)
     return signature
+
+
+def _header_property(schema: JSONObject, header: str) -> JSONObject:
+    """A mirrored parameter's property: an optional primitive (`int | None`) is described as
+    the primitive itself, since clients accept `x-mcp-header` only on a plain string, integer
+    or boolean `type` (a null argument sends no header either way)."""
+    options = schema.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+        (kept,) = [o for o in options if o != {"type": "null"}]
+        if set(kept) == {"type"}:
+            schema = {**{k: v for k, v in schema.items() if k != "anyOf"}, **kept}
+    return {**schema, "x-mcp-header": header}
 
 
 def _plain_signature(

@@ -30,6 +30,7 @@ from mcpkit.server.logs import ClientLogHandler, set_level
 from mcpkit.server.pagination import Paginator
 from mcpkit.server.prompts import PromptRegistry
 from mcpkit.server.resources import ResourceRegistry
+from mcpkit.server.subscriptions import SubscriptionHub
 from mcpkit.server.tools import Tool, ToolRegistry
 
 if TYPE_CHECKING:
@@ -86,13 +87,19 @@ class Server:
         self._state_keys = request_state_keys
         self._state_ttl = request_state_ttl
         self._state_codec: RequestStateCodec | None = None
+        self.subscriptions = SubscriptionHub()
         self.tools = ToolRegistry(self.paginator, self._registry_changed)
-        self.resources = ResourceRegistry(self.paginator, self._registry_changed)
+        self.resources = ResourceRegistry(
+            self.paginator, self._registry_changed, self.subscriptions.resource_updated
+        )
         self.prompts = PromptRegistry(self.paginator, self._registry_changed)
         self.completions = Completions(self.prompts, self.resources)
         self.logger = logging.getLogger(f"mcpkit.server.{name}")
         self._log_handler = ClientLogHandler(self)
-        self._handlers: dict[str, Handler] = {"logging/setLevel": set_level}
+        self._handlers: dict[str, Handler] = {
+            "logging/setLevel": set_level,
+            "subscriptions/listen": self.subscriptions.listen,
+        }
         for feature in (self.tools, self.resources, self.prompts, self.completions):
             self._handlers.update(feature.handlers())
 
@@ -267,6 +274,7 @@ class Server:
 
     def _registry_changed(self, kind: str) -> None:
         method = f"notifications/{kind}s/list_changed"
+        self.subscriptions.publish(method)
         for session in self.sessions():
             capability = session.connection.config.capabilities.get(f"{kind}s", {})
             if capability.get("listChanged"):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.errors import InvalidParams, MCPError
@@ -168,14 +169,15 @@ class SubscriptionHub:
                 sent += 1
         return sent
 
-    def resource_updated(self, uri: str) -> int:
-        """Send notifications/resources/updated to the subscriptions that named `uri`."""
-        listeners = self._by_uri.get(uri)
-        if not listeners:
-            return 0
-        return sum(
-            1 for listener in list(listeners) if listener.send(RESOURCE_UPDATED, {"uri": uri})
-        )
+    def resource_updated(self, uri: str, match: Callable[[str], bool] | None = None) -> int:
+        """Send notifications/resources/updated to the subscriptions that named `uri` (with
+        `match`, a URI template's matcher: every subscribed URI it matches)."""
+        uris = [uri] if match is None else sorted(u for u in self._by_uri if match(u))
+        sent = 0
+        for each in uris:
+            for listener in list(self._by_uri.get(each, ())):
+                sent += listener.send(RESOURCE_UPDATED, {"uri": each})
+        return sent
 
     def close_all(self) -> int:
         """End every subscription gracefully: each handler returns its completion result

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from mcpkit.errors import INVALID_PARAMS, InvalidParams, ProtocolError
+from mcpkit.protocol.http_headers import HeaderPaths, InvalidHeaderAnnotation, header_paths
 from mcpkit.server.context import Context
 from mcpkit.server.docstrings import parse_docstring
 from mcpkit.server.pagination import Paginator
@@ -130,6 +131,10 @@ class Tool:
         prose, docs = parse_docstring(inspect.getdoc(fn))
         skip = frozenset() if self.context_parameter is None else {self.context_parameter}
         self.signature: Signature = describe(fn, frozenset(skip), hints=hints, docs=docs)
+        try:  # Header("Name") parameters: mirrored into Mcp-Param-* on 2026-07-28 HTTP
+            self.header_paths: HeaderPaths = header_paths(self.signature.input_schema)
+        except InvalidHeaderAnnotation as exc:
+            raise ValueError(f"tool {self.name!r}: {exc}") from None
         self.output: Output | None = None
         if structured_output is not False:
             returns = hints.get("return", inspect.Parameter.empty)
@@ -412,6 +417,11 @@ class ToolRegistry(Registry[Tool]):
 
     def handlers(self) -> dict[str, Callable[[Context], Any]]:
         return {"tools/list": self.list_tools, "tools/call": self.call_tool}
+
+    def header_paths(self, name: str) -> HeaderPaths | None:
+        """The Mcp-Param headers a 2026-07-28 HTTP tools/call of `name` must carry."""
+        tool = self._items.get(name)
+        return tool.header_paths if tool is not None and tool.header_paths else None
 
     def list_tools(self, ctx: Context) -> Any:
         cursor = ctx.params.get("cursor")

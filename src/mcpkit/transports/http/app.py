@@ -29,6 +29,7 @@ from typing import Any
 
 from mcpkit.protocol import http as rules
 from mcpkit.protocol.http import Body, Refusal
+from mcpkit.protocol.http_headers import check_request_headers
 from mcpkit.protocol.jsonrpc import Request
 from mcpkit.transports.http.event_store import EventStore, MemoryEventStore
 from mcpkit.transports.http.security import Checker, Security
@@ -347,8 +348,6 @@ class MCPHTTPApp:
             for k, v in headers.items()
             if k[:3] == b"mcp"
         }
-        from mcpkit.protocol.http_headers import check_request_headers  # TODO: top level
-
         problem = check_request_headers(lowered, message, paths)
         return None if problem is None else rules.header_mismatch(request.id, problem)
 

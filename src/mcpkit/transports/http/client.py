@@ -37,7 +37,6 @@ replayed without a session id (the revision must come back unchanged) and the me
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import logging
 from collections.abc import Mapping
@@ -50,6 +49,7 @@ import orjson
 
 from mcpkit.errors import INTERNAL_ERROR
 from mcpkit.protocol import Outgoing
+from mcpkit.protocol.http_headers import request_headers
 from mcpkit.protocol.modern import PROTOCOL_VERSION, request_meta
 from mcpkit.protocol.sse import SSEParser
 
@@ -226,7 +226,7 @@ class StreamableHTTPTransport:
         paths: dict[str, tuple[str, ...]] = {}
         if method == "tools/call" and isinstance(params.get("name"), str):
             paths = self.tool_header_paths.get(params["name"], {})
-        for name, value in _request_headers(method, params, paths):
+        for name, value in request_headers(method, params, paths):
             headers[name.lower()] = value
         return headers
 
@@ -560,33 +560,6 @@ class StreamableHTTPTransport:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
-
-
-def _request_headers(
-    method: Any, params: dict[str, Any], paths: dict[str, tuple[str, ...]]
-) -> list[tuple[str, str]]:
-    """Mcp-Method, Mcp-Name and Mcp-Param-* for a modern request."""
-    try:
-        from mcpkit.protocol.http_headers import request_headers
-    except ImportError:  # pragma: no cover - until the header codec lands: the standard two
-        headers = [("Mcp-Method", str(method))]
-        name = params.get("uri") if method == "resources/read" else params.get("name")
-        if method in ("tools/call", "prompts/get", "resources/read") and isinstance(name, str):
-            headers.append(("Mcp-Name", _header_value(name)))
-        return headers
-    return request_headers(method, params, paths)
-
-
-def _header_value(value: str) -> str:
-    plain = (
-        value.isascii()
-        and all(32 <= ord(c) < 127 for c in value)
-        and value == value.strip()
-        and not (value.startswith("=?base64?") and value.endswith("?="))
-    )
-    if plain:
-        return value
-    return "=?base64?" + base64.b64encode(value.encode()).decode() + "?="
 
 
 def _initialize_version(response: httpx.Response) -> str | None:
