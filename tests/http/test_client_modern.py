@@ -304,6 +304,20 @@ async def test_anything_but_a_modern_error_falls_back_to_initialize(refusal: Any
     assert methods[:2] == ["server/discover", "initialize"]
 
 
+async def test_a_slow_modern_server_over_http_is_not_taken_for_a_legacy_one() -> None:
+    # Over HTTP the era is read from the answer; probe_timeout bounds only silent stdio peers.
+    inner = raw_app(lambda request, headers: ok(request, DISCOVERED))
+
+    async def slow(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            await asyncio.sleep(0.5)
+        await inner(scope, receive, send)
+
+    async with serving(slow) as base, Client(base + "/mcp", timeout=10, probe_timeout=0.1) as c:
+        assert c.era == "modern"
+    assert [r.get("method") for r, _ in inner.seen] == ["server/discover"]
+
+
 async def test_unsupported_version_over_http_reads_the_supported_list() -> None:
     def answer(request: JSONObject, headers: JSONObject) -> Any:
         method = request.get("method")

@@ -163,7 +163,7 @@ class ClientCore:
                     session,
                     mode=mode,
                     key=key,
-                    probe_timeout=self._probe_limit(),
+                    probe_timeout=self._probe_limit(key),
                     init_timeout=self._timeout,
                     handshake_version=self._protocol_version,
                     retry=attempt == 0,
@@ -187,9 +187,15 @@ class ClientCore:
     def _ack_timeout(self) -> float | None:
         return self._timeout.timeout if self._timeout is not None else None
 
-    def _probe_limit(self) -> float:
-        """The probe waits `probe_timeout`, or the client's own timeout when that is shorter."""
+    def _probe_limit(self, key: str | None) -> float:
+        """The probe waits `probe_timeout`, or the client's own timeout when that is shorter.
+
+        Over HTTP it waits as long as any request: an HTTP server always answers the POST and
+        the era is read from that answer, so silence is a slow server (a cold start), not a
+        legacy one."""
         limit = self._timeout.timeout if self._timeout is not None else None
+        if key is not None and key.startswith(("http://", "https://")):
+            return _MAX_TIMEOUT if limit is None else max(limit, self._probe_timeout)
         return self._probe_timeout if limit is None else min(limit, self._probe_timeout)
 
     async def _open(self) -> Session:

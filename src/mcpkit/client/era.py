@@ -10,7 +10,9 @@ sends `server/discover` with the envelope. Three outcomes:
   transiently; at most MAX_PROBES tries), or, when it lists only handshake revisions we
   speak, the handshake; never a blind fallback;
 - anything else (any other error code, an HTTP 4xx without a modern body, no answer within
-  `probe_timeout`): a legacy server, so `use_handshake()` and `initialize` as before.
+  `probe_timeout`): a legacy server, so `use_handshake()` and `initialize` as before. (Over
+  HTTP the client passes its request timeout as `probe_timeout`: a server always answers a
+  POST, and a slow modern one must not be taken for a legacy one.)
 
 The fallback is never keyed to one error code. Over HTTP the transport turns a refused POST
 into an error answer carrying the body's JSON-RPC error (when there is one), so the same
