@@ -1,0 +1,139 @@
+"""An mcpkit server for the two-era interop tests with the official SDK's client.
+
+`python tests/modern_server.py` serves it over stdio; the HTTP tests import `make_server()`.
+Its handlers report what they saw (`ctx.protocol_version`, `ctx.modern`), so a test can tell
+which era the official client spoke from our side. The asking handlers (`interview`,
+`interview_at_once`, the `plan` prompt, the `workspace://roots` resource) are the same code in
+both eras: real server->client requests for a handshake client, `input_required` rounds for
+a 2026-07-28 client. `runs` counts how many times each asking handler started (a 2026-07-28
+request runs its handler again on every round).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Annotated
+
+from mcpkit import Server
+from mcpkit.server import Context
+from mcpkit.server.schema import Header
+
+
+@dataclass
+class Seen:
+    protocol_version: str | None
+    modern: bool
+    client_name: str | None
+
+
+@dataclass
+class Trip:
+    city: str
+    nights: int
+
+
+@dataclass
+class Interview:
+    action: str
+    city: str
+    nights: int
+    landmark: str
+    roots: list[str]
+    protocol_version: str | None
+
+
+def seen(ctx: Context) -> Seen:
+    return Seen(ctx.protocol_version, ctx.modern, ctx.client_info.get("name"))
+
+
+def make_server() -> Server:
+    server = Server("modern-interop", version="2.0.0")
+    runs: Counter[str] = Counter()
+
+    @server.tool()
+    def whoami(ctx: Context) -> Seen:
+        """What the server saw of this request."""
+        return seen(ctx)
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    @server.tool()
+    def route(region: Annotated[str, Header("Region")], query: str) -> str:
+        """Answer from a region; the region travels as the Mcp-Param-Region header too."""
+        return f"{region}: {query}"
+
+    @server.tool()
+    def run_counts() -> dict[str, int]:
+        """How many times each asking handler started."""
+        return dict(runs)
+
+    @server.tool()
+    async def interview(ctx: Context) -> Interview:
+        """Elicit a trip, sample a landmark, list roots: one ask after the other."""
+        runs["interview"] += 1
+        answer = await ctx.elicit("Where to?", Trip)
+        trip = answer.data or Trip("nowhere", 0)
+        reply = await ctx.sample(f"Name one landmark in {trip.city}.", max_tokens=20)
+        roots = await ctx.list_roots()
+        return Interview(
+            action=answer.action,
+            city=trip.city,
+            nights=trip.nights,
+            landmark=reply["content"]["text"],
+            roots=[root["uri"] for root in roots],
+            protocol_version=ctx.protocol_version,
+        )
+
+    @server.tool()
+    async def interview_at_once(ctx: Context) -> Interview:
+        """The same three asks, gathered into one round."""
+        runs["interview_at_once"] += 1
+        answer, reply, roots = await ctx.gather_input(
+            ctx.elicit_request("Where to?", Trip),
+            ctx.sample_request("Name one landmark.", max_tokens=20),
+            ctx.roots_request(),
+        )
+        trip = answer.data or Trip("nowhere", 0)
+        return Interview(
+            action=answer.action,
+            city=trip.city,
+            nights=trip.nights,
+            landmark=reply["content"]["text"],
+            roots=[root["uri"] for root in roots],
+            protocol_version=ctx.protocol_version,
+        )
+
+    @server.resource("note://{name}")
+    def note(name: str, ctx: Context) -> str:
+        """A note, signed with the protocol version the server saw."""
+        return f"note {name} at {ctx.protocol_version}"
+
+    @server.resource("workspace://roots")
+    async def workspace(ctx: Context) -> str:
+        """The client's roots, asked for while reading."""
+        runs["workspace"] += 1
+        roots = await ctx.list_roots()
+        return " ".join(root["uri"] for root in roots)
+
+    @server.prompt()
+    def review(code: str, ctx: Context) -> str:
+        """Review some code."""
+        return f"Review this ({ctx.protocol_version}): {code}"
+
+    @server.prompt()
+    async def plan(ctx: Context) -> str:
+        """A travel plan prompt that asks the user where to first."""
+        runs["plan"] += 1
+        answer = await ctx.elicit("Where to?", Trip)
+        trip = answer.data or Trip("nowhere", 0)
+        return f"Plan {trip.nights} nights in {trip.city}."
+
+    return server
+
+
+if __name__ == "__main__":
+    make_server().run()

@@ -1,0 +1,216 @@
+"""The official SDK's client (`mcp` 2.3.0) against mcpkit's server over stdio, in both eras.
+
+Our server is `tests/modern_server.py` in a real subprocess. The official client runs in
+auto mode (probes `server/discover`, stays on 2026-07-28), pinned to 2026-07-28 (no probe),
+and pinned to the handshake era (`initialize`, 2025-11-25). The handlers are the same code
+in every case; they report the protocol version they saw, which is how these tests know
+what the server was spoken to in. Asking handlers (elicitation, sampling, roots) are real
+server->client requests for the handshake client and `input_required` rounds, answered by
+the official client's retry loop, at 2026-07-28. (`test_interop_official.py` covers the
+handshake revisions one by one and the auto-mode probe itself.)
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+mcp = pytest.importorskip("mcp", reason="the official SDK is a dev dependency")
+
+from mcp import StdioServerParameters, types  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
+
+from .official_modern_client import (  # noqa: E402
+    LANDMARK,
+    LEGACY,
+    MODERN,
+    ROOTS,
+    TRIP,
+    Asked,
+    official_client,
+)
+
+pytestmark = pytest.mark.interop
+
+OUR_SERVER = StdioServerParameters(
+    command=sys.executable, args=[str(Path(__file__).parent / "modern_server.py")]
+)
+ERA_OF_MODE = {"auto": MODERN, MODERN: MODERN, "legacy": LEGACY}
+TRIP_SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "nights": {"type": "integer"}},
+    "required": ["city", "nights"],
+}
+
+
+@pytest.fixture
+def errlog() -> Iterator[IO[str]]:
+    """Where the server's stderr goes (the SDK wants a real file)."""
+    with tempfile.TemporaryFile("w+") as file:
+        yield file
+
+
+def connect(mode: str, errlog: IO[str], asked: Asked | None = None) -> mcp.Client:
+    return official_client(stdio_client(OUR_SERVER, errlog=errlog), mode, asked)
+
+
+def expected_interview(version: str) -> dict[str, Any]:
+    return {
+        "action": "accept",
+        **TRIP,
+        "landmark": LANDMARK,
+        "roots": ROOTS,
+        "protocol_version": version,
+    }
+
+
+async def run_counts(client: mcp.Client) -> dict[str, int]:
+    counted = await client.call_tool("run_counts", {})
+    assert counted.structured_content is not None
+    return dict(counted.structured_content)
+
+
+@pytest.mark.parametrize("mode", list(ERA_OF_MODE))
+async def test_tools_resources_and_prompts_in_each_era(mode: str, errlog: IO[str]) -> None:
+    era = ERA_OF_MODE[mode]
+    async with connect(mode, errlog) as client:
+        assert client.protocol_version == era
+        if era == MODERN:
+            assert client.session.initialize_result is None
+            assert client.session.discover_result is not None
+        else:
+            assert client.session.initialize_result is not None
+        if mode != MODERN:  # a pinned client synthesizes its discover result: no server info
+            assert client.session.server_info is not None
+            assert (client.session.server_info.name, client.session.server_info.version) == (
+                "modern-interop",
+                "2.0.0",
+            )
+
+        # What the server saw of the request: the version the client speaks, and the era.
+        whoami = await client.call_tool("whoami", {})
+        assert whoami.is_error is False
+        assert whoami.structured_content == {
+            "protocol_version": era,
+            "modern": era == MODERN,
+            "client_name": "mcp",
+        }
+
+        listed = await client.list_tools()
+        tools = {tool.name: tool for tool in listed.tools}
+        assert [tool.name for tool in listed.tools] == sorted(tools)
+        assert {"whoami", "add", "route", "interview", "interview_at_once"} <= set(tools)
+        assert tools["add"].input_schema["required"] == ["a", "b"]
+        assert tools["whoami"].output_schema is not None
+        assert set(tools["whoami"].output_schema["properties"]) == {
+            "protocol_version",
+            "modern",
+            "client_name",
+        }
+
+        added = await client.call_tool("add", {"a": 40, "b": 2})
+        assert added.is_error is False
+        assert added.structured_content == {"result": 42}
+        assert [(block.type, block.text) for block in added.content] == [("text", "42")]  # type: ignore[union-attr]
+
+        read = await client.read_resource("note://groceries")
+        assert len(read.contents) == 1
+        note = read.contents[0]
+        assert isinstance(note, types.TextResourceContents)
+        assert (str(note.uri), note.text) == ("note://groceries", f"note groceries at {era}")
+
+        prompt = await client.get_prompt("review", {"code": "x = 1"})
+        assert len(prompt.messages) == 1
+        assert prompt.messages[0].role == "user"
+        content = prompt.messages[0].content
+        assert isinstance(content, types.TextContent)
+        assert content.text == f"Review this ({era}): x = 1"
+
+
+@pytest.mark.parametrize("mode", [MODERN, "legacy"])
+async def test_elicit_sample_and_roots_from_one_tool_in_each_era(
+    mode: str, errlog: IO[str]
+) -> None:
+    era = ERA_OF_MODE[mode]
+    asked = Asked()
+    async with connect(mode, errlog, asked) as client:
+        result = await client.call_tool("interview", {})
+        assert result.is_error is False
+        assert result.structured_content == expected_interview(era)
+
+        # The same callbacks answered both ways, in the handler's order; the sampling prompt
+        # shows the elicited answer reached the handler before it sampled.
+        assert asked.kinds() == ["elicit", "sample", "roots"]
+        assert asked.calls[0][2] == TRIP_SCHEMA
+        assert asked.calls[1][2] == "Name one landmark in Lisbon."
+        counts = await run_counts(client)
+        if era == MODERN:
+            # input_required rounds: the asks came as the server's keys, and the handler ran
+            # once per round (three asks, one after the other: four runs).
+            assert asked.request_ids() == ["elicit-1", "sample-2", "roots-3"]
+            assert counts == {"interview": 4}
+        else:
+            # Real server->client requests, each with its own JSON-RPC id, during one run.
+            ids = asked.request_ids()
+            assert all(isinstance(request_id, int) for request_id in ids)
+            assert len(set(ids)) == 3
+            assert counts == {"interview": 1}
+
+
+@pytest.mark.parametrize("mode", [MODERN, "legacy"])
+async def test_gathered_asks_and_asking_prompts_and_resources(mode: str, errlog: IO[str]) -> None:
+    era = ERA_OF_MODE[mode]
+    asked = Asked()
+    async with connect(mode, errlog, asked) as client:
+        gathered = await client.call_tool("interview_at_once", {})
+        assert gathered.structured_content == expected_interview(era)
+        assert sorted(asked.kinds()) == ["elicit", "roots", "sample"]
+
+        plan = await client.get_prompt("plan", {})
+        content = plan.messages[0].content
+        assert isinstance(content, types.TextContent)
+        assert content.text == "Plan 3 nights in Lisbon."
+
+        read = await client.read_resource("workspace://roots")
+        workspace = read.contents[0]
+        assert isinstance(workspace, types.TextResourceContents)
+        assert workspace.text == " ".join(ROOTS)
+
+        assert asked.kinds()[3:] == ["elicit", "roots"]
+        counts = await run_counts(client)
+        if era == MODERN:
+            # One round for the three gathered asks (keys by position), one for each of the
+            # prompt's and the resource's single asks.
+            assert sorted(asked.request_ids()[:3]) == ["elicit-1", "roots-3", "sample-2"]
+            assert asked.request_ids()[3:] == ["elicit-1", "roots-1"]
+            assert counts == {"interview_at_once": 2, "plan": 2, "workspace": 2}
+        else:
+            assert all(isinstance(request_id, int) for request_id in asked.request_ids())
+            assert counts == {"interview_at_once": 1, "plan": 1, "workspace": 1}
+
+
+async def test_a_modern_ask_the_client_cannot_answer_is_a_capability_error(
+    errlog: IO[str],
+) -> None:
+    """No callbacks: the official client declares neither elicitation nor roots, and sees
+    -32021 with the capability that was missing, before anything is asked."""
+    async with connect(MODERN, errlog) as client:
+        with pytest.raises(MCPError) as elicit:
+            await client.call_tool("interview", {})
+        assert elicit.value.error.code == -32021
+        assert elicit.value.error.data == {"requiredCapabilities": {"elicitation": {"form": {}}}}
+
+        with pytest.raises(MCPError) as roots:
+            await client.read_resource("workspace://roots")
+        assert roots.value.error.code == -32021
+        assert roots.value.error.data == {"requiredCapabilities": {"roots": {}}}
+
+        # Each failed before its first ask: the handlers ran once each, and the
+        # connection still works.
+        assert await run_counts(client) == {"interview": 1, "workspace": 1}
