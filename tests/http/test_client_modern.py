@@ -12,7 +12,6 @@ import asyncio
 import os
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
@@ -27,7 +26,7 @@ from mcpkit import Client
 from mcpkit.client import era as era_module
 from mcpkit.errors import ProtocolError
 from mcpkit.types import TextContent
-from tests.peers import NODE_BIN, NODE_DIR, node_env, npm_command
+from tests.peers import node_env, npm_command
 
 from .servers import Recorder, serving, unused_port
 
@@ -405,85 +404,6 @@ async def test_everything_over_http_falls_back(mode: str, path: str) -> None:
         assert client.era == "legacy"
         result = await client.call_tool("get-sum", {"a": 2, "b": 3})
         assert "5" in text(result)
-
-
-# -- the conformance suite (0.2.0-alpha.12) client scenarios at 2026-07-28 -----------------
-
-CONFORMANCE_CLIENT = """
-import asyncio, json, os, sys
-from mcpkit import Client
-from mcpkit.errors import ProtocolError
-
-async def main(url):
-    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
-    calls = {c["name"]: c.get("arguments", {}) for c in context.get("toolCalls", [])}
-    calls.setdefault("add_numbers", {"a": 5, "b": 3})
-
-    async def sample(params):
-        return {"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m"}
-
-    async def elicit(params):
-        schema = params.requested_schema.to_wire()
-        fields = schema.get("properties", {})
-        return {"action": "accept",
-                "content": {k: v.get("type") == "boolean" or "x" for k, v in fields.items()}}
-
-    options = dict(sampling=sample, elicitation=elicit, roots=["file:///tmp"])
-    async with Client(url, timeout=20, **options) as client:
-        assert client.era == "modern", client.era
-        if not client.supports("tools"):
-            return
-        for tool in await client.list_all_tools():
-            try:
-                print(await client.call_tool(tool.name, calls.get(tool.name, {})))
-            except ProtocolError as exc:  # some mocks answer only tools/list
-                print(tool.name, exc, file=sys.stderr)
-
-asyncio.run(main(sys.argv[-1]))
-"""
-CONFORMANCE_NEXT = NODE_DIR / "node_modules" / "conformance-next" / "dist" / "index.js"
-HEADER_SCENARIOS = {"http-custom-headers", "http-invalid-tool-headers"}
-
-
-@pytest.mark.parametrize(
-    "scenario",
-    [
-        "tools_call",
-        "request-metadata",
-        "sep-2322-client-request-state",
-        "http-standard-headers",
-        "json-schema-ref-no-deref",
-        *sorted(HEADER_SCENARIOS),
-    ],
-)
-def test_conformance_client_scenarios_at_2026_07_28(scenario: str, tmp_path: Any) -> None:
-    if not CONFORMANCE_NEXT.exists():
-        pytest.skip("conformance-next is not installed (npm ci --prefix tests/node)")
-    script = tmp_path / "client.py"
-    script.write_text(CONFORMANCE_CLIENT)
-    command = [
-        str(NODE_BIN / "node"),
-        str(CONFORMANCE_NEXT),
-        "client",
-        "--command",
-        f"{sys.executable} {script}",
-        "--scenario",
-        scenario,
-        "--spec-version",
-        "2026-07-28",
-    ]
-    done = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**os.environ, **node_env()},
-    )
-    report = done.stdout + done.stderr
-    assert done.returncode == 0, report
-    assert " 0 failed, 0 warnings" in report, report
-    assert "OVERALL: PASSED" in report, report
 
 
 async def test_a_url_remembered_as_legacy_that_turned_modern_is_probed_again() -> None:
