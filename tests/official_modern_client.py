@@ -11,6 +11,7 @@ the JSON-RPC id the server picked) and the `inputRequests` of an `input_required
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,15 +27,21 @@ TRIP = {"city": "Lisbon", "nights": 3}
 
 @dataclass
 class Asked:
-    """What the official client was asked, in order: (kind, request id, detail)."""
+    """What the official client was asked, in order: (kind, request id, detail).
+
+    `before_elicit_answer`, when set, is awaited before answering an elicitation (to hold a
+    client mid-ask)."""
 
     calls: list[tuple[str, Any, Any]] = field(default_factory=list)
+    before_elicit_answer: Callable[[], Awaitable[Any]] | None = None
 
     async def elicit(
         self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult:
         assert isinstance(params, types.ElicitRequestFormParams)
         self.calls.append(("elicit", context.request_id, params.requested_schema))
+        if self.before_elicit_answer is not None:
+            await self.before_elicit_answer()
         return types.ElicitResult(action="accept", content=dict(TRIP))
 
     async def sample(

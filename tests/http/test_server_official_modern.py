@@ -1,0 +1,368 @@
+"""The official SDK's client (`mcp` 2.3.0) against mcpkit's Streamable HTTP app on uvicorn,
+in both eras, with the wire recorded between them.
+
+The server is `tests/modern_server.py`'s `make_server()` behind `Wiretap`, an ASGI middleware
+that notes each HTTP request (method, headers, JSON body) and its answer (status, content
+type, JSON body when there is one). The official client runs in auto mode, pinned to
+2026-07-28 and in the handshake era; its elicitation, sampling and roots callbacks answer
+`input_required` rounds (2026-07-28) and real server->client requests (handshake) alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from mcp import Client, types
+
+from ..modern_server import make_server
+from ..official_modern_client import (
+    LANDMARK,
+    LEGACY,
+    MODERN,
+    ROOTS,
+    TRIP,
+    Asked,
+    official_client,
+)
+from .servers import serving
+
+pytestmark = pytest.mark.interop
+
+ERA_OF_MODE = {"auto": MODERN, MODERN: MODERN, "legacy": LEGACY}
+INTERVIEW = {"action": "accept", **TRIP, "landmark": LANDMARK, "roots": ROOTS}
+
+
+class Wiretap:
+    """ASGI middleware noting each HTTP exchange: request method, headers and JSON body;
+    answer status, content type, the JSON-RPC messages it carried (a JSON body or an event
+    stream's data) and among them the response to the request (`answer`)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.seen: list[dict[str, Any]] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        entry: dict[str, Any] = {
+            "method": scope["method"],
+            "headers": {k.decode().lower(): v.decode() for k, v in scope["headers"]},
+            "body": None,
+            "status": None,
+            "content_type": None,
+            "messages": [],
+            "answer": None,
+        }
+        self.seen.append(entry)
+        request_body = bytearray()
+        answer_body = bytearray()
+
+        async def noting_receive() -> Any:
+            message = await receive()
+            if message["type"] == "http.request":
+                request_body.extend(message.get("body", b""))
+                if not message.get("more_body") and request_body:
+                    entry["body"] = json.loads(request_body)
+            return message
+
+        async def noting_send(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                entry["status"] = message["status"]
+                headers = {k.decode().lower(): v.decode() for k, v in message["headers"]}
+                entry["content_type"] = headers.get("content-type", "").split(";")[0] or None
+            elif message["type"] == "http.response.body":
+                answer_body.extend(message.get("body", b""))
+                if not message.get("more_body"):
+                    self.note_answer(entry, answer_body.decode())
+            await send(message)
+
+        await self.app(scope, receive=noting_receive, send=noting_send)
+
+    @staticmethod
+    def note_answer(entry: dict[str, Any], text: str) -> None:
+        if entry["content_type"] == "application/json" and text:
+            entry["messages"] = [json.loads(text)]
+        elif entry["content_type"] == "text/event-stream":
+            for block in text.replace("\r\n", "\n").split("\n\n"):
+                data = [line[5:].lstrip() for line in block.split("\n") if line.startswith("data:")]
+                if data and "".join(data):
+                    entry["messages"].append(json.loads("\n".join(data)))
+        request_id = entry["body"].get("id") if isinstance(entry["body"], dict) else None
+        for message in entry["messages"]:
+            if message.get("id") == request_id and ("result" in message or "error" in message):
+                entry["answer"] = message
+
+    def posts(self, rpc_method: str | None = None) -> list[dict[str, Any]]:
+        """POSTed JSON-RPC requests (of `rpc_method` when given), in order."""
+        return [
+            entry
+            for entry in self.seen
+            if entry["method"] == "POST"
+            and isinstance(entry["body"], dict)
+            and "method" in entry["body"]
+            and rpc_method in (None, entry["body"]["method"])
+        ]
+
+    def calls_to(self, tool: str) -> list[dict[str, Any]]:
+        return [e for e in self.posts("tools/call") if e["body"]["params"]["name"] == tool]
+
+
+async def call_structured(client: Client, tool: str, **arguments: Any) -> Any:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error is False, result.content
+    return result.structured_content
+
+
+# -- (a), (b), (c): the basics in each era -----------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", list(ERA_OF_MODE))
+async def test_official_client_over_http_in_each_era(mode: str) -> None:
+    era = ERA_OF_MODE[mode]
+    tap = Wiretap(make_server().http_app())
+    async with serving(tap) as base:
+        async with official_client(base + "/mcp", mode) as client:
+            assert client.protocol_version == era
+            assert await call_structured(client, "whoami") == {
+                "protocol_version": era,
+                "modern": era == MODERN,
+                "client_name": "mcp",
+            }
+            listed = await client.list_tools()
+            tools = {tool.name: tool for tool in listed.tools}
+            assert {"whoami", "add", "route", "interview", "interview_at_once"} <= set(tools)
+            assert tools["route"].input_schema["properties"]["region"]["x-mcp-header"] == "Region"
+            assert await call_structured(client, "add", a=40, b=2) == {"result": 42}
+
+            read = await client.read_resource("note://groceries")
+            note = read.contents[0]
+            assert isinstance(note, types.TextResourceContents)
+            assert note.text == f"note groceries at {era}"
+            prompt = await client.get_prompt("review", {"code": "x = 1"})
+            content = prompt.messages[0].content
+            assert isinstance(content, types.TextContent)
+            assert content.text == f"Review this ({era}): x = 1"
+
+        # What went over the wire.
+        rpc = [entry["body"]["method"] for entry in tap.posts()]
+        assert all(entry["status"] in (200, 202) for entry in tap.seen)
+        if era == MODERN:
+            # Sessionless: every request stands alone, stamped with its version and method.
+            assert rpc[0] == ("server/discover" if mode == "auto" else "tools/call")
+            assert "initialize" not in rpc
+            assert {entry["method"] for entry in tap.seen} == {"POST"}
+            for entry in tap.posts():
+                assert "mcp-session-id" not in entry["headers"]
+                assert entry["headers"]["mcp-protocol-version"] == MODERN
+                assert entry["headers"]["mcp-method"] == entry["body"]["method"]
+                meta = entry["body"]["params"]["_meta"]
+                assert meta["io.modelcontextprotocol/protocolVersion"] == MODERN
+        else:
+            assert rpc[:2] == ["initialize", "notifications/initialized"]
+            assert tap.seen[0]["answer"]["result"]["protocolVersion"] == LEGACY
+            session_id = tap.seen[1]["headers"]["mcp-session-id"]
+            assert all(e["headers"]["mcp-session-id"] == session_id for e in tap.seen[1:])
+            assert tap.seen[-1]["method"] == "DELETE"
+            assert not any("mcp-method" in entry["headers"] for entry in tap.seen)
+
+
+# -- (d): the same asking handlers, two ways ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"response_mode": "json"}, {"response_mode": "sse"}, {"stateless": True}],
+    ids=["auto-response", "json", "sse", "stateless"],
+)
+async def test_modern_asks_are_input_required_rounds(options: dict[str, Any]) -> None:
+    asked = Asked()
+    tap = Wiretap(make_server().http_app(**options))
+    async with serving(tap) as base, official_client(base + "/mcp", MODERN, asked) as client:
+        assert await call_structured(client, "interview") == {
+            **INTERVIEW,
+            "protocol_version": MODERN,
+        }
+        assert asked.kinds() == ["elicit", "sample", "roots"]
+        keys = asked.request_ids()
+        assert keys == ["elicit-1", "sample-2", "roots-3"]
+
+        plan = await client.get_prompt("plan", {})
+        assert plan.messages[0].content.text == "Plan 3 nights in Lisbon."  # type: ignore[union-attr]
+        read = await client.read_resource("workspace://roots")
+        assert read.contents[0].text == " ".join(ROOTS)  # type: ignore[union-attr]
+        assert await call_structured(client, "run_counts") == {
+            "interview": 4,
+            "plan": 2,
+            "workspace": 2,
+        }
+
+    # Four POSTs of the same tools/call: each answered input_required but the last, and
+    # nothing else (the server sent no request of its own); each retry carried the new answer
+    # and the server's sealed state, byte for byte.
+    rounds = tap.calls_to("interview")
+    assert len(rounds) == 4
+    assert [len(entry["messages"]) for entry in rounds] == [1, 1, 1, 1]
+    streamed = options.get("response_mode") == "sse"
+    assert {entry["content_type"] for entry in rounds} == {
+        "text/event-stream" if streamed else "application/json"
+    }
+    answers = [entry["answer"]["result"] for entry in rounds]
+    assert [a["resultType"] for a in answers] == ["input_required"] * 3 + ["complete"]
+    assert [set(a["inputRequests"]) for a in answers[:3]] == [
+        {"elicit-1"},
+        {"sample-2"},
+        {"roots-3"},
+    ]
+    assert [
+        a["inputRequests"][key]["method"] for a, key in zip(answers[:3], keys, strict=True)
+    ] == [
+        "elicitation/create",
+        "sampling/createMessage",
+        "roots/list",
+    ]
+    params = [entry["body"]["params"] for entry in rounds]
+    assert "requestState" not in params[0] and "inputResponses" not in params[0]
+    for before, retry, key in zip(answers[:3], params[1:], keys, strict=True):
+        assert retry["requestState"] == before["requestState"]
+        assert set(retry["inputResponses"]) == {key}
+    assert params[1]["inputResponses"]["elicit-1"] == {"action": "accept", "content": TRIP}
+    assert all(entry["status"] == 200 for entry in tap.seen)
+    assert {entry["method"] for entry in tap.seen} == {"POST"}
+    assert not any(
+        message.get("method") == "elicitation/create"
+        for entry in tap.seen
+        for message in entry["messages"]
+    )
+
+
+async def test_handshake_asks_are_real_requests_on_the_call_stream() -> None:
+    asked = Asked()
+    tap = Wiretap(make_server().http_app())
+    async with serving(tap) as base, official_client(base + "/mcp", "legacy", asked) as client:
+        assert await call_structured(client, "interview") == {
+            **INTERVIEW,
+            "protocol_version": LEGACY,
+        }
+        assert asked.kinds() == ["elicit", "sample", "roots"]
+        ids = asked.request_ids()
+        assert all(isinstance(request_id, int) for request_id in ids)
+        plan = await client.get_prompt("plan", {})
+        assert plan.messages[0].content.text == "Plan 3 nights in Lisbon."  # type: ignore[union-attr]
+        read = await client.read_resource("workspace://roots")
+        assert read.contents[0].text == " ".join(ROOTS)  # type: ignore[union-attr]
+        assert await call_structured(client, "run_counts") == {
+            "interview": 1,
+            "plan": 1,
+            "workspace": 1,
+        }
+
+    # One POST of the call, answered with an event stream that carried the server's three
+    # requests; the client POSTed each answer back (202), with the ids the server chose.
+    (call,) = tap.calls_to("interview")
+    assert call["content_type"] == "text/event-stream"
+    replies = [
+        entry
+        for entry in tap.seen
+        if isinstance(entry["body"], dict)
+        and "result" in entry["body"]
+        and "method" not in entry["body"]
+    ]
+    assert [entry["body"]["id"] for entry in replies[:3]] == ids[:3]
+    assert all(entry["status"] == 202 for entry in replies)
+    assert replies[0]["body"]["result"] == {"action": "accept", "content": TRIP}
+    assert replies[1]["body"]["result"]["content"]["text"] == LANDMARK
+    assert [root["uri"] for root in replies[2]["body"]["result"]["roots"]] == ROOTS
+
+
+# -- (e): both eras at once on one server ------------------------------------------------------
+
+
+async def test_a_modern_and_a_handshake_client_at_once() -> None:
+    """Both clients are held mid-ask together (each elicitation answer waits for the other
+    client's): the handshake client's handler is suspended on a real request while the
+    modern client sits between rounds."""
+    both_asked = asyncio.Barrier(2)
+    modern = Asked(before_elicit_answer=both_asked.wait)
+    legacy = Asked(before_elicit_answer=both_asked.wait)
+    tap = Wiretap(make_server().http_app())
+
+    async def session(url: str, mode: str, asked: Asked) -> tuple[Any, Any]:
+        async with official_client(url, mode, asked) as client:
+            return await call_structured(client, "whoami"), await call_structured(
+                client, "interview"
+            )
+
+    async with serving(tap) as base:
+        (modern_seen, modern_result), (legacy_seen, legacy_result) = await asyncio.wait_for(
+            asyncio.gather(
+                session(base + "/mcp", MODERN, modern), session(base + "/mcp", "legacy", legacy)
+            ),
+            8,
+        )
+        async with official_client(base + "/mcp", MODERN) as client:
+            counts = await call_structured(client, "run_counts")
+
+    assert (modern_seen["protocol_version"], modern_seen["modern"]) == (MODERN, True)
+    assert (legacy_seen["protocol_version"], legacy_seen["modern"]) == (LEGACY, False)
+    assert modern_result == {**INTERVIEW, "protocol_version": MODERN}
+    assert legacy_result == {**INTERVIEW, "protocol_version": LEGACY}
+    assert modern.request_ids() == ["elicit-1", "sample-2", "roots-3"]
+    assert all(isinstance(request_id, int) for request_id in legacy.request_ids())
+    assert counts == {"interview": 5}  # four rounds for one, one run for the other
+    sessions = {e["headers"].get("mcp-session-id") for e in tap.calls_to("interview")}
+    assert len(sessions - {None}) == 1  # the handshake client's; the modern calls had none
+    assert len(tap.calls_to("interview")) == 5
+
+
+# -- (f): x-mcp-header parameters ---------------------------------------------------------------
+
+
+async def test_listed_header_parameters_travel_as_mcp_param_headers() -> None:
+    tap = Wiretap(make_server().http_app())
+    async with serving(tap) as base, official_client(base + "/mcp", MODERN) as client:
+        await client.list_tools()
+        plain = await client.call_tool("route", {"region": "us-west1", "query": "rows"})
+        encoded = await client.call_tool("route", {"region": "Hello, 世界", "query": "rows"})
+    assert plain.content[0].text == "us-west1: rows"  # type: ignore[union-attr]
+    assert encoded.content[0].text == "Hello, 世界: rows"  # type: ignore[union-attr]
+    calls = tap.calls_to("route")
+    assert [entry["status"] for entry in calls] == [200, 200]
+    assert [entry["headers"]["mcp-param-region"] for entry in calls] == [
+        "us-west1",
+        "=?base64?SGVsbG8sIOS4lueVjA==?=",
+    ]
+    assert [entry["headers"]["mcp-name"] for entry in calls] == ["route", "route"]
+
+
+async def test_an_unlisted_header_tool_is_refused_then_relisted_and_retried() -> None:
+    """Called before listing, the official client cannot know the header: we refuse with 400
+    and HeaderMismatch (-32020), it lists the tools and sends the call again, with the
+    header, and that succeeds."""
+    tap = Wiretap(make_server().http_app())
+    async with serving(tap) as base, official_client(base + "/mcp", MODERN) as client:
+        result = await client.call_tool("route", {"region": "eu-west1", "query": "rows"})
+    assert result.is_error is False
+    assert result.content[0].text == "eu-west1: rows"  # type: ignore[union-attr]
+
+    rpc = [(entry["body"]["method"], entry["status"]) for entry in tap.posts()]
+    assert rpc == [("tools/call", 400), ("tools/list", 200), ("tools/call", 200)]
+    refused, _, retried = tap.posts()
+    assert "mcp-param-region" not in refused["headers"]
+    assert refused["answer"]["error"]["code"] == -32020
+    assert refused["answer"]["id"] == refused["body"]["id"]
+    assert retried["headers"]["mcp-param-region"] == "eu-west1"
+
+
+async def test_a_handshake_client_calls_a_header_tool_without_headers() -> None:
+    tap = Wiretap(make_server().http_app())
+    async with serving(tap) as base, official_client(base + "/mcp", "legacy") as client:
+        await client.list_tools()
+        result = await client.call_tool("route", {"region": "us-west1", "query": "rows"})
+    assert result.content[0].text == "us-west1: rows"  # type: ignore[union-attr]
+    (call,) = tap.calls_to("route")
+    assert call["status"] == 200
+    assert not any(name.startswith("mcp-param-") for name in call["headers"])
