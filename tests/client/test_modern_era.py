@@ -171,6 +171,22 @@ async def test_every_modern_request_carries_the_envelope_and_no_initialize_is_se
         assert meta[INFO] == {"name": "probe", "version": "0.1"}
 
 
+async def test_roots_are_declared_without_list_changed_in_the_modern_era_only() -> None:
+    # 2026-07-28 has no client notifications: its RootsCapability has no listChanged.
+    modern = RawServer(legacy_answers(DISCOVERED))
+    async with Client(modern.client_end, mode="auto", roots=["file:///tmp"]) as client:
+        await client.list_tools()
+    for message in [m for m in modern.seen if "id" in m]:
+        assert message["params"]["_meta"][CAPS] == {"roots": {}}
+
+    legacy = RawServer(legacy_answers(("error", -32601, "Method not found", None)))
+    async with Client(legacy.client_end, mode="auto", roots=["file:///tmp"]) as client:
+        assert client.era == "legacy"
+    probe, initialize = [m for m in legacy.seen if "id" in m][:2]
+    assert probe["params"]["_meta"][CAPS] == {"roots": {}}
+    assert initialize["params"]["capabilities"] == {"roots": {"listChanged": True}}
+
+
 @pytest.mark.parametrize("code", [-32601, -32602, -32600, -32000, -32603, 1234])
 async def test_any_other_error_means_a_legacy_server(code: int) -> None:
     raw = RawServer(legacy_answers(("error", code, "no such thing before initialize", None)))
