@@ -255,6 +255,31 @@ async def test_param_headers_invalid_tools_and_a_header_mismatch_retry(
     assert headers["mcp-param-dry"] == "true"
 
 
+async def test_a_header_mismatch_retry_uses_the_relisted_definition_and_happens_once() -> None:
+    plain = {"name": "run_sql", "inputSchema": {"type": "object", "properties": {}}}
+    listings = [[plain], TOOLS["tools"][:1], TOOLS["tools"][:1]]
+    calls: list[JSONObject] = []
+
+    def answer(request: JSONObject, headers: JSONObject) -> Any:
+        method = request.get("method")
+        if method == "server/discover":
+            return ok(request, DISCOVERED)
+        if method == "tools/list":
+            return ok(request, {"resultType": "complete", "tools": listings.pop(0)})
+        calls.append(headers)
+        if "mcp-param-region" not in headers or len(calls) > 2:
+            return error(request, 400, -32020, "Header mismatch")
+        return ok(request, {"resultType": "complete", "content": []})
+
+    async with serving(raw_app(answer)) as base, Client(base + "/mcp", timeout=10) as client:
+        await client.call_tool("run_sql", {"region": "eu"})  # lists, refused, relists, retries
+        assert [h.get("mcp-param-region") for h in calls] == [None, "eu"]
+        with pytest.raises(ProtocolError) as refused:  # refused again after the retry: raised
+            await client.call_tool("run_sql", {"region": "eu"})
+    assert refused.value.code == -32020
+    assert len(calls) == 4
+
+
 async def test_modern_refusals_keep_their_error_data() -> None:
     def answer(request: JSONObject, headers: JSONObject) -> Any:
         if request.get("method") == "server/discover":
