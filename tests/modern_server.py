@@ -11,6 +11,7 @@ request runs its handler again on every round).
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from dataclasses import dataclass
 from typing import Annotated
@@ -106,6 +107,46 @@ def make_server() -> Server:
             roots=[root["uri"] for root in roots],
             protocol_version=ctx.protocol_version,
         )
+
+    @server.tool()
+    async def steps(count: int, ctx: Context) -> str:
+        """Report progress `count` times, logging each step, then answer."""
+        for step in range(1, count + 1):
+            await ctx.report_progress(step, count, f"step {step}")
+            await ctx.info(f"did step {step}")
+        return f"{count} steps"
+
+    @server.tool()
+    async def nap(seconds: float) -> str:
+        """Sleep; a cancelled nap is counted in `run_counts` as "nap cancelled"."""
+        runs["nap"] += 1
+        try:
+            await asyncio.sleep(seconds)
+        except asyncio.CancelledError:
+            runs["nap cancelled"] += 1
+            raise
+        return "rested"
+
+    @server.tool()
+    def grow(tool_name: str) -> str:
+        """Register another tool (the tool list changes)."""
+        server.add_tool(lambda: "grown", name=tool_name)
+        return "grown"
+
+    @server.tool()
+    def touch(name: str) -> str:
+        """Tell subscribers that note://{name} changed."""
+        server.resources.notify_updated(f"note://{name}")
+        return "touched"
+
+    @server.tool()
+    def fail(reason: str) -> str:
+        """Raise: a tool execution error."""
+        raise RuntimeError(reason)
+
+    @server.completion("ref/prompt", "review", "code")
+    def complete_code(argument: str, value: str, context: dict[str, str]) -> list[str]:
+        return [c for c in ("print(1)", "pass", "import os") if c.startswith(value)]
 
     @server.resource("note://{name}")
     def note(name: str, ctx: Context) -> str:

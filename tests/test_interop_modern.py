@@ -12,6 +12,7 @@ handshake revisions one by one and the auto-mode probe itself.)
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -214,3 +215,100 @@ async def test_a_modern_ask_the_client_cannot_answer_is_a_capability_error(
         # Each failed before its first ask: the handlers ran once each, and the
         # connection still works.
         assert await run_counts(client) == {"interview": 1, "workspace": 1}
+
+
+# -- beyond the basics: notifications, errors, completion, cancellation, subscriptions ---------
+
+
+@pytest.mark.parametrize("log_level", ["info", None])
+async def test_modern_progress_and_opted_in_logs(log_level: str | None, errlog: IO[str]) -> None:
+    """Progress reaches the official client's callback; log messages only when the request
+    opted in with a level (`Client(log_level=...)` stamps it into every request's _meta)."""
+    logs: list[tuple[str, Any]] = []
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append((params.level, params.data))
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, total, message))
+
+    target = stdio_client(OUR_SERVER, errlog=errlog)
+    async with mcp.Client(target, mode=MODERN, logging_callback=on_log, log_level=log_level) as c:
+        result = await c.call_tool("steps", {"count": 3}, progress_callback=on_progress)
+        assert result.content[0].text == "3 steps"  # type: ignore[union-attr]
+    assert progress == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+    if log_level is None:
+        assert logs == []
+    else:
+        assert logs == [("info", "did step 1"), ("info", "did step 2"), ("info", "did step 3")]
+
+
+@pytest.mark.parametrize("mode", [MODERN, "legacy"])
+async def test_errors_and_completion_in_each_era(mode: str, errlog: IO[str]) -> None:
+    era = ERA_OF_MODE[mode]
+    async with connect(mode, errlog) as client:
+        failed = await client.call_tool("fail", {"reason": "kaput"})
+        assert failed.is_error is True
+        assert failed.content[0].text == "kaput"  # type: ignore[union-attr]
+
+        invalid = await client.call_tool("add", {"a": "two", "b": 1})
+        assert invalid.is_error is True
+        assert "a: expected integer" in invalid.content[0].text  # type: ignore[union-attr]
+
+        with pytest.raises(MCPError) as unknown:
+            await client.call_tool("no_such_tool", {})
+        assert unknown.value.error.code == -32602
+        with pytest.raises(MCPError) as no_prompt:
+            await client.get_prompt("no_such_prompt", {})
+        assert no_prompt.value.error.code == -32602
+        with pytest.raises(MCPError) as missing:
+            await client.read_resource("nothing://here")
+        # Resource not found: -32602 from 2026-07-28 on, -32002 before.
+        assert missing.value.error.code == (-32602 if era == MODERN else -32002)
+        assert missing.value.error.data == {"uri": "nothing://here"}
+
+        completed = await client.complete(
+            types.PromptReference(type="ref/prompt", name="review"), {"name": "code", "value": "p"}
+        )
+        assert completed.completion.values == ["print(1)", "pass"]
+
+
+@pytest.mark.parametrize("mode", [MODERN, "legacy"])
+async def test_a_timed_out_call_cancels_the_handler(mode: str, errlog: IO[str]) -> None:
+    async with connect(mode, errlog) as client:
+        # Up and answering first: a pinned 2026-07-28 client has no handshake to wait for,
+        # and a call cancelled before the server read it would never start its handler.
+        assert await run_counts(client) == {}
+        with pytest.raises(MCPError) as timed_out:
+            await client.call_tool("nap", {"seconds": 30}, read_timeout_seconds=0.2)
+        assert timed_out.value.error.code == -32001  # the official client's own timeout code
+        for _ in range(100):  # the cancellation notice reaches the server soon after
+            if await run_counts(client) == {"nap": 1, "nap cancelled": 1}:
+                break
+            await asyncio.sleep(0.02)
+        assert await run_counts(client) == {"nap": 1, "nap cancelled": 1}
+
+
+async def test_modern_subscriptions_deliver_list_changes_and_updates(errlog: IO[str]) -> None:
+    async with connect(MODERN, errlog) as client:
+        before = {tool.name for tool in (await client.list_tools()).tools}
+        async with client.listen(
+            tools_list_changed=True, resource_subscriptions=["note://a"]
+        ) as sub:
+            assert sub.honored.tools_list_changed is True
+            assert sub.honored.resource_subscriptions == ["note://a"]
+            await client.call_tool("grow", {"tool_name": "extra"})
+            await client.call_tool("touch", {"name": "b"})  # not subscribed: not delivered
+            await client.call_tool("touch", {"name": "a"})
+            events: list[Any] = []
+            async with asyncio.timeout(5):
+                async for event in sub:
+                    events.append(event)
+                    if len(events) == 2:
+                        break
+        assert [type(event).__name__ for event in events] == ["ToolsListChanged", "ResourceUpdated"]
+        assert events[1].uri == "note://a"
+        # The change evicted the official client's cached listing: the new tool shows.
+        after = {tool.name for tool in (await client.list_tools()).tools}
+        assert after == before | {"extra"}

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from mcp import Client, types
+from mcp.shared.exceptions import MCPError
 
 from ..modern_server import make_server
 from ..official_modern_client import (
@@ -366,3 +367,47 @@ async def test_a_handshake_client_calls_a_header_tool_without_headers() -> None:
     (call,) = tap.calls_to("route")
     assert call["status"] == 200
     assert not any(name.startswith("mcp-param-") for name in call["headers"])
+
+
+# -- subscriptions and cancellation over HTTP --------------------------------------------------
+
+
+async def test_modern_subscription_over_http() -> None:
+    tap = Wiretap(make_server().http_app())
+    async with serving(tap) as base, official_client(base + "/mcp", MODERN) as client:
+        async with client.listen(
+            tools_list_changed=True, resource_subscriptions=["note://a"]
+        ) as sub:
+            assert sub.honored.tools_list_changed is True
+            await client.call_tool("grow", {"tool_name": "extra"})
+            await client.call_tool("touch", {"name": "a"})
+            events: list[Any] = []
+            async with asyncio.timeout(5):
+                async for event in sub:
+                    events.append(event)
+                    if len(events) == 2:
+                        break
+        assert [type(event).__name__ for event in events] == ["ToolsListChanged", "ResourceUpdated"]
+        assert "extra" in {tool.name for tool in (await client.list_tools()).tools}
+    (listen,) = tap.posts("subscriptions/listen")
+    assert listen["content_type"] == "text/event-stream"
+    assert listen["headers"]["mcp-method"] == "subscriptions/listen"
+
+
+@pytest.mark.parametrize("mode", [MODERN, "legacy"])
+async def test_a_timed_out_call_over_http_cancels_the_handler(mode: str) -> None:
+    async with (
+        serving(make_server().http_app()) as base,
+        official_client(base + "/mcp", mode) as client,
+    ):
+        # Up and answering first: a pinned 2026-07-28 client has no handshake to wait for,
+        # and a call cancelled before the server read it would never start its handler.
+        assert await call_structured(client, "run_counts") == {}
+        with pytest.raises(MCPError) as timed_out:
+            await client.call_tool("nap", {"seconds": 30}, read_timeout_seconds=0.2)
+        assert timed_out.value.error.code == -32001  # the official client's own timeout code
+        for _ in range(100):
+            if await call_structured(client, "run_counts") == {"nap": 1, "nap cancelled": 1}:
+                break
+            await asyncio.sleep(0.02)
+        assert await call_structured(client, "run_counts") == {"nap": 1, "nap cancelled": 1}
