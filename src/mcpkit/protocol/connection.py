@@ -183,6 +183,9 @@ class Connection:
         self._accepted: dict[str, MethodInfo] = {}
         self._allowed_requests: set[str] = set()
         self._stamp: ResultStamp | None = None  # server: built on the first modern request
+        # server: (version, method) -> what serves it per request (None: method not found)
+        self._modern_methods: dict[tuple[str, str], MethodInfo | None] = {}
+        self._all_versions = config.all_versions  # both eras, oldest first
         self._envelope: JSONObject | None = None  # client in modern mode: stamped on requests
 
     @property
@@ -218,11 +221,13 @@ class Connection:
 
     # -- inbound -------------------------------------------------------------------------------
 
-    def receive(self, data: bytes | str, now: float) -> list[Event]:
-        """Take in one JSON text (one stdio line, one HTTP body)."""
+    def receive(self, data: bytes | str | Request, now: float) -> list[Event]:
+        """Take in one JSON text (one stdio line, one HTTP body), or a single request that
+        `jsonrpc.parse` already made of one (an HTTP transport that parsed a 2026-07-28 POST
+        to check it hands over the request instead of having it parsed twice)."""
         if self.state is State.CLOSED:
             return []
-        parsed = parse(data)
+        parsed = data if isinstance(data, Request) else parse(data)
         events: list[Event] = []
         if type(parsed) is list:
             self._receive_batch(parsed, now, events)
@@ -339,7 +344,7 @@ class Connection:
         """A 2026-07-28 request: checked and served on its own, whatever the connection's era."""
         request_id, method = msg.id, msg.method
         try:
-            envelope = read_envelope(meta, self.config.all_versions)
+            envelope = read_envelope(meta, self._all_versions)
         except ProtocolError as exc:
             self._reply(
                 request_id, encode_error(request_id, exc.code, exc.message, exc.data), batch
@@ -352,8 +357,8 @@ class Connection:
             data = encode_result(request_id, self._result_stamp().result(method, result))
             self._reply(request_id, data, batch)
             return
-        info = inbound_requests("server", envelope.version).get(method)
-        if info is None or self._undeclared(info, self.config.capabilities, envelope.version):
+        info = self._modern_method(envelope.version, method)
+        if info is None:
             self._reject(request_id, METHOD_NOT_FOUND, f"Method not found: {method}", events, batch)
             return
         token = meta.get("progressToken")
@@ -363,6 +368,22 @@ class Connection:
         if batch is not None:
             batch.waiting.add(request_id)
         events.append(RequestReceived(request_id, method, msg.params, token, envelope))
+
+    def _modern_method(self, version: str, method: str) -> MethodInfo | None:
+        """The registry entry of a request served per request at `version`, or None when we
+        do not serve it (unknown there, or a capability we did not declare). The answer is
+        fixed by the configuration, so it is worked out once per (version, method); the
+        table is bounded by the methods of the registry."""
+        key = (version, method)
+        known = self._modern_methods
+        if key in known:
+            return known[key]
+        info = inbound_requests("server", version).get(method)
+        if info is not None and self._undeclared(info, self.config.capabilities, version):
+            info = None
+        if info is not None or method in METHODS:
+            known[key] = info
+        return info
 
     def _result_stamp(self) -> ResultStamp:
         if self._stamp is None:

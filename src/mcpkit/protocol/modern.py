@@ -8,7 +8,7 @@ A modern request names its protocol version and the client's capabilities in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import orjson
 
@@ -84,9 +84,9 @@ DEFAULT_CACHE_HINTS: Final = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Envelope:
-    """What a modern request says about itself."""
+class Envelope(NamedTuple):
+    """What a modern request says about itself (immutable; a named tuple because one is
+    built for every modern request, at a third of a frozen dataclass's cost)."""
 
     version: str
     capabilities: JSONObject

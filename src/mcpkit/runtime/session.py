@@ -131,15 +131,19 @@ class Session:
         connection, loop = self.connection, self._loop
         ended: asyncio.Future[None] = loop.create_future()
 
+        react = self._react
+
         def receive(data: bytes) -> None:
-            self._handle(connection.receive(data, loop.time()))
+            # No flush scheduled here: `chunk_done` follows and sends what the chunk produced.
+            react(connection.receive(data, loop.time()))
 
         def chunk_done() -> None:
             if self._cancelled_in_chunk:
                 # Let cancelled handlers unwind before later answers (a ping after a
-                # cancellation) leave: the flush already scheduled runs after them.
+                # cancellation) leave: a flush on the next loop turn runs after them.
                 self._cancelled_in_chunk = False
-            elif self._flush_scheduled or connection.has_data_to_send:
+                self._schedule_flush()
+            elif connection.has_data_to_send:
                 self._flush()
 
         def eof() -> None:
@@ -185,10 +189,13 @@ class Session:
     # -- events ----------------------------------------------------------------------------
 
     def _handle(self, events: list[Event]) -> None:
+        self._react(events)
+        self._schedule_flush()
+
+    def _react(self, events: list[Event]) -> None:
         react = self._reactions
         for event in events:
             react[type(event)](event)
-        self._schedule_flush()
 
     def _resolve(self, event: ResponseReceived) -> None:
         future = self._futures.pop(event.id, None)
