@@ -416,3 +416,74 @@ async def test_inline_sync_tools_are_untouched_by_rounds() -> None:
         result = await peer.request("tools/call", call("plain", n=1), EVERYTHING)
         assert result["structuredContent"] == {"result": 2}
         assert result["resultType"] == "complete"
+
+
+def named_server() -> Server:
+    """Asks under names the handler chose, with one unnamed ask in between."""
+    server = Server("named")
+
+    @server.tool()
+    async def trip(ctx: Context) -> str:
+        who = await ctx.elicit("Your name?", Name, key="user_name")
+        roots = await ctx.list_roots()  # unnamed: still "roots-2", the count is not shifted
+        idea = await ctx.sample("Where to?", key="destination")
+        return f"{who.data.name} from {roots[0]['uri']} to {idea['content']['text']}"
+
+    return server
+
+
+async def test_asks_can_name_their_input_requests() -> None:
+    params = call("trip")
+    ada = {"action": "accept", "content": {"name": "Ada"}}
+    async with raw(named_server()) as peer:
+        first = await peer.request("tools/call", params, EVERYTHING)
+        assert list(first["inputRequests"]) == ["user_name"]
+        second = await retry(peer, first, {"user_name": ada}, params)
+        assert second["inputRequests"] == {"roots-2": {"method": "roots/list"}}
+        third = await retry(peer, second, {"roots-2": {"roots": [{"uri": "file:///h"}]}}, params)
+        assert list(third["inputRequests"]) == ["destination"]
+        assert third["inputRequests"]["destination"]["method"] == "sampling/createMessage"
+        done = await retry(peer, third, {"destination": sampled("Rome")}, params)
+        assert text(done) == "Ada from file:///h to Rome"
+
+        # Answers under the names work on a first call too (no requestState yet).
+        answers = {
+            "user_name": ada,
+            "roots-2": {"roots": [{"uri": "file:///w"}]},
+            "destination": sampled("Oslo"),
+        }
+        direct = await peer.request("tools/call", {**params, "inputResponses": answers}, EVERYTHING)
+        assert text(direct) == "Ada from file:///w to Oslo"
+
+
+async def test_named_asks_are_plain_requests_in_the_handshake_era() -> None:
+    asked: list[str] = []
+
+    def answer(session: Session, request: RequestReceived) -> dict[str, Any]:
+        asked.append(request.method)
+        if request.method == "elicitation/create":
+            return {"action": "accept", "content": {"name": "Bob"}}
+        if request.method == "roots/list":
+            return {"roots": [{"uri": "file:///b"}]}
+        return sampled("Lima")
+
+    capabilities = {"elicitation": {}, "sampling": {}, "roots": {}}
+    async with connect(named_server(), capabilities, answer) as peer:
+        assert text(await peer.call("trip")) == "Bob from file:///b to Lima"
+    assert asked == ["elicitation/create", "roots/list", "sampling/createMessage"]
+
+
+async def test_one_key_for_two_asks_is_an_error() -> None:
+    server = Server("twice")
+
+    @server.tool()
+    async def twice(ctx: Context) -> str:
+        await ctx.gather_input(
+            ctx.elicit_request("A?", Name, key="same"), ctx.sample_request("B?", key="same")
+        )
+        return "unreachable"
+
+    async with raw(server) as peer:
+        result = await peer.request("tools/call", call("twice"), EVERYTHING)
+        assert result["isError"] is True
+        assert "'same' is already used" in text(result)

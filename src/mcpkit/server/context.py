@@ -232,42 +232,53 @@ class Context:
         *,
         max_tokens: int = 1024,
         system_prompt: str | None = None,
+        key: str | None = None,
         **options: Any,
     ) -> JSONObject:
         """Ask the client's LLM for a completion (sampling/createMessage); returns its result.
 
         `messages` may be a plain string (one user message). `options` are further
         CreateMessageRequest params in wire spelling (modelPreferences, temperature, tools, ...).
-        Raises CapabilityNotDeclared when the client offers no sampling (handshake era),
-        ProtocolError -32021 (2026-07-28). See `mrtr` for how asking works at 2026-07-28.
+        `key` names the ask's InputRequest at 2026-07-28 (default: generated, "sample-N");
+        the handshake era ignores it. Raises CapabilityNotDeclared when the client offers
+        no sampling (handshake era), ProtocolError -32021 (2026-07-28), ValueError for a
+        key already asked in this request. See `mrtr` for how asking works at 2026-07-28.
         """
         (result,) = await self.gather_input(
             self.sample_request(
-                messages, max_tokens=max_tokens, system_prompt=system_prompt, **options
+                messages, max_tokens=max_tokens, system_prompt=system_prompt, key=key, **options
             )
         )
         return result  # type: ignore[no-any-return]
 
-    async def elicit(self, message: str, schema: type[T] | JSONObject) -> Elicited[T]:
+    async def elicit(
+        self, message: str, schema: type[T] | JSONObject, *, key: str | None = None
+    ) -> Elicited[T]:
         """Ask the user for structured input (form mode).
 
         `schema` is a pydantic model, dataclass or TypedDict (the answer comes back as an
-        instance) or a JSON Schema dict (the answer comes back as a dict). Raises
-        CapabilityNotDeclared without the client's elicitation capability (-32021 at
-        2026-07-28), ValueError for a schema forms cannot carry or an answer that does not
-        fit it.
+        instance) or a JSON Schema dict (the answer comes back as a dict). `key` names the
+        ask's InputRequest at 2026-07-28 (default "elicit-N"; unused in the handshake era).
+        Raises CapabilityNotDeclared without the client's elicitation capability (-32021 at
+        2026-07-28), ValueError for a schema forms cannot carry, an answer that does not
+        fit it or a key already asked in this request.
         """
-        (result,) = await self.gather_input(self.elicit_request(message, schema))
+        (result,) = await self.gather_input(self.elicit_request(message, schema, key=key))
         return result  # type: ignore[no-any-return]
 
-    async def elicit_url(self, message: str, url: str, elicitation_id: str) -> JSONObject:
-        """Send the user to a URL (URL mode elicitation, 2025-11-25 on)."""
-        (result,) = await self.gather_input(self.elicit_url_request(message, url, elicitation_id))
+    async def elicit_url(
+        self, message: str, url: str, elicitation_id: str, *, key: str | None = None
+    ) -> JSONObject:
+        """Send the user to a URL (URL mode elicitation, 2025-11-25 on); `key` as for
+        `elicit`."""
+        (result,) = await self.gather_input(
+            self.elicit_url_request(message, url, elicitation_id, key=key)
+        )
         return result  # type: ignore[no-any-return]
 
-    async def list_roots(self) -> list[JSONObject]:
-        """The client's roots (roots/list)."""
-        (result,) = await self.gather_input(self.roots_request())
+    async def list_roots(self, *, key: str | None = None) -> list[JSONObject]:
+        """The client's roots (roots/list); `key` as for `elicit` (default "roots-N")."""
+        (result,) = await self.gather_input(self.roots_request(key=key))
         return result  # type: ignore[no-any-return]
 
     async def gather_input(self, *asks: Ask) -> list[Any]:
@@ -294,6 +305,7 @@ class Context:
         *,
         max_tokens: int = 1024,
         system_prompt: str | None = None,
+        key: str | None = None,
         **options: Any,
     ) -> Ask:
         """A sampling/createMessage ask for `gather_input` (arguments as for `sample`)."""
@@ -302,9 +314,11 @@ class Context:
         params: JSONObject = {"messages": messages, "maxTokens": max_tokens, **options}
         if system_prompt is not None:
             params["systemPrompt"] = system_prompt
-        return Ask("sampling/createMessage", params, _same, sampling_needs(params))
+        return Ask("sampling/createMessage", params, _same, sampling_needs(params), key)
 
-    def elicit_request(self, message: str, schema: type[T] | JSONObject) -> Ask:
+    def elicit_request(
+        self, message: str, schema: type[T] | JSONObject, *, key: str | None = None
+    ) -> Ask:
         """A form elicitation ask for `gather_input` (arguments as for `elicit`)."""
         params: JSONObject = {"message": message, "requestedSchema": requested_schema(schema)}
         if self.protocol_version is None or self.protocol_version >= "2025-11-25":
@@ -314,9 +328,12 @@ class Context:
             params,
             lambda result: parse_answer(schema, result),
             needs_form_elicitation,
+            key,
         )
 
-    def elicit_url_request(self, message: str, url: str, elicitation_id: str) -> Ask:
+    def elicit_url_request(
+        self, message: str, url: str, elicitation_id: str, *, key: str | None = None
+    ) -> Ask:
         """A URL elicitation ask for `gather_input` (arguments as for `elicit_url`).
 
         Raises CapabilityNotDeclared in the handshake era without `elicitation.url`.
@@ -324,11 +341,11 @@ class Context:
         if self.request.envelope is None and needs_url_elicitation(self.client_capabilities):
             raise CapabilityNotDeclared("elicitation/create", ("elicitation", "url"), "client")
         params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
-        return Ask("elicitation/create", params, _same, needs_url_elicitation)
+        return Ask("elicitation/create", params, _same, needs_url_elicitation, key)
 
-    def roots_request(self) -> Ask:
+    def roots_request(self, *, key: str | None = None) -> Ask:
         """A roots/list ask for `gather_input`; its answer is the list of roots."""
-        return Ask("roots/list", None, _roots, needs_roots)
+        return Ask("roots/list", None, _roots, needs_roots, key)
 
     async def _send(self, ask: Ask) -> JSONObject:
         # Handshake era: a real request. The connection refuses (CapabilityNotDeclared) what

@@ -8,7 +8,8 @@ client retries the same request with `inputResponses` (and the state echoed back
 
 The handler code is the same in both eras. For a modern request the server gives the
 handler run a `Round`: each ask gets a key from its call order within the run ("elicit-1",
-"sample-2", "roots-3", ...). An ask whose key has an answer — in this request's
+"sample-2", "roots-3", ...), or the one the handler named (`ctx.elicit(..., key="user_name")`;
+a named ask still takes its place in the count, so the generated keys do not shift). An ask whose key has an answer — in this request's
 `inputResponses`, or among the answers carried in the verified `requestState` — returns it
 at once, parsed as the handshake-era answer would be. An ask with no answer stops the
 handler (`InputRequired`, which derives from BaseException so `except Exception` in handler
@@ -63,13 +64,15 @@ class InputRequired(BaseException):
 
 @dataclass(frozen=True, slots=True)
 class Ask:
-    """One thing a handler asks the client: the request, what parses its answer, and the
-    client capability it needs (`needs(capabilities)` -> the missing ones, or None)."""
+    """One thing a handler asks the client: the request, what parses its answer, the
+    client capability it needs (`needs(capabilities)` -> the missing ones, or None) and,
+    optionally, the key of its InputRequest (None: generated from the call order)."""
 
     method: str
     params: JSONObject | None
     parse: Callable[[JSONObject], Any]
     needs: Callable[[JSONObject], JSONObject | None]
+    key: str | None = None
 
     def request(self) -> JSONObject:
         """The InputRequest object (method and params)."""
@@ -85,24 +88,31 @@ class Round:
     inputResponses); `used` collects those the run consumed, to be carried forward.
     """
 
-    __slots__ = ("answers", "count", "used")
+    __slots__ = ("answers", "asked", "count", "used")
 
     def __init__(self, answers: JSONObject) -> None:
         self.answers = answers
         self.used: JSONObject = {}
+        self.asked: set[str] = set()
         self.count = 0
 
     def resolve(self, asks: Sequence[Ask], capabilities: JSONObject) -> list[Any]:
         """The parsed answers of `asks`, in order.
 
         Raises ProtocolError -32021 when an unanswered ask needs a capability the request
-        did not declare, InputRequired when some are unanswered, and whatever an ask's
-        parser raises (ValueError for an answer that does not fit).
+        did not declare, InputRequired when some are unanswered, ValueError for a key
+        already asked in this run, and whatever an ask's parser raises (ValueError for an
+        answer that does not fit).
         """
         keys = []
         for ask in asks:
             self.count += 1
-            keys.append(f"{_KEY_PREFIX.get(ask.method, 'input')}-{self.count}")
+            key = ask.key or f"{_KEY_PREFIX.get(ask.method, 'input')}-{self.count}"
+            # Two asks under one key would share (and overwrite) one answer.
+            if key in keys or key in self.asked:
+                raise ValueError(f"input request key {key!r} is already used in this request")
+            keys.append(key)
+        self.asked.update(keys)
         pending: dict[str, Ask] = {}
         for key, ask in zip(keys, asks, strict=True):
             answer = self.answers.get(key)
