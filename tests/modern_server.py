@@ -44,6 +44,11 @@ class Interview:
     protocol_version: str | None
 
 
+@dataclass
+class Said:
+    word: str
+
+
 def seen(ctx: Context) -> Seen:
     return Seen(ctx.protocol_version, ctx.modern, ctx.client_info.get("name"))
 
@@ -147,6 +152,13 @@ def make_server() -> Server:
     @server.completion("ref/prompt", "review", "code")
     def complete_code(argument: str, value: str, context: dict[str, str]) -> list[str]:
         return [c for c in ("print(1)", "pass", "import os") if c.startswith(value)]
+
+    @server.tool()
+    async def parrot(word: str, ctx: Context) -> str:
+        """Ask the user to say `word`, twice; answer with what they said."""
+        first = await ctx.elicit(f"Say {word}", Said)
+        again = await ctx.elicit(f"Say {word} again", Said)
+        return f"{first.data.word if first.data else '-'} {again.data.word if again.data else '-'}"
 
     @server.resource("note://{name}")
     def note(name: str, ctx: Context) -> str:

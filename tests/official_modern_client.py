@@ -11,6 +11,7 @@ the JSON-RPC id the server picked) and the `inputRequests` of an `input_required
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -81,3 +82,12 @@ def official_client(target: Any, mode: str, asked: Asked | None = None) -> Clien
         sampling_callback=asked.sample,
         list_roots_callback=asked.roots,
     )
+
+
+async def say_the_word(
+    context: ClientRequestContext, params: types.ElicitRequestParams
+) -> types.ElicitResult:
+    """An elicitation callback for `parrot`: answers "Say WORD ..." with WORD, after a pause
+    that lets concurrent calls interleave."""
+    await asyncio.sleep(0.01)
+    return types.ElicitResult(action="accept", content={"word": params.message.split()[1]})

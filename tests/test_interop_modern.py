@@ -35,6 +35,7 @@ from .official_modern_client import (  # noqa: E402
     TRIP,
     Asked,
     official_client,
+    say_the_word,
 )
 
 pytestmark = pytest.mark.interop
@@ -312,3 +313,17 @@ async def test_modern_subscriptions_deliver_list_changes_and_updates(errlog: IO[
         # The change evicted the official client's cached listing: the new tool shows.
         after = {tool.name for tool in (await client.list_tools()).tools}
         assert after == before | {"extra"}
+
+
+@pytest.mark.parametrize("mode", [MODERN, "legacy"])
+async def test_concurrent_asking_calls_keep_their_own_answers(mode: str, errlog: IO[str]) -> None:
+    """Ten calls at once on one connection, each asking twice: every answer goes back to the
+    call that asked (input_required rounds with their own request state at 2026-07-28,
+    server->client requests with their own ids in the handshake era)."""
+    words = [f"w{n}" for n in range(10)]
+    target = stdio_client(OUR_SERVER, errlog=errlog)
+    async with mcp.Client(target, mode=mode, elicitation_callback=say_the_word) as client:
+        results = await asyncio.gather(
+            *(client.call_tool("parrot", {"word": word}) for word in words)
+        )
+    assert [result.content[0].text for result in results] == [f"{w} {w}" for w in words]  # type: ignore[union-attr]

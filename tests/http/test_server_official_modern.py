@@ -27,6 +27,7 @@ from ..official_modern_client import (
     TRIP,
     Asked,
     official_client,
+    say_the_word,
 )
 from .servers import serving
 
@@ -411,3 +412,23 @@ async def test_a_timed_out_call_over_http_cancels_the_handler(mode: str) -> None
                 break
             await asyncio.sleep(0.02)
         assert await call_structured(client, "run_counts") == {"nap": 1, "nap cancelled": 1}
+
+
+async def test_concurrent_asking_calls_in_both_eras_keep_their_own_answers() -> None:
+    """Ten calls at once from each of a modern and a handshake client on one server, each
+    call asking twice: every answer goes back to the call that asked."""
+    words = [f"w{n}" for n in range(10)]
+
+    async def parrot_all(url: str, mode: str) -> list[str]:
+        async with Client(url, mode=mode, elicitation_callback=say_the_word) as client:
+            results = await asyncio.gather(
+                *(client.call_tool("parrot", {"word": f"{mode}-{w}"}) for w in words)
+            )
+        return [result.content[0].text for result in results]  # type: ignore[union-attr]
+
+    async with serving(make_server().http_app()) as base:
+        modern, legacy = await asyncio.gather(
+            parrot_all(base + "/mcp", MODERN), parrot_all(base + "/mcp", "legacy")
+        )
+    assert modern == [f"{MODERN}-{w} {MODERN}-{w}" for w in words]
+    assert legacy == [f"legacy-{w} legacy-{w}" for w in words]
