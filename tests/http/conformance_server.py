@@ -1,14 +1,16 @@
-"""The fixture the official conformance suite (0.1.16) expects: its tool, resource and prompt
-names, served over Streamable HTTP on 127.0.0.1; the port is argv[1]."""
+"""The fixture the official conformance suites expect: the tool, resource and prompt names of
+0.1.16 (`--suite all`) and of 0.2.0 (`--requirements 2026-07-28`: input_required rounds under
+the suite's inputRequests keys, diagnostic tools), served over Streamable HTTP on 127.0.0.1;
+the port is argv[1]."""
 
 import asyncio
 import base64
 import json
 import sys
-from typing import Any
+from typing import Annotated, Any
 
 from mcpkit import Server
-from mcpkit.server import Context
+from mcpkit.server import Context, Header
 from mcpkit.server.tools import Tool
 
 PNG = base64.b64encode(
@@ -138,11 +140,18 @@ async def test_reconnection(ctx: Context) -> str:
     return "Reconnection test completed"
 
 
-def json_schema_2020_12_tool(name: str = "", address: dict[str, Any] | None = None) -> str:
-    return f"name={name}, address={address}"
+def json_schema_2020_12_tool(
+    name: str = "",
+    address: dict[str, Any] | None = None,
+    contactMethod: str = "",
+    phone: str = "",
+    email: str = "",
+) -> str:
+    return f"name={name}, address={address}, contact={contactMethod}:{phone or email}"
 
 
-# SEP-1613: the listing keeps JSON Schema 2020-12 keywords the function signature cannot say.
+# SEP-1613/SEP-2106: the listing keeps JSON Schema 2020-12 keywords the function signature
+# cannot say ($schema, $defs with $anchor, allOf/anyOf, if/then/else).
 _schema_tool = Tool(
     json_schema_2020_12_tool,
     description="Tool with JSON Schema 2020-12 features",
@@ -153,11 +162,22 @@ _schema_tool.definition["inputSchema"] = {
     "type": "object",
     "$defs": {
         "address": {
+            "$anchor": "addressDef",
             "type": "object",
             "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
         }
     },
-    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
     "additionalProperties": False,
 }
 server.tools.put(_schema_tool.name, _schema_tool)
@@ -307,6 +327,160 @@ def test_prompt_with_image() -> list[dict[str, Any]]:
 @server.completion("ref/prompt", "test_prompt_with_arguments")
 def complete_arguments(argument: str, value: str, context: dict[str, str]) -> list[str]:
     return [word for word in ("paris", "park", "party") if word.startswith(value)]
+
+
+# -- 2026-07-28 (conformance 0.2.0): input_required rounds under the keys the suite expects ----
+
+NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+
+
+def _said(answer: dict[str, Any]) -> str:
+    content = answer.get("content")
+    return content.get("text", "") if isinstance(content, dict) else str(content)
+
+
+@server.tool()
+async def test_input_required_result_elicitation(ctx: Context) -> str:
+    """Asks for the user's name (inputRequests key "user_name")."""
+    who = await ctx.elicit("What is your name?", NAME, key="user_name")
+    return f"Hello, {who.data['name'] if who.data else who.action}!"
+
+
+@server.tool()
+async def test_input_required_result_sampling(ctx: Context) -> str:
+    """Asks the client's LLM (key "capital_question")."""
+    answer = await ctx.sample(
+        "What is the capital of France?", max_tokens=100, key="capital_question"
+    )
+    return f"LLM response: {_said(answer)}"
+
+
+@server.tool()
+async def test_input_required_result_list_roots(ctx: Context) -> str:
+    """Asks for the client's roots (key "client_roots")."""
+    roots = await ctx.list_roots(key="client_roots")
+    return "Roots: " + ", ".join(root.get("uri", "") for root in roots)
+
+
+async def _confirm(ctx: Context) -> str:
+    # The sealed requestState is verified before the handler runs again (tampering: -32602).
+    answer = await ctx.elicit("Please confirm", CONFIRM, key="confirm")
+    return f"state-ok: action={answer.action}, content={answer.data}"
+
+
+@server.tool()
+async def test_input_required_result_request_state(ctx: Context) -> str:
+    """Asks for a confirmation; the retry carries the sealed requestState."""
+    return await _confirm(ctx)
+
+
+@server.tool()
+async def test_input_required_result_tampered_state(ctx: Context) -> str:
+    """Like the request-state tool; a tampered requestState is refused."""
+    return await _confirm(ctx)
+
+
+@server.tool()
+async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+    """Asks for a name, a greeting and the roots in one round."""
+    who, greeting, roots = await ctx.gather_input(
+        ctx.elicit_request("What is your name?", NAME, key="user_name"),
+        ctx.sample_request("Generate a greeting", max_tokens=50, key="greeting"),
+        ctx.roots_request(key="client_roots"),
+    )
+    return f"{_said(greeting)} {who.data}, {len(roots)} root(s)"
+
+
+@server.tool()
+async def test_input_required_result_multi_round(ctx: Context) -> str:
+    """Two rounds: a name (key "step1"), then a colour (key "step2")."""
+    who = await ctx.elicit("Step 1: What is your name?", NAME, key="step1")
+    color_schema = {
+        "type": "object",
+        "properties": {"color": {"type": "string"}},
+        "required": ["color"],
+    }
+    color = await ctx.elicit("Step 2: What is your favorite color?", color_schema, key="step2")
+    return f"name={who.data}, color={color.data}"
+
+
+@server.tool()
+async def test_input_required_result_capabilities(ctx: Context) -> str:
+    """Asks only for what the request's client capabilities declare."""
+    declared = ctx.client_capabilities
+    asks = []
+    if "sampling" in declared:
+        asks.append(ctx.sample_request("Say hello", max_tokens=20, key="greeting"))
+    if "elicitation" in declared:
+        asks.append(ctx.elicit_request("What is your name?", NAME, key="user_name"))
+    answers = await ctx.gather_input(*asks)
+    return f"{len(answers)} answer(s)"
+
+
+@server.prompt()
+async def test_input_required_result_prompt(ctx: Context) -> str:
+    """A prompt that asks for its context first (key "user_context")."""
+    schema = {
+        "type": "object",
+        "properties": {"context": {"type": "string"}},
+        "required": ["context"],
+    }
+    answer = await ctx.elicit("What context should the prompt use?", schema, key="user_context")
+    return f"Prompt with context: {answer.data}"
+
+
+@server.tool()
+async def test_missing_capability(ctx: Context) -> str:
+    """Needs sampling: without the client's sampling capability the call fails (-32021)."""
+    answer = await ctx.sample("Say something", max_tokens=20)
+    return f"LLM response: {_said(answer)}"
+
+
+@server.tool()
+async def test_streaming_elicitation(ctx: Context) -> str:
+    """Elicits; at 2026-07-28 that is an input_required result, never a request."""
+    who = await ctx.elicit("What is your name?", NAME)
+    return f"Hello, {who.data}!"
+
+
+@server.tool()
+async def test_logging_tool(ctx: Context) -> str:
+    """Logs at info; a request without a logLevel gets no log messages."""
+    for text in ("Logging tool started", "Logging tool finished"):
+        await ctx.info(text)
+    return "Logging tool done"
+
+
+@server.tool()
+def test_custom_headers(region: Annotated[str, Header("Region")]) -> str:
+    """Takes its region from the Mcp-Param-Region header too (SEP-2243: they must match)."""
+    return f"region={region}"
+
+
+def _dynamic() -> str:
+    """Appears and disappears to exercise list_changed."""
+    return "dynamic"
+
+
+@server.tool()
+def test_trigger_tool_change() -> str:
+    """Adds or removes a tool (list_changed goes to subscribers)."""
+    if "test_dynamic_tool" in server.tools:
+        server.remove_tool("test_dynamic_tool")
+        return "removed test_dynamic_tool"
+    server.add_tool(_dynamic, name="test_dynamic_tool")
+    return "added test_dynamic_tool"
+
+
+@server.tool()
+def test_trigger_prompt_change() -> str:
+    """Adds or removes a prompt (list_changed goes to subscribers)."""
+    if "test_dynamic_prompt" in server.prompts:
+        server.prompts.remove("test_dynamic_prompt")
+        return "removed test_dynamic_prompt"
+    server.prompt("test_dynamic_prompt")(_dynamic)
+    return "added test_dynamic_prompt"
 
 
 if __name__ == "__main__":
