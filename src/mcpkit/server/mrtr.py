@@ -6,19 +6,19 @@ server sends no requests; a tools/call, prompts/get or resources/read may instea
 `{"resultType": "input_required", "inputRequests": {...}, "requestState": "..."}` and the
 client retries the same request with `inputResponses` (and the state echoed back).
 
-The handler code is the same in both eras. For a modern request the server gives the
-handler run a `Round`: each ask gets a key from its call order within the run ("elicit-1",
-"sample-2", "roots-3", ...), or the one the handler named (`ctx.elicit(..., key="user_name")`;
-a named ask still takes its place in the count, so the generated keys do not shift). An ask
-whose key has an answer — in this request's `inputResponses`, or among the answers carried
-in the verified `requestState` — returns it at once, parsed as the handshake-era answer
-would be. An ask with no answer stops the handler (`InputRequired`, which derives from
-BaseException so `except Exception` in handler code does not swallow it) and the server
-answers input_required. The retry runs the handler
-again *from the start*: code before an ask runs once per round, so keep it idempotent (or
-ask first, act after). `requestState` carries every answer used so far, sealed (HMAC, bound
-to the method, a digest of the request's params, the principal and a deadline) by
-`RequestStateCodec`, so round 3 still sees the answers of rounds 1 and 2.
+The handler code is the same in both eras. For a modern request the server gives the handler
+run a `Round`: each ask gets a key from its call order within the run ("elicit-1",
+"sample-2", "roots-3", ...), or the one the handler named (`ctx.elicit(...,
+key="user_name")`; a named ask still takes its place in the count, so the generated keys do
+not shift). An ask whose key has an answer — in this request's `inputResponses`, or among
+the answers carried in the verified `requestState` — returns it at once, parsed as the
+handshake-era answer would be. An ask with no answer stops the handler (`InputRequired`,
+which derives from BaseException so `except Exception` in handler code does not swallow it)
+and the server answers input_required. The retry runs the handler again *from the start*:
+code before an ask runs once per round, so keep it idempotent (or ask first, act after).
+`requestState` carries every answer used so far, sealed (AES-GCM, bound to the method, a
+digest of the request's params, the principal and a deadline) by `RequestStateCodec`, so
+round 3 still sees the answers of rounds 1 and 2.
 
 Asks must come in the same order on every run for the keys to match their answers.
 """
