@@ -73,6 +73,13 @@ def make_server() -> Server:
         return f"{region}: {query}"
 
     @server.tool()
+    async def book(region: Annotated[str, Header("Region")], ctx: Context) -> str:
+        """Book a trip from a region, asking where to (a header parameter and an ask)."""
+        answer = await ctx.elicit(f"Where to from {region}?", Trip)
+        trip = answer.data or Trip("nowhere", 0)
+        return f"{region} -> {trip.city}, {trip.nights} nights"
+
+    @server.tool()
     def run_counts() -> dict[str, int]:
         """How many times each asking handler started."""
         return dict(runs)

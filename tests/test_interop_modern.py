@@ -238,6 +238,10 @@ async def test_modern_progress_and_opted_in_logs(log_level: str | None, errlog: 
     async with mcp.Client(target, mode=MODERN, logging_callback=on_log, log_level=log_level) as c:
         result = await c.call_tool("steps", {"count": 3}, progress_callback=on_progress)
         assert result.content[0].text == "3 steps"  # type: ignore[union-attr]
+        for _ in range(20):  # log messages reach the callback in tasks of their own
+            await asyncio.sleep(0.02)
+            if len(logs) >= 3:
+                break
     assert progress == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
     if log_level is None:
         assert logs == []
@@ -327,3 +331,37 @@ async def test_concurrent_asking_calls_keep_their_own_answers(mode: str, errlog:
             *(client.call_tool("parrot", {"word": word}) for word in words)
         )
     assert [result.content[0].text for result in results] == [f"{w} {w}" for w in words]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("mode", [MODERN, "legacy"])
+async def test_change_notifications_only_where_asked_for(mode: str, errlog: IO[str]) -> None:
+    """A 2026-07-28 client gets no notification it did not subscribe to (list changes and
+    updates travel on subscriptions/listen); a handshake client gets list_changed from its
+    session and resources/updated for what it subscribed to with resources/subscribe."""
+    notes: list[Any] = []
+
+    async def on_message(message: Any) -> None:
+        notes.append(message)
+
+    target = stdio_client(OUR_SERVER, errlog=errlog)
+    async with mcp.Client(target, mode=mode, message_handler=on_message) as client:
+        if mode == "legacy":
+            with pytest.warns(mcp.MCPDeprecationWarning):
+                await client.subscribe_resource("note://a")
+        await client.call_tool("grow", {"tool_name": "extra"})
+        await client.call_tool("touch", {"name": "b"})
+        await client.call_tool("touch", {"name": "a"})
+        # The official client hands notifications to the handler in tasks of their own:
+        # give them time to land (the expected two, or, for the modern client, anything).
+        for _ in range(20):
+            await asyncio.sleep(0.02)
+            if len(notes) >= 2:
+                break
+    if mode == "legacy":
+        assert [type(note).__name__ for note in notes] == [
+            "ToolListChangedNotification",
+            "ResourceUpdatedNotification",
+        ]
+        assert notes[1].params.uri == "note://a"
+    else:
+        assert notes == []

@@ -432,3 +432,17 @@ async def test_concurrent_asking_calls_in_both_eras_keep_their_own_answers() -> 
         )
     assert modern == [f"{MODERN}-{w} {MODERN}-{w}" for w in words]
     assert legacy == [f"legacy-{w} legacy-{w}" for w in words]
+
+
+async def test_every_round_of_an_asking_header_tool_carries_the_header() -> None:
+    asked = Asked()
+    tap = Wiretap(make_server().http_app())
+    async with serving(tap) as base, official_client(base + "/mcp", MODERN, asked) as client:
+        await client.list_tools()
+        result = await client.call_tool("book", {"region": "eu-west1"})
+    assert result.content[0].text == "eu-west1 -> Lisbon, 3 nights"  # type: ignore[union-attr]
+    assert asked.request_ids() == ["elicit-1"]
+    rounds = tap.calls_to("book")
+    assert [entry["status"] for entry in rounds] == [200, 200]
+    assert [entry["headers"]["mcp-param-region"] for entry in rounds] == ["eu-west1"] * 2
+    assert "requestState" in rounds[1]["body"]["params"]
