@@ -152,6 +152,16 @@ def make_server() -> Server:
         return "touched"
 
     @server.tool()
+    def listeners() -> int:
+        """How many subscriptions/listen streams are open."""
+        return len(server.subscriptions)
+
+    @server.tool()
+    def end_subscriptions() -> int:
+        """End every subscription gracefully; how many there were."""
+        return server.subscriptions.close_all()
+
+    @server.tool()
     def fail(reason: str) -> str:
         """Raise: a tool execution error."""
         raise RuntimeError(reason)

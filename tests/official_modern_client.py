@@ -91,3 +91,34 @@ async def say_the_word(
     that lets concurrent calls interleave."""
     await asyncio.sleep(0.01)
     return types.ElicitResult(action="accept", content={"word": params.message.split()[1]})
+
+
+async def listeners(client: Client, expected: int) -> int:
+    """The server's count of open subscriptions, once it is `expected` (or after 1 s)."""
+    for _ in range(50):
+        count = (await client.call_tool("listeners", {})).structured_content
+        assert count is not None
+        if count["result"] == expected:
+            break
+        await asyncio.sleep(0.02)
+    return int(count["result"])
+
+
+async def check_subscription_ends_both_ways(client: Client) -> None:
+    """Leaving `listen()` ends the server's subscription (the official client cancels it);
+    the server ending it gracefully ends the official client's loop, without an error."""
+    assert await listeners(client, 0) == 0
+    async with client.listen(tools_list_changed=True) as sub:
+        assert await listeners(client, 1) == 1
+    assert await listeners(client, 0) == 0
+
+    async with client.listen(tools_list_changed=True) as sub:
+
+        async def drain() -> list[Any]:
+            return [event async for event in sub]
+
+        consumer = asyncio.create_task(drain())
+        ended = await client.call_tool("end_subscriptions", {})
+        assert ended.structured_content == {"result": 1}
+        assert await asyncio.wait_for(consumer, 5) == []
+    assert await listeners(client, 0) == 0

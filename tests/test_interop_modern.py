@@ -34,6 +34,7 @@ from .official_modern_client import (  # noqa: E402
     ROOTS,
     TRIP,
     Asked,
+    check_subscription_ends_both_ways,
     official_client,
     say_the_word,
 )
@@ -317,6 +318,7 @@ async def test_modern_subscriptions_deliver_list_changes_and_updates(errlog: IO[
         # The change evicted the official client's cached listing: the new tool shows.
         after = {tool.name for tool in (await client.list_tools()).tools}
         assert after == before | {"extra"}
+        await check_subscription_ends_both_ways(client)
 
 
 @pytest.mark.parametrize("mode", [MODERN, "legacy"])

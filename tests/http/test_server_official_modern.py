@@ -26,6 +26,7 @@ from ..official_modern_client import (
     ROOTS,
     TRIP,
     Asked,
+    check_subscription_ends_both_ways,
     official_client,
     say_the_word,
 )
@@ -390,7 +391,10 @@ async def test_modern_subscription_over_http() -> None:
                         break
         assert [type(event).__name__ for event in events] == ["ToolsListChanged", "ResourceUpdated"]
         assert "extra" in {tool.name for tool in (await client.list_tools()).tools}
-    (listen,) = tap.posts("subscriptions/listen")
+        await check_subscription_ends_both_ways(client)
+    listens = tap.posts("subscriptions/listen")
+    assert len(listens) == 3
+    listen = listens[0]
     assert listen["content_type"] == "text/event-stream"
     assert listen["headers"]["mcp-method"] == "subscriptions/listen"
 
