@@ -194,6 +194,11 @@ def make_server() -> Server:
         """Review some code."""
         return f"Review this ({ctx.protocol_version}): {code}"
 
+    @server.prompt(name="grüße")
+    def greeting(name: str) -> str:
+        """A prompt whose name is not ASCII (its Mcp-Name header is base64-encoded)."""
+        return f"Grüß {name}!"
+
     @server.prompt()
     async def plan(ctx: Context) -> str:
         """A travel plan prompt that asks the user where to first."""

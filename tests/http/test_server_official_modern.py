@@ -450,3 +450,19 @@ async def test_every_round_of_an_asking_header_tool_carries_the_header() -> None
     assert [entry["status"] for entry in rounds] == [200, 200]
     assert [entry["headers"]["mcp-param-region"] for entry in rounds] == ["eu-west1"] * 2
     assert "requestState" in rounds[1]["body"]["params"]
+
+
+async def test_names_that_are_not_plain_ascii_travel_encoded_in_mcp_name() -> None:
+    tap = Wiretap(make_server().http_app())
+    async with serving(tap) as base, official_client(base + "/mcp", MODERN) as client:
+        read = await client.read_resource("note://café")
+        prompt = await client.get_prompt("grüße", {"name": "Jörg"})
+        spaced = await client.read_resource("note://a b")
+    assert read.contents[0].text == f"note café at {MODERN}"  # type: ignore[union-attr]
+    assert prompt.messages[0].content.text == "Grüß Jörg!"  # type: ignore[union-attr]
+    assert spaced.contents[0].text == f"note a b at {MODERN}"  # type: ignore[union-attr]
+    assert [(entry["status"], entry["headers"]["mcp-name"]) for entry in tap.posts()] == [
+        (200, "=?base64?bm90ZTovL2NhZsOp?="),
+        (200, "=?base64?Z3LDvMOfZQ==?="),
+        (200, "note://a b"),
+    ]
