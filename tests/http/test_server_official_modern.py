@@ -466,3 +466,44 @@ async def test_names_that_are_not_plain_ascii_travel_encoded_in_mcp_name() -> No
         (200, "=?base64?Z3LDvMOfZQ==?="),
         (200, "note://a b"),
     ]
+
+
+async def test_an_exchange_driven_by_hand_and_resumed_by_another_client() -> None:
+    """The official client's manual loop (`session.call_tool(..., allow_input_required=True)`):
+    the first answer is input_required; a retry without the answers asks again; a second
+    client resumes from the persisted state and finishes; a tampered state is -32602."""
+    answer = types.ElicitResult(action="accept", content={"city": "Oslo", "nights": 2})
+    async with serving(make_server().http_app()) as base:
+        async with official_client(base + "/mcp", MODERN, Asked()) as first:
+            asked = await first.session.call_tool("interview", {}, allow_input_required=True)
+            assert isinstance(asked, types.InputRequiredResult)
+            assert set(asked.input_requests or {}) == {"elicit-1"}
+            state = asked.request_state
+            assert state is not None
+            again = await first.session.call_tool(
+                "interview", {}, request_state=state, allow_input_required=True
+            )
+            assert isinstance(again, types.InputRequiredResult)
+            assert set(again.input_requests or {}) == {"elicit-1"}
+
+        resumer = Asked()
+        async with official_client(base + "/mcp", MODERN, resumer) as second:
+            done = await second.call_tool(
+                "interview", {}, input_responses={"elicit-1": answer}, request_state=state
+            )
+            assert done.structured_content == {
+                **INTERVIEW,
+                "city": "Oslo",
+                "nights": 2,
+                "landmark": LANDMARK,
+                "protocol_version": MODERN,
+            }
+            assert resumer.request_ids() == ["sample-2", "roots-3"]  # the elicitation was done
+            assert resumer.calls[0][2] == "Name one landmark in Oslo."
+
+            tampered = state[:-6] + ("AAAAAA" if not state.endswith("AAAAAA") else "BBBBBB")
+            with pytest.raises(MCPError) as refused:
+                await second.call_tool(
+                    "interview", {}, input_responses={"elicit-1": answer}, request_state=tampered
+                )
+            assert refused.value.error.code == -32602
