@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcpkit import Server
 from mcpkit.server import Context
@@ -53,8 +53,9 @@ def seen(ctx: Context) -> Seen:
     return Seen(ctx.protocol_version, ctx.modern, ctx.client_info.get("name"))
 
 
-def make_server() -> Server:
-    server = Server("modern-interop", version="2.0.0")
+def make_server(**options: Any) -> Server:
+    """The server; `options` go to `Server` (e.g. `cache=`)."""
+    server = Server("modern-interop", version="2.0.0", **options)
     runs: Counter[str] = Counter()
 
     @server.tool()

@@ -507,3 +507,26 @@ async def test_an_exchange_driven_by_hand_and_resumed_by_another_client() -> Non
                     "interview", {}, input_responses={"elicit-1": answer}, request_state=tampered
                 )
             assert refused.value.error.code == -32602
+
+
+@pytest.mark.parametrize("ttl", [None, 0], ids=["default-ttl", "ttl-0"])
+async def test_the_official_client_caches_lists_as_long_as_we_say(ttl: int | None) -> None:
+    """Our tools/list carries ttlMs (60 s public by default) and the official client serves
+    repeat listings from its cache for that long: a tool added meanwhile shows after a
+    refresh (or a subscription event). With `Server(cache={"tools/list": 0})` every listing
+    goes to the server."""
+    server = make_server() if ttl is None else make_server(cache={"tools/list": ttl})
+    tap = Wiretap(server.http_app())
+    async with serving(tap) as base, official_client(base + "/mcp", MODERN) as client:
+        await client.list_tools()
+        await client.call_tool("grow", {"tool_name": "extra"})
+        again = {tool.name for tool in (await client.list_tools()).tools}
+        refreshed = await client.list_tools(cache_mode="refresh")
+    ttl_ms = [entry["answer"]["result"]["ttlMs"] for entry in tap.posts("tools/list")]
+    if ttl is None:
+        assert "extra" not in again
+        assert ttl_ms == [60_000, 60_000]
+    else:
+        assert "extra" in again
+        assert ttl_ms == [0, 0, 0]
+    assert "extra" in {tool.name for tool in refreshed.tools}
