@@ -49,6 +49,13 @@ class Said:
     word: str
 
 
+WEATHER_TOOL = {
+    "name": "get_weather",
+    "description": "Today's weather in a city.",
+    "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
+}
+
+
 def seen(ctx: Context) -> Seen:
     return Seen(ctx.protocol_version, ctx.modern, ctx.client_info.get("name"))
 
@@ -101,6 +108,17 @@ def make_server(**options: Any) -> Server:
             roots=[root["uri"] for root in roots],
             protocol_version=ctx.protocol_version,
         )
+
+    @server.tool()
+    async def forecast(city: str, ctx: Context) -> str:
+        """Sample with a tool the model may call (needs the client's sampling.tools)."""
+        reply = await ctx.sample(
+            f"Weather in {city}?", max_tokens=50, tools=[WEATHER_TOOL], toolChoice={"mode": "auto"}
+        )
+        content = reply["content"]
+        blocks = content if isinstance(content, list) else [content]
+        used = [f"{block['type']} {block.get('name', block.get('text'))}" for block in blocks]
+        return f"{', '.join(used)} ({reply.get('stopReason')})"
 
     @server.tool()
     async def interview_at_once(ctx: Context) -> Interview:

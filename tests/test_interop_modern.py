@@ -367,3 +367,72 @@ async def test_change_notifications_only_where_asked_for(mode: str, errlog: IO[s
         assert notes[1].params.uri == "note://a"
     else:
         assert notes == []
+
+
+class ToolSampler:
+    """A sampling callback whose model calls the tool it was offered."""
+
+    def __init__(self) -> None:
+        self.offered: list[list[str]] = []
+
+    async def __call__(
+        self, context: Any, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResultWithTools:
+        self.offered.append([tool.name for tool in params.tools or []])
+        call = types.ToolUseContent(
+            type="tool_use", id="call-1", name="get_weather", input={"city": "Oslo"}
+        )
+        return types.CreateMessageResultWithTools(
+            role="assistant", content=[call], model="interop-model", stop_reason="toolUse"
+        )
+
+
+@pytest.mark.parametrize("mode", [MODERN, "legacy"])
+async def test_sampling_with_tools_when_the_client_declares_them(
+    mode: str, errlog: IO[str]
+) -> None:
+    sampler = ToolSampler()
+    target = stdio_client(OUR_SERVER, errlog=errlog)
+    declared = types.SamplingCapability(tools=types.SamplingToolsCapability())
+    async with mcp.Client(
+        target, mode=mode, sampling_callback=sampler, sampling_capabilities=declared
+    ) as client:
+        result = await client.call_tool("forecast", {"city": "Oslo"})
+    assert result.is_error is False
+    assert result.content[0].text == "tool_use get_weather (toolUse)"  # type: ignore[union-attr]
+    assert sampler.offered == [["get_weather"]]
+
+
+SAMPLING_TOOLS_BUG = (
+    "handshake era: Context.sample(..., tools=...) sends sampling/createMessage with `tools` to "
+    "a client that declared `sampling` but not `sampling.tools`; 2025-11-25 client/sampling: "
+    "'Servers MUST NOT send tool-enabled sampling requests to Clients that have not declared "
+    "support for tool use via the sampling.tools capability'. Context._send only gets the "
+    "connection's method-level check (sampling), not Ask.needs (sampling_needs in mrtr.py), "
+    "which the 2026-07-28 path applies (-32021)"
+)
+
+
+@pytest.mark.parametrize(
+    "mode",
+    [
+        MODERN,
+        pytest.param("legacy", marks=pytest.mark.xfail(strict=True, reason=SAMPLING_TOOLS_BUG)),
+    ],
+)
+async def test_sampling_with_tools_is_not_sent_to_a_client_without_sampling_tools(
+    mode: str, errlog: IO[str]
+) -> None:
+    sampler = ToolSampler()
+    target = stdio_client(OUR_SERVER, errlog=errlog)
+    async with mcp.Client(target, mode=mode, sampling_callback=sampler) as client:
+        if mode == MODERN:
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool("forecast", {"city": "Oslo"})
+            assert refused.value.error.code == -32021
+            assert refused.value.error.data == {"requiredCapabilities": {"sampling": {"tools": {}}}}
+        else:
+            # As for any ask the client did not declare: a tool error, nothing sent.
+            result = await client.call_tool("forecast", {"city": "Oslo"})
+            assert result.is_error is True
+    assert sampler.offered == []
