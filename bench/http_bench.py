@@ -313,6 +313,19 @@ class Server:
                 await self.proc.wait()
 
 
+async def together(coroutines) -> None:
+    """Run the clients side by side; the first one to fail (a bad answer, an HTTP error)
+    stops the others and its error ends the measurement."""
+    tasks = [asyncio.ensure_future(c) for c in coroutines]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
 async def load(
     port: int,
     stateless: bool,
@@ -346,7 +359,7 @@ async def load(
             check(rpc_result(headers, body), i + 1)
 
     per = max(warmup // concurrency, 2)
-    await asyncio.gather(*(worker(c, s, per, False) for c, s in zip(conns, sessions, strict=True)))
+    await together(worker(c, s, per, False) for c, s in zip(conns, sessions, strict=True))
     share = calls // concurrency
     return {
         "conns": conns,
@@ -383,8 +396,8 @@ async def measure_calls(
         conns, sessions, worker = state["conns"], state["sessions"], state["worker"]
         cpu0, drv0 = server_cpu_ns(server.proc.pid), time.process_time_ns()
         began = time.perf_counter_ns()
-        await asyncio.gather(
-            *(worker(c, s, state["share"], True) for c, s in zip(conns, sessions, strict=True))
+        await together(
+            worker(c, s, state["share"], True) for c, s in zip(conns, sessions, strict=True)
         )
         wall = time.perf_counter_ns() - began
         cpu = server_cpu_ns(server.proc.pid) - cpu0
