@@ -436,3 +436,46 @@ async def test_sampling_with_tools_is_not_sent_to_a_client_without_sampling_tool
             result = await client.call_tool("forecast", {"city": "Oslo"})
             assert result.is_error is True
     assert sampler.offered == []
+
+
+FORM_ELICITATION_BUG = (
+    "handshake era: Context.elicit (form mode) sends elicitation/create to a client whose "
+    "capabilities declare only elicitation.url; 2025-11-25 client/elicitation: 'Servers MUST "
+    "NOT send elicitation requests with modes that are not supported by the client'. Same "
+    "root cause as sampling.tools: Context._send skips Ask.needs (needs_form_elicitation)"
+)
+
+
+@pytest.mark.parametrize(
+    "mode",
+    [
+        MODERN,
+        pytest.param("legacy", marks=pytest.mark.xfail(strict=True, reason=FORM_ELICITATION_BUG)),
+    ],
+)
+async def test_form_elicitation_is_not_sent_to_a_url_only_client(
+    mode: str, errlog: IO[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The official client declares both elicitation modes whenever it has a callback; we
+    narrow its capability ad to URL mode only, as a URL-only client would declare it."""
+    build = mcp.ClientSession._build_capabilities
+
+    def url_only(self: mcp.ClientSession, version: str) -> types.ClientCapabilities:
+        capabilities = build(self, version)
+        capabilities.elicitation = types.ElicitationCapability(url=types.UrlElicitationCapability())
+        return capabilities
+
+    monkeypatch.setattr(mcp.ClientSession, "_build_capabilities", url_only)
+    asked = Asked()
+    async with connect(mode, errlog, asked) as client:
+        if mode == MODERN:
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool("interview", {})
+            assert refused.value.error.code == -32021
+            assert refused.value.error.data == {
+                "requiredCapabilities": {"elicitation": {"form": {}}}
+            }
+        else:
+            result = await client.call_tool("interview", {})
+            assert result.is_error is True
+    assert asked.calls == []
