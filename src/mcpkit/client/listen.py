@@ -95,7 +95,7 @@ class Subscription:
 
         async def listen() -> JSONObject:
             # The id the connection gives the request we send next (no await in between).
-            self.id = session.connection._next_id
+            self.id = session.connection.next_request_id
             listeners.add(self)
             params = {"notifications": self.requested}
             result: JSONObject = await session.request("subscriptions/listen", params)

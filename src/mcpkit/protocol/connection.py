@@ -193,6 +193,13 @@ class Connection:
         """Client: speaking a per-request revision (no handshake)."""
         return self._envelope is not None
 
+    @property
+    def next_request_id(self) -> RequestId:
+        """The id `send_request` gives the next request. A client that must route messages
+        naming a request before its answer (a subscription's notifications carry its id)
+        reads it just before sending."""
+        return self._next_id
+
     # -- introspection -------------------------------------------------------------------------
 
     @property
