@@ -403,22 +403,9 @@ async def test_sampling_with_tools_when_the_client_declares_them(
     assert sampler.offered == [["get_weather"]]
 
 
-SAMPLING_TOOLS_BUG = (
-    "handshake era: Context.sample(..., tools=...) sends sampling/createMessage with `tools` to "
-    "a client that declared `sampling` but not `sampling.tools`; 2025-11-25 client/sampling: "
-    "'Servers MUST NOT send tool-enabled sampling requests to Clients that have not declared "
-    "support for tool use via the sampling.tools capability'. Context._send only gets the "
-    "connection's method-level check (sampling), not Ask.needs (sampling_needs in mrtr.py), "
-    "which the 2026-07-28 path applies (-32021)"
-)
-
-
 @pytest.mark.parametrize(
     "mode",
-    [
-        MODERN,
-        pytest.param("legacy", marks=pytest.mark.xfail(strict=True, reason=SAMPLING_TOOLS_BUG)),
-    ],
+    [MODERN, "legacy"],
 )
 async def test_sampling_with_tools_is_not_sent_to_a_client_without_sampling_tools(
     mode: str, errlog: IO[str]
@@ -438,20 +425,9 @@ async def test_sampling_with_tools_is_not_sent_to_a_client_without_sampling_tool
     assert sampler.offered == []
 
 
-FORM_ELICITATION_BUG = (
-    "handshake era: Context.elicit (form mode) sends elicitation/create to a client whose "
-    "capabilities declare only elicitation.url; 2025-11-25 client/elicitation: 'Servers MUST "
-    "NOT send elicitation requests with modes that are not supported by the client'. Same "
-    "root cause as sampling.tools: Context._send skips Ask.needs (needs_form_elicitation)"
-)
-
-
 @pytest.mark.parametrize(
     "mode",
-    [
-        MODERN,
-        pytest.param("legacy", marks=pytest.mark.xfail(strict=True, reason=FORM_ELICITATION_BUG)),
-    ],
+    [MODERN, "legacy"],
 )
 async def test_form_elicitation_is_not_sent_to_a_url_only_client(
     mode: str, errlog: IO[str], monkeypatch: pytest.MonkeyPatch

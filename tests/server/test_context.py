@@ -167,6 +167,51 @@ async def test_url_elicitation_needs_the_url_capability() -> None:
         assert text(await peer.call("go")) == "accept"
 
 
+async def test_finer_capabilities_are_checked_before_anything_is_sent_at_2025_11_25() -> None:
+    """Elicitation modes and sampling.tools / sampling.context exist from 2025-11-25: a
+    client that did not declare them gets nothing (a tool error naming the capability); an
+    older client, whose revision has no such capabilities, is asked as before."""
+    server = Server("finer")
+
+    @server.tool()
+    async def both(ctx: Context) -> str:
+        # Gathered: the second ask's missing capability stops the first from leaving too.
+        await ctx.gather_input(
+            ctx.roots_request(), ctx.sample_request("hi", tools=[{"name": "t", "inputSchema": {}}])
+        )
+        return "unreachable"
+
+    @server.tool()
+    async def form(ctx: Context) -> str:
+        await ctx.elicit("Name?", {"type": "object", "properties": {"n": {"type": "string"}}})
+        return "unreachable"
+
+    @server.tool()
+    async def context(ctx: Context) -> str:
+        sampled = await ctx.sample("hi", includeContext="thisServer")
+        return str(sampled["content"]["text"])
+
+    asked: list[str] = []
+
+    def answer(session: Session, request: RequestReceived) -> dict[str, Any]:
+        asked.append(request.method)
+        if request.method == "roots/list":
+            return {"roots": []}
+        return {"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "m"}
+
+    capabilities = {"sampling": {}, "elicitation": {"url": {}}, "roots": {}}
+    async with connect(server, capabilities, answer, version="2025-11-25") as peer:
+        for tool, missing in (("both", "sampling.tools"), ("form", "elicitation.form")):
+            result = await peer.call(tool)
+            assert result["isError"] is True and missing in text(result), tool
+        result = await peer.call("context")
+        assert result["isError"] is True and "sampling.context" in text(result)
+    assert asked == []
+    async with connect(server, {"sampling": {}}, answer, version="2025-06-18") as peer:
+        assert text(await peer.call("context")) == "ok"
+    assert asked == ["sampling/createMessage"]
+
+
 async def test_tools_added_at_run_time_are_announced() -> None:
     server = Server("dynamic")
 

@@ -293,6 +293,8 @@ class Context:
         2026-07-28 request other than tools/call, prompts/get, resources/read).
         """
         if self.request.envelope is None:
+            for ask in asks:  # all checked before any is sent
+                self._check_finer_capabilities(ask)
             results = await asyncio.gather(*(self._send(ask) for ask in asks))
             return [ask.parse(result) for ask, result in zip(asks, results, strict=True)]
         if self.round is None:
@@ -346,6 +348,22 @@ class Context:
     def roots_request(self, *, key: str | None = None) -> Ask:
         """A roots/list ask for `gather_input`; its answer is the list of roots."""
         return Ask("roots/list", None, _roots, needs_roots, key)
+
+    def _check_finer_capabilities(self, ask: Ask) -> None:
+        """Handshake era: the connection refuses a method whose capability the client did
+        not declare at all; the finer ones introduced at 2025-11-25 (elicitation modes,
+        sampling.tools, sampling.context) are checked here, as at 2026-07-28 (the spec's MUST
+        NOT: no form elicitation to a URL-only client, no tool-enabled sampling without
+        sampling.tools)."""
+        if (self.protocol_version or "") < "2025-11-25":
+            return
+        missing = ask.needs(self.client_capabilities)
+        if missing is not None:
+            path: list[str] = []
+            while missing:  # {"sampling": {"tools": {}}} -> ("sampling", "tools")
+                name, missing = next(iter(missing.items()))
+                path.append(name)
+            raise CapabilityNotDeclared(ask.method, tuple(path), "client")
 
     async def _send(self, ask: Ask) -> JSONObject:
         # Handshake era: a real request. The connection refuses (CapabilityNotDeclared) what
