@@ -8,9 +8,10 @@ How the 2.3.0 client picks a revision (read from its source):
   constant imported into `mcp.client.session`; there is no public parameter for an older
   offer. To offer an older revision we patch that module attribute with monkeypatch.
 - The high-level `mcp.Client` (default `mode="auto"`) first probes `server/discover` at
-  "2026-07-28" and falls back to `initialize` on any JSON-RPC error. mcpkit's server is
-  handshake-era only and answers the probe with -32600 (a request before initialize), which
-  is exactly the fallback path; `test_official_auto_mode_falls_back_to_initialize` checks it.
+  "2026-07-28" and falls back to `initialize` on any JSON-RPC error. mcpkit's server
+  answers the probe, so the client stays on 2026-07-28
+  (`test_official_auto_mode_speaks_modern_to_us`; the handshake revisions are pinned with
+  `mode="legacy"`; tests/test_interop_modern.py covers the modern era in depth).
 - The SDK validates every result against the negotiated revision's schema
   (`mcp_types.methods.validate_server_result`), so these tests also show that mcpkit's
   results are well-formed at each revision as the SDK sees them.
