@@ -67,4 +67,13 @@ def _serve_http(
 
     options.setdefault("bind_host", host)
     app = http_app(server, **options)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on")
+
+    class DrainingServer(uvicorn.Server):
+        # uvicorn waits for open responses before its lifespan shutdown: end the long-lived
+        # ones (2026-07-28 subscriptions) gracefully first, with their completion result.
+        async def shutdown(self, sockets: Any = None) -> None:
+            await app.drain()
+            await super().shutdown(sockets)
+
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on")
+    DrainingServer(config).run()
