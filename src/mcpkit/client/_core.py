@@ -64,7 +64,7 @@ from mcpkit.errors import (
 )
 from mcpkit.protocol import Connection, ConnectionConfig, Timeout
 from mcpkit.protocol.lifecycle import has_capability
-from mcpkit.protocol.modern import CACHEABLE_METHODS, LOG_LEVEL
+from mcpkit.protocol.modern import CACHEABLE_METHODS, LOG_LEVEL, LOG_LEVELS
 from mcpkit.runtime import ProgressCallback, Session
 from mcpkit.types.versions import MODERN_VERSIONS
 
@@ -78,7 +78,6 @@ M = TypeVar("M")
 logger = logging.getLogger("mcpkit.client")
 
 DEFAULT_CACHE_ENTRIES = 512
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _MAX_TIMEOUT = 3600.0
 
 

@@ -39,7 +39,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from types import EllipsisType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from mcpkit.client._core import ClientCore
 from mcpkit.client._jsonschema import schema_errors
@@ -83,12 +83,8 @@ if TYPE_CHECKING:
     )
 
 JSONObject = dict[str, Any]
-M = TypeVar("M")
 logger = logging.getLogger("mcpkit.client")
 
-DEFAULT_CACHE_ENTRIES = 512
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-_MAX_TIMEOUT = 3600.0
 
 
 class Client(ClientCore):

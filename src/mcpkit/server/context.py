@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcpkit.errors import CapabilityNotDeclared
 from mcpkit.protocol import RequestReceived
-from mcpkit.protocol.modern import Envelope
+from mcpkit.protocol.modern import LOG_LEVELS, Envelope
 from mcpkit.runtime import Session
 from mcpkit.server.elicitation import Elicited, parse_answer, requested_schema
 from mcpkit.server.mrtr import (
@@ -38,16 +38,6 @@ if TYPE_CHECKING:
 JSONObject = dict[str, Any]
 T = TypeVar("T")
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
-LOG_LEVELS: tuple[LogLevel, ...] = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
 _SEVERITY = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 _TRACE_KEYS = ("traceparent", "tracestate", "baggage")
 
