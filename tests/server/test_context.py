@@ -148,6 +148,30 @@ async def test_asking_what_the_client_did_not_declare_is_a_clear_tool_error() ->
         assert "sampling" in text(result) and "did not declare" in text(result)
 
 
+async def test_a_prompt_or_resource_asking_what_the_client_did_not_declare_says_why() -> None:
+    server = Server("refused")
+
+    @server.prompt()
+    async def ask_prompt(ctx: Context) -> str:
+        await ctx.sample("hi")
+        return "unreachable"
+
+    @server.resource("memo://asks")
+    async def ask_resource(ctx: Context) -> str:
+        await ctx.list_roots()
+        return "unreachable"
+
+    async with connect(server) as peer:
+        for method, params, missing in (
+            ("prompts/get", {"name": "ask_prompt"}, "'sampling'"),
+            ("resources/read", {"uri": "memo://asks"}, "'roots'"),
+        ):
+            with pytest.raises(ProtocolError) as refused:
+                await peer.request(method, params)
+            assert refused.value.code == -32603
+            assert "did not declare" in refused.value.message and missing in refused.value.message
+
+
 async def test_url_elicitation_needs_the_url_capability() -> None:
     server = Server("url")
 
