@@ -86,7 +86,6 @@ JSONObject = dict[str, Any]
 logger = logging.getLogger("mcpkit.client")
 
 
-
 class Client(ClientCore):
     """An MCP client. Use as `async with Client(target) as client:`.
 
