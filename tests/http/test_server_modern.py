@@ -463,3 +463,38 @@ async def test_renewed_lanes_serve_a_changed_configuration() -> None:
         assert [t["name"] for t in answer.json()["result"]["tools"]] == ["x"]
         await racing
         assert len(app.modern) == 1
+
+
+async def test_answers_given_in_the_same_loop_turn_each_reach_their_request() -> None:
+    """Requests served inline in one event-loop turn: the first answer leaves at once, the
+    others at the end of the turn; each still goes to its own request, whole."""
+    app, _, _ = modern_app()
+    await app.start()
+    sent: dict[int, list[dict[str, Any]]] = {}
+
+    async def one(i: int) -> None:
+        message = tool_call(i, "add", a=i, b=1)
+        data = json.dumps(message).encode()
+        headers = [(k.encode(), v.encode()) for k, v in headers_for(message).items()]
+        headers.append((b"host", b"127.0.0.1"))
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+        scope.update(client=("127.0.0.1", 1), server=("127.0.0.1", 2), query_string=b"")
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": data, "more_body": False}
+
+        async def send(event: dict[str, Any]) -> None:
+            sent.setdefault(i, []).append(event)
+
+        await app(scope, receive, send)
+
+    try:
+        await asyncio.gather(*(one(i) for i in range(8)))
+    finally:
+        await app.stop()
+    for i in range(8):
+        start, content = sent[i]
+        assert start["status"] == 200 and content.get("more_body", False) is False
+        answer = json.loads(content["body"])
+        assert answer["id"] == i and answer["result"]["structuredContent"] == {"result": i + 1}
+        assert dict(start["headers"])[b"content-length"] == b"%d" % len(content["body"])

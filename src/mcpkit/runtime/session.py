@@ -133,7 +133,7 @@ class Session:
 
         react = self._react
 
-        def receive(data: bytes) -> None:
+        def receive(data: Any) -> None:  # bytes, or a request the transport parsed
             # No flush scheduled here: `chunk_done` follows and sends what the chunk produced.
             react(connection.receive(data, loop.time()))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from mcpkit.protocol import Outgoing
 
@@ -42,13 +42,14 @@ class PushTransport(Protocol):
     """A transport that hands messages over as they arrive instead of being read: it has
     `attach` in place of `read`, and the rest of `MessageTransport`.
 
-    `attach(receive, chunk_done, eof)`: `receive(message)` for each complete message, then
-    `chunk_done()` after each batch that arrived together, `eof()` once the peer is gone.
+    `attach(receive, chunk_done, eof)`: `receive(message)` for each complete message (its
+    bytes, or a request the transport already parsed: `Connection.receive` takes either),
+    then `chunk_done()` after each batch that arrived together, `eof()` once the peer is gone.
     """
 
     def attach(
         self,
-        receive: Callable[[bytes], None],
+        receive: Callable[[Any], None],
         chunk_done: Callable[[], None],
         eof: Callable[[], None],
     ) -> None: ...

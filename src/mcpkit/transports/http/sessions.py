@@ -11,7 +11,9 @@ ends `serve`, and drops every reference so the memory goes back.
 serving connections in no handshake state (the core serves each modern request on its own,
 whatever the state), shared by every client. A request goes to the first lane where its id
 is not in flight, so two clients that both count from 1 never meet; spare lanes beyond
-`keep` end when they fall idle. No event store: no event ids, nothing to resume.
+`keep` end when they fall idle. No event store: no event ids, nothing to resume. A lane is
+pushed to (`ModernLane.attach`): a request fed to it is served inside `feed`, so a handler
+that answers at once has answered before the POST's task waits for anything.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from mcpkit.protocol.http import (
     final_prefix,
     is_final,
 )
+from mcpkit.protocol.jsonrpc import Request
 from mcpkit.transports.http.event_store import EventStore
 from mcpkit.transports.http.streams import ResponseStream
 
@@ -165,6 +168,54 @@ class HTTPSessionTransport:
         return "the HTTP session ended"
 
 
+class ModernLane(HTTPSessionTransport):
+    """A modern lane: a push transport. `feed` hands the request (the POST's parsed
+    `Request`, or bytes) to the serving connection at once, and an inline answer is in its
+    stream when `feed` returns. What is fed before the connection attaches waits in the inbox."""
+
+    def __init__(self) -> None:
+        super().__init__("", None)
+        self._receive: Callable[[Any], None] | None = None
+        self._chunk_done: Callable[[], None] | None = None
+        self._eof: Callable[[], None] | None = None
+
+    def attach(
+        self,
+        receive: Callable[[Any], None],
+        chunk_done: Callable[[], None],
+        eof: Callable[[], None],
+    ) -> None:
+        self._receive, self._chunk_done, self._eof = receive, chunk_done, eof
+        inbox = self._inbox
+        while inbox:
+            item = inbox.popleft()
+            if item is None:
+                chunk_done()
+                eof()
+                return
+            receive(item)
+        chunk_done()
+        if self._closed:
+            eof()
+
+    def feed(self, body: bytes | Request | None) -> None:  # type: ignore[override]
+        if self._closed:
+            return
+        receive = self._receive
+        if receive is None or body is None:
+            self._inbox.append(body)  # type: ignore[arg-type]
+            return
+        receive(body)
+        self._chunk_done()  # type: ignore[misc]
+
+    def shut(self) -> None:
+        if self._closed:
+            return
+        super().shut()
+        if self._eof is not None:
+            self._eof()
+
+
 class HTTPSession:
     __slots__ = ("id", "last_seen", "task", "transport", "version")
 
@@ -259,15 +310,15 @@ class ModernLanes:
         self._serve = serve
         self.keep = keep  # lanes kept however long they idle
         self.limit = limit  # at most this many requests with the same id at once
-        self.lanes: list[HTTPSessionTransport] = []
-        self._tasks: dict[HTTPSessionTransport, asyncio.Task[None]] = {}
-        self._used: dict[HTTPSessionTransport, float] = {}
-        self._retired: set[HTTPSessionTransport] = set()
+        self.lanes: list[ModernLane] = []
+        self._tasks: dict[ModernLane, asyncio.Task[None]] = {}
+        self._used: dict[ModernLane, float] = {}  # when each lane last finished a request
+        self._retired: set[ModernLane] = set()
 
     def __len__(self) -> int:
         return len(self.lanes)
 
-    def pick(self, request_id: RequestId) -> HTTPSessionTransport | None:
+    def pick(self, request_id: RequestId) -> ModernLane | None:
         """A lane where `request_id` is not in flight (a new one when every lane has it);
         None when `limit` lanes all have it."""
         lanes = self.lanes
@@ -276,21 +327,22 @@ class ModernLanes:
                 return lane
         if len(lanes) >= self.limit:
             return None
-        lane = HTTPSessionTransport("", None)
+        lane = ModernLane()
         task: asyncio.Task[None] = asyncio.ensure_future(self._serve(lane))
         lanes.append(lane)
+        self._used[lane] = asyncio.get_running_loop().time()  # a new lane counts as just used
         self._tasks[lane] = task
         task.add_done_callback(lambda _: self._forget(lane))
         return lane
 
-    def cancel(self, lane: HTTPSessionTransport, stream: ResponseStream) -> None:
+    def cancel(self, lane: ModernLane, stream: ResponseStream) -> None:
         """The client left before the answer: end the stream and cancel its handler."""
         ids = [rid for rid, s in lane.pending.items() if s is stream]
         lane.close_stream(stream)
         for request_id in ids:
             lane.feed(cancellation(request_id))
 
-    def release(self, lane: HTTPSessionTransport) -> None:
+    def release(self, lane: ModernLane) -> None:
         """A request on `lane` is over. A retired lane with nothing in flight ends; so does the
         last spare lane once unused for LINGER s (one check per request: no timer)."""
         if lane.pending:
@@ -304,7 +356,7 @@ class ModernLanes:
         now = asyncio.get_running_loop().time()
         self._used[lane] = now
         last = lanes[-1]
-        if not last.pending and now - self._used.get(last, now) > self.LINGER:
+        if not last.pending and now - self._used.get(last, 0.0) > self.LINGER:
             self._forget(last)
 
     def renew(self) -> None:
@@ -325,7 +377,7 @@ class ModernLanes:
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    def _forget(self, lane: HTTPSessionTransport) -> None:
+    def _forget(self, lane: ModernLane) -> None:
         self._tasks.pop(lane, None)
         self._used.pop(lane, None)
         self._retired.discard(lane)
