@@ -514,12 +514,11 @@ class Turn:
     """Whether a modern answer was already given in this event-loop turn.
 
     A request answered inline would otherwise be written the moment it is read: under
-    concurrency the answers of one turn then go out one by one between the others' work,
-    each waking the peers separately, and their next requests trickle in over more loop
-    turns (more epoll waits, fewer sockets each). Measured at 32 concurrent, that costs
-    more server CPU per call than the stateful path, whose answers leave together after its
-    pump's hop. So the first answer of a turn leaves at once (a lone request waits for
-    nothing) and later ones wait for the end of the turn and leave together.
+    concurrency the answers of one turn go out one by one between the other requests' work.
+    Measured at 32 concurrent (bench W8, README), that cost more server CPU per call than
+    the stateful path, whose answers leave together after its pump's hop; grouping them
+    removed the difference. So the first answer of a turn leaves at once (a lone request
+    waits for nothing) and later ones wait for the end of the turn and leave together.
     """
 
     __slots__ = ("_marked",)
