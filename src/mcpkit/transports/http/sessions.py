@@ -202,8 +202,11 @@ class ModernLane(HTTPSessionTransport):
         if self._closed:
             return
         receive = self._receive
-        if receive is None or body is None:
+        if receive is None:
             self._inbox.append(body)  # type: ignore[arg-type]
+            return
+        if body is None:  # EOF, as for a pulled transport
+            self._eof()  # type: ignore[misc]
             return
         receive(body)
         self._chunk_done()  # type: ignore[misc]
