@@ -350,14 +350,16 @@ class Connection:
     ) -> None:
         """A 2026-07-28 request: checked and served on its own, whatever the connection's era."""
         request_id, method = msg.id, msg.method
-        try:
-            envelope = read_envelope(meta, self._all_versions)
-        except ProtocolError as exc:
-            self._reply(
-                request_id, encode_error(request_id, exc.code, exc.message, exc.data), batch
-            )
-            events.append(MessageRejected(exc.code, exc.message, request_id))
-            return
+        envelope = msg.envelope  # read by the transport already (HTTP), against its versions
+        if envelope is None or envelope.version not in self._all_versions:
+            try:
+                envelope = read_envelope(meta, self._all_versions)
+            except ProtocolError as exc:
+                self._reply(
+                    request_id, encode_error(request_id, exc.code, exc.message, exc.data), batch
+                )
+                events.append(MessageRejected(exc.code, exc.message, request_id))
+                return
         if method == "server/discover":
             config = self.config
             result = discover_result(config.all_versions, config.capabilities, config.instructions)

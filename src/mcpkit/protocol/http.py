@@ -36,9 +36,6 @@ from mcpkit.protocol.jsonrpc import (
     parse,
 )
 from mcpkit.protocol.modern import (
-    CLIENT_CAPABILITIES,
-    CLIENT_INFO,
-    LOG_LEVEL,
     PROTOCOL_VERSION,
     read_envelope,
     request_meta,
@@ -351,7 +348,8 @@ def check_modern_request(
     """A modern POST holds one message, and a request a well-formed envelope (400 otherwise):
     -32600 for a batch, -32602 for a missing or malformed envelope field, 404 -32601 for
     initialize (a handshake-era method). A version we do not serve passes here: the headers
-    are checked against it first (`check_modern_version` comes after them)."""
+    are checked against it first (`check_modern_version` comes after them). A request that
+    passes with a version we serve keeps its `Envelope` (`request.envelope`), read once."""
     if body.batch:
         message = "Invalid Request: a 2026-07-28 POST carries exactly one JSON-RPC message"
         return refusal(400, message)
@@ -362,8 +360,15 @@ def check_modern_request(
         error = encode_error(request.id, METHOD_NOT_FOUND, "Method not found: initialize")
         return Refusal(404, error)
     meta = request_meta(request.params)
-    if meta is not None and _plain_envelope(meta, supported):
-        return None
+    if meta is not None:
+        # The common case: a well-formed envelope at a version we serve per request. It is
+        # read once, here, and kept on the request for `check_modern_version` and the
+        # connection. Anything else is worked out below, in the order errors are reported.
+        try:
+            request.envelope = read_envelope(meta, supported)
+            return None
+        except ProtocolError:
+            pass
     try:
         if meta is None or PROTOCOL_VERSION not in meta:
             raise ProtocolError(
@@ -386,30 +391,14 @@ def check_modern_version(
     """400 -32022 (listing what we support) for a request at a version we do not serve per
     request; run after `check_modern_request` and the header checks."""
     request = body.message
-    if type(request) is not Request:
-        return None
+    if type(request) is not Request or request.envelope is not None:
+        return None  # an envelope read by `check_modern_request` is at a version we serve
     meta = request_meta(request.params) or {}
     version = meta.get(PROTOCOL_VERSION)
     if version in MODERN_VERSIONS and version in supported:
         return None
     error = unsupported_version(version, supported)
     return Refusal(400, encode_error(request.id, error.code, error.message, error.data))
-
-
-def _plain_envelope(meta: dict[str, Any], supported: tuple[str, ...]) -> bool:
-    """The common case, checked quickly: a version we serve per request, capabilities, and
-    nothing else `read_envelope` would look at twice."""
-    version = meta.get(PROTOCOL_VERSION)
-    return (
-        version in MODERN_VERSIONS
-        and version in supported
-        and type(meta.get(CLIENT_CAPABILITIES)) is dict
-        and LOG_LEVEL not in meta
-        and type(meta.get(CLIENT_INFO, _NO_INFO)) is dict
-    )
-
-
-_NO_INFO: dict[str, Any] = {}
 
 
 def header_mismatch(request_id: RequestId, problem: str) -> Refusal:

@@ -37,12 +37,16 @@ __all__ = [
 
 
 class Request:
-    __slots__ = ("id", "method", "params")
+    __slots__ = ("envelope", "id", "method", "params")
 
     def __init__(self, id: RequestId, method: str, params: JSONObject | None) -> None:
         self.id = id
         self.method = method
         self.params = params
+        # The 2026-07-28 `Envelope` of `params._meta`, once a transport has read and checked
+        # it (HTTP does, to route the POST); the connection then uses it instead of reading
+        # `_meta` again. None: not read yet.
+        self.envelope: Any = None
 
 
 class Notification:

@@ -352,8 +352,12 @@ class MCPHTTPApp:
             name = params.get("name")
             paths = self._tool_headers(name) if type(name) is str else None
         if not paths:  # what is compared is three headers and three body values: memoized
-            meta = params.get("_meta")
-            version = meta.get(_VERSION_KEY) if type(meta) is dict else None
+            envelope = request.envelope  # read by `check_modern_request`: its version is a str
+            if envelope is not None:
+                version = envelope.version
+            else:
+                meta = params.get("_meta")
+                version = meta.get(_VERSION_KEY) if type(meta) is dict else None
             field = _NAMED_FIELD.get(method)
             named = None if field is None else params.get(field)
             if _simple(version) and _simple(named):
