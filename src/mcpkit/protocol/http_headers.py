@@ -20,10 +20,13 @@ import binascii
 import re
 from typing import Any
 
+from mcpkit.protocol.modern import PROTOCOL_VERSION
+
 HeaderPaths = dict[str, tuple[str, ...]]
 
 VERSION_HEADER = "mcp-protocol-version"
-_NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# The body field each method's Mcp-Name header repeats.
+NAMED_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _PREFIX, _SUFFIX = "=?base64?", "?="
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 tchar
 _PLAIN = re.compile(r"[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?")  # no spaces at either end
@@ -131,7 +134,7 @@ def request_headers(
 ) -> list[tuple[str, str]]:
     """Mcp-Method, Mcp-Name and Mcp-Param-* for a modern request (values encoded)."""
     headers = [("Mcp-Method", str(method))]
-    field = _NAMED.get(method)
+    field = NAMED_FIELDS.get(method)
     if field is not None and isinstance(params.get(field), str):
         headers.append(("Mcp-Name", encode_header_value(params[field])))
     if paths:
@@ -171,13 +174,11 @@ def check_request_headers(
     """
     params = message.get("params") or {}
     meta = params.get("_meta") if isinstance(params, dict) else None
-    version = (
-        meta.get("io.modelcontextprotocol/protocolVersion") if isinstance(meta, dict) else None
-    )
+    version = meta.get(PROTOCOL_VERSION) if isinstance(meta, dict) else None
     problem = _compare(headers, VERSION_HEADER, "MCP-Protocol-Version", version, decode=False)
     if problem is None:
         problem = _compare(headers, "mcp-method", "Mcp-Method", message.get("method"), decode=False)
-    field = _NAMED.get(message.get("method"))  # type: ignore[arg-type]
+    field = NAMED_FIELDS.get(message.get("method"))  # type: ignore[arg-type]
     if problem is None and field is not None:
         problem = _compare(headers, "mcp-name", "Mcp-Name", params.get(field), decode=True)
     if problem is None and paths:

@@ -29,8 +29,9 @@ from typing import Any
 
 from mcpkit.protocol import http as rules
 from mcpkit.protocol.http import Body, Refusal
-from mcpkit.protocol.http_headers import check_request_headers
+from mcpkit.protocol.http_headers import NAMED_FIELDS, check_request_headers
 from mcpkit.protocol.jsonrpc import Request
+from mcpkit.protocol.modern import PROTOCOL_VERSION
 from mcpkit.transports.http.event_store import EventStore, MemoryEventStore
 from mcpkit.transports.http.security import Checker, Security
 from mcpkit.transports.http.sessions import (
@@ -357,8 +358,8 @@ class MCPHTTPApp:
                 version = envelope.version
             else:
                 meta = params.get("_meta")
-                version = meta.get(_VERSION_KEY) if type(meta) is dict else None
-            field = _NAMED_FIELD.get(method)
+                version = meta.get(PROTOCOL_VERSION) if type(meta) is dict else None
+            field = NAMED_FIELDS.get(method)
             named = None if field is None else params.get(field)
             if _simple(version) and _simple(named):
                 sent = (
@@ -558,11 +559,6 @@ def _post_headers(accept: bytes | None, content_type: bytes | None) -> Refusal |
     )
 
 
-_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-# The body field each method's Mcp-Name header names (`check_request_headers` compares it).
-_NAMED_FIELD = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-
-
 def _simple(value: object) -> bool:
     return value is None or type(value) is str
 
@@ -589,8 +585,8 @@ def _header_problem(
     for key, value in zip(("mcp-protocol-version", "mcp-method", "mcp-name"), sent, strict=True):
         if value is not None:
             headers[key] = value.decode("latin-1").strip(" \t")
-    params: dict[str, Any] = {"_meta": {_VERSION_KEY: version}}
-    field = _NAMED_FIELD.get(method)
+    params: dict[str, Any] = {"_meta": {PROTOCOL_VERSION: version}}
+    field = NAMED_FIELDS.get(method)
     if field is not None:
         params[field] = named
     return check_request_headers(headers, {"method": method, "params": params}, None)
