@@ -3,7 +3,7 @@
 How this works (basic/transports/stdio.mdx and streamable-http.mdx, Backward Compatibility):
 the client switches its connection to a per-request revision (`Connection.use_modern`) and
 sends `server/discover` with the envelope (its capabilities shaped as 2026-07-28 defines
-them: `roots` without `listChanged`; a fallback to `initialize` declares them as before).
+them by `modern.envelope_meta`; a fallback to `initialize` declares them as configured).
 Three outcomes:
 
 - a DiscoverResult: the server is modern; the best version both sides speak is kept;
@@ -29,7 +29,7 @@ that assumption fails (initialize is refused) the entry is dropped and the clien
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -40,7 +40,7 @@ from mcpkit.errors import (
     ProtocolError,
     RequestTimeout,
 )
-from mcpkit.protocol import Connection, ConnectionConfig, Initialized, Timeout
+from mcpkit.protocol import Initialized, Timeout
 from mcpkit.protocol.modern import MODERN_ERROR_CODES
 from mcpkit.runtime import Session
 from mcpkit.types.versions import MODERN_VERSIONS
@@ -114,7 +114,6 @@ async def choose_era(
     if mode == "auto" and ERAS.get(key or "") == "legacy":
         return await _handshake(session, init_timeout, handshake_version, key, cached=retry)
     wanted = mode if mode in MODERN_VERSIONS else connection.config.modern[-1]
-    handshake = connection.config  # the capabilities as initialize declares them
     for attempt in range(1, MAX_PROBES + 1):
         respawn = retry and mode == "auto" and _stdio(key)
         outcome = await _probe(session, wanted, probe_timeout, stdio_retry=respawn)
@@ -130,7 +129,7 @@ async def choose_era(
             continue
         if mode == "auto" and any(v in supported for v in connection.config.versions):
             logger.info("the server speaks only handshake revisions we know: initialize")
-            _use_handshake(connection, handshake)
+            connection.use_handshake()
             return await _handshake(session, init_timeout, handshake_version, key)
         raise EraMismatch(
             f"the server supports protocol versions {', '.join(supported) or 'none'}; "
@@ -142,7 +141,7 @@ async def choose_era(
             f"{outcome} (a handshake-era server? use mode='auto' or 'legacy')"
         )
     logger.debug("legacy server (%s): falling back to initialize", outcome)
-    _use_handshake(connection, handshake)
+    connection.use_handshake()
     return await _handshake(session, init_timeout, handshake_version, key)
 
 
@@ -151,7 +150,7 @@ async def _probe(
 ) -> JSONObject | ProtocolError | str:
     """One server/discover at `version`: the DiscoverResult, the -32022 error, or why the
     server looks legacy. Other modern errors (-32020/-32021) and a lost connection raise."""
-    _use_modern(session.connection, version)
+    session.connection.use_modern(version)
     try:
         discovered = await session.request(
             "server/discover", None, timeout=Timeout(timeout, reset_on_progress=False)
@@ -174,26 +173,6 @@ async def _probe(
     return "the answer to server/discover is not a DiscoverResult"  # a lax legacy server
 
 
-def _use_modern(connection: Connection, version: str, discovered: JSONObject | None = None) -> None:
-    """Speak `version`, declaring the capabilities as 2026-07-28 defines them: `roots` has no
-    `listChanged` (a client sends no notifications there; the roots are asked for in each
-    input_required round)."""
-    capabilities = connection.config.capabilities
-    roots = capabilities.get("roots")
-    if isinstance(roots, dict) and "listChanged" in roots:
-        roots = {k: v for k, v in roots.items() if k != "listChanged"}
-        connection.config = replace(
-            connection.config, capabilities={**capabilities, "roots": roots}
-        )
-    connection.use_modern(version, discovered)
-
-
-def _use_handshake(connection: Connection, config: ConnectionConfig) -> None:
-    """Back to the handshake era, with the capabilities `initialize` declares."""
-    connection.use_handshake()
-    connection.config = config
-
-
 def _stdio(key: str | None) -> bool:
     return key is not None and key.startswith("stdio:")
 
@@ -207,7 +186,7 @@ def _modern(
     if mode != "auto" and mode not in supported:
         common = []
     version = common[-1] if common else asked  # it answered `asked`: it serves it
-    _use_modern(connection, version, discovered)
+    connection.use_modern(version, discovered)
     if key is not None:
         ERAS[key] = version
     return Chosen("modern", version, discovered=discovered)

@@ -169,7 +169,13 @@ def missing_capability(required: JSONObject) -> ProtocolError:
 def envelope_meta(
     version: str, capabilities: JSONObject, client_info: JSONObject | None
 ) -> JSONObject:
-    """The `_meta` a modern client puts on every request."""
+    """The `_meta` a modern client puts on every request. The capabilities are shaped as
+    2026-07-28 defines them: `roots` has no `listChanged` there (a client sends no
+    notifications; its roots are asked for in each input_required round)."""
+    roots = capabilities.get("roots")
+    if type(roots) is dict and "listChanged" in roots:
+        roots = {k: v for k, v in roots.items() if k != "listChanged"}
+        capabilities = {**capabilities, "roots": roots}
     meta: JSONObject = {PROTOCOL_VERSION: version, CLIENT_CAPABILITIES: capabilities}
     if client_info is not None:
         meta[CLIENT_INFO] = client_info
