@@ -17,6 +17,7 @@ from typing import Any
 
 from mcpkit.errors import (
     INTERNAL_ERROR,
+    CapabilityNotDeclared,
     ConnectionClosed,
     MCPError,
     ProtocolError,
@@ -251,6 +252,9 @@ class Session:
         except ProtocolError as exc:
             connection.send_error(event.id, exc.code, exc.message, exc.data)
             return
+        except CapabilityNotDeclared as exc:  # the handler asked the peer what it lacks
+            connection.send_error(event.id, INTERNAL_ERROR, f"Internal error: {exc}")
+            return
         except Exception:
             logger.exception("handler for %s failed", event.method)
             connection.send_error(event.id, INTERNAL_ERROR, "Internal error")
@@ -272,6 +276,8 @@ class Session:
             return  # cancelled by the peer (no answer is owed) or by shutdown
         except ProtocolError as exc:
             connection.send_error(event.id, exc.code, exc.message, exc.data)
+        except CapabilityNotDeclared as exc:  # the handler asked the peer what it lacks
+            connection.send_error(event.id, INTERNAL_ERROR, f"Internal error: {exc}")
         except Exception:
             logger.exception("handler for %s failed", event.method)
             connection.send_error(event.id, INTERNAL_ERROR, "Internal error")

@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mcpkit.errors import INTERNAL_ERROR, CapabilityNotDeclared, InvalidParams, ProtocolError
+from mcpkit.errors import InvalidParams
 from mcpkit.server.context import Context
 from mcpkit.server.pagination import Paginator
 from mcpkit.server.prompt_arguments import Argument, arguments_of
@@ -188,11 +188,7 @@ class Prompt:
         return prompt_result(value, self.description)
 
     async def _render_async(self, pending: Awaitable[Any]) -> JSONObject:
-        try:
-            value = await pending
-        except CapabilityNotDeclared as exc:  # an ask the client cannot take: say which
-            raise ProtocolError(INTERNAL_ERROR, f"Internal error: {exc}") from None
-        return prompt_result(value, self.description)
+        return prompt_result(await pending, self.description)
 
     def bind(self, arguments: JSONObject) -> JSONObject:
         """Wire arguments (strings) -> keyword arguments for the function."""

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import orjson
 
-from mcpkit.errors import INTERNAL_ERROR, CapabilityNotDeclared, MCPError, ProtocolError
+from mcpkit.errors import MCPError
 from mcpkit.server.context import Context
 from mcpkit.server.resource_wire import ResourceContents, contents_item, not_found
 from mcpkit.server.schema import context_parameter
@@ -134,8 +134,6 @@ class ResourceFunction:
             value = await self.fn(**arguments)
         except ResourceNotFound as exc:
             raise not_found(uri, ctx, str(exc) or None) from None
-        except CapabilityNotDeclared as exc:  # an ask the client cannot take: say which
-            raise ProtocolError(INTERNAL_ERROR, f"Internal error: {exc}") from None
         if value is None:
             raise not_found(uri, ctx)
         return read_result(value, uri, self.mime_type)
