@@ -8,11 +8,14 @@ message never raises out of the core.
 
 from __future__ import annotations
 
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import orjson
 
 from mcpkit.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+
+if TYPE_CHECKING:  # modern imports this module
+    from mcpkit.protocol.modern import Envelope
 
 RequestId = str | int
 JSONObject = dict[str, Any]
@@ -46,7 +49,7 @@ class Request:
         # The 2026-07-28 `Envelope` of `params._meta`, once a transport has read and checked
         # it (HTTP does, to route the POST); the connection then uses it instead of reading
         # `_meta` again. None: not read yet.
-        self.envelope: Any = None
+        self.envelope: Envelope | None = None
 
 
 class Notification:
