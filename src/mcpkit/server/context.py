@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mcpkit.errors import CapabilityNotDeclared
 from mcpkit.protocol import RequestReceived
-from mcpkit.protocol.modern import LOG_LEVELS, Envelope
+from mcpkit.protocol.modern import INPUT_REQUIRED_METHODS, LOG_LEVELS, Envelope
 from mcpkit.runtime import Session
 from mcpkit.server.elicitation import Elicited, parse_answer, requested_schema
 from mcpkit.server.mrtr import (
@@ -68,7 +68,9 @@ class Context:
         self.server = server
         self.session = session
         self.request = request
-        self.round = round  # a modern request that may answer input_required: its answers
+        # A modern request that may answer input_required: the answers it carried (None in a
+        # first round until the handler asks).
+        self.round = round
 
     # -- facts -----------------------------------------------------------------------------
 
@@ -288,7 +290,9 @@ class Context:
             results = await asyncio.gather(*(self._send(ask) for ask in asks))
             return [ask.parse(result) for ask, result in zip(asks, results, strict=True)]
         if self.round is None:
-            raise cannot_ask(self, asks[0].method if asks else "a request")
+            if self.request.method not in INPUT_REQUIRED_METHODS:
+                raise cannot_ask(self, asks[0].method if asks else "a request")
+            self.round = Round({})  # a first round: nothing answered yet
         return self.round.resolve(asks, self.request.envelope.capabilities)
 
     def sample_request(

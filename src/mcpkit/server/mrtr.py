@@ -184,9 +184,10 @@ def needs_roots(capabilities: JSONObject) -> JSONObject | None:
 # -- the server side ----------------------------------------------------------------------------
 
 
-def begin(ctx: Context, codec: Callable[[], RequestStateCodec]) -> Round:
+def begin(ctx: Context, codec: Callable[[], RequestStateCodec]) -> Round | None:
     """The round of a modern tools/call, prompts/get or resources/read: the answers in its
-    inputResponses and in its requestState (verified).
+    inputResponses and in its requestState (verified). None for a first round, which carries
+    neither (`Context.gather_input` starts an empty round if the handler asks).
 
     Raises InvalidParams (-32602): inputResponses not an object of objects, a requestState
     that is not a string or fails verification (tampered, expired, another request's or
@@ -194,6 +195,9 @@ def begin(ctx: Context, codec: Callable[[], RequestStateCodec]) -> Round:
     """
     params = ctx.params
     responses = params.get("inputResponses")
+    token = params.get("requestState")
+    if responses is None and token is None:
+        return None
     if responses is None:
         responses = {}
     elif type(responses) is not dict or any(type(v) is not dict for v in responses.values()):
@@ -201,7 +205,6 @@ def begin(ctx: Context, codec: Callable[[], RequestStateCodec]) -> Round:
             "Invalid params: inputResponses must be an object mapping each key of the "
             "inputRequests to the client's result (an object)"
         )
-    token = params.get("requestState")
     if token is None:
         return Round(dict(responses))
     if type(token) is not str:

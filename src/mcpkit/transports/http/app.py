@@ -347,30 +347,29 @@ class MCPHTTPApp:
     def _check_headers(self, headers: dict[bytes, bytes], request: Request) -> Refusal | None:
         """Mcp-Method, Mcp-Name and Mcp-Param-* against the body (400 -32020)."""
         params = request.params or {}
-        paths = None
         method = request.method
-        if method == "tools/call" and self._tool_headers is not None:
-            name = params.get("name")
-            paths = self._tool_headers(name) if type(name) is str else None
-        if not paths:  # what is compared is three headers and three body values: memoized
-            envelope = request.envelope  # read by `check_modern_request`: its version is a str
-            if envelope is not None:
-                version = envelope.version
-            else:
-                meta = params.get("_meta")
-                version = meta.get(PROTOCOL_VERSION) if type(meta) is dict else None
-            field = NAMED_FIELDS.get(method)
-            named = None if field is None else params.get(field)
-            if _simple(version) and _simple(named):
-                sent = (
+        field = NAMED_FIELDS.get(method)
+        named = None if field is None else params.get(field)
+        simple = named is None or type(named) is str
+        paths = None
+        if method == "tools/call" and type(named) is str and self._tool_headers is not None:
+            paths = self._tool_headers(named)
+        envelope = request.envelope  # read by `check_modern_request`: its version is a str
+        if simple and not paths and envelope is not None:
+            # Three headers against three body values, all strings: memoized.
+            problem = _header_problem(
+                (
                     headers.get(b"mcp-protocol-version"),
                     headers.get(b"mcp-method"),
                     headers.get(b"mcp-name"),
+                    envelope.version,
+                    method,
+                    named,
                 )
-                problem = _header_problem(sent, (version, method, named))
-                return None if problem is None else rules.header_mismatch(request.id, problem)
-        message = {"jsonrpc": "2.0", "id": request.id, "method": method, "params": params}
-        problem = check_request_headers(_mcp_headers(headers), message, paths)
+            )
+        else:
+            message = {"jsonrpc": "2.0", "id": request.id, "method": method, "params": params}
+            problem = check_request_headers(_mcp_headers(headers), message, paths)
         return None if problem is None else rules.header_mismatch(request.id, problem)
 
     async def _answer(
@@ -559,10 +558,6 @@ def _post_headers(accept: bytes | None, content_type: bytes | None) -> Refusal |
     )
 
 
-def _simple(value: object) -> bool:
-    return value is None or type(value) is str
-
-
 def _mcp_headers(headers: dict[bytes, bytes]) -> dict[str, str]:
     # Only the MCP headers are compared (MCP-Protocol-Version, Mcp-*). Names come
     # lowercased from the ASGI server; the spaces around a value are not part of it.
@@ -575,12 +570,12 @@ def _mcp_headers(headers: dict[bytes, bytes]) -> dict[str, str]:
 
 @functools.lru_cache(maxsize=256)
 def _header_problem(
-    sent: tuple[bytes | None, bytes | None, bytes | None], body: tuple[str | None, str, str | None]
+    compared: tuple[bytes | None, bytes | None, bytes | None, str, str, str | None],
 ) -> str | None:
     """`check_request_headers` for a request whose tool has no Mcp-Param headers: the
-    outcome depends only on the MCP-Protocol-Version, Mcp-Method and Mcp-Name headers `sent`
+    outcome depends only on the MCP-Protocol-Version, Mcp-Method and Mcp-Name headers sent
     and on the body's protocol version, method and named field (strings: a small, safe key)."""
-    version, method, named = body
+    *sent, version, method, named = compared
     headers = {}
     for key, value in zip(("mcp-protocol-version", "mcp-method", "mcp-name"), sent, strict=True):
         if value is not None:
