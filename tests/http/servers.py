@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 from collections.abc import AsyncIterator
 from typing import Any
@@ -38,8 +39,11 @@ def unused_port() -> int:
         return int(sock.getsockname()[1])
 
 
-class Recorder:
-    """ASGI middleware that notes each request's method, path, headers and answer status."""
+class Wiretap:
+    """ASGI middleware noting each HTTP exchange: request method, path, headers and JSON body;
+    answer status, content type, the JSON-RPC messages it carried (a JSON body or an event
+    stream's data) and among them the response to the request (`answer`). A body or an event
+    that is not JSON (the legacy transport's `endpoint` event) is noted as None / skipped."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -53,13 +57,72 @@ class Recorder:
             "method": scope["method"],
             "path": scope["path"],
             "headers": {k.decode().lower(): v.decode() for k, v in scope["headers"]},
+            "body": None,
             "status": None,
+            "content_type": None,
+            "messages": [],
+            "answer": None,
         }
         self.seen.append(entry)
+        request_body = bytearray()
+        answer_body = bytearray()
+
+        async def noting_receive() -> Any:
+            message = await receive()
+            if message["type"] == "http.request":
+                request_body.extend(message.get("body", b""))
+                if not message.get("more_body") and request_body:
+                    entry["body"] = _json_or_none(request_body)
+            return message
 
         async def noting_send(message: Any) -> None:
             if message["type"] == "http.response.start":
                 entry["status"] = message["status"]
+                headers = {k.decode().lower(): v.decode() for k, v in message["headers"]}
+                entry["content_type"] = headers.get("content-type", "").split(";")[0] or None
+            elif message["type"] == "http.response.body":
+                answer_body.extend(message.get("body", b""))
+                if not message.get("more_body"):
+                    self.note_answer(entry, answer_body.decode())
             await send(message)
 
-        await self.app(scope, receive, noting_send)
+        await self.app(scope, receive=noting_receive, send=noting_send)
+
+    @staticmethod
+    def note_answer(entry: dict[str, Any], text: str) -> None:
+        if entry["content_type"] == "application/json" and text:
+            message = _json_or_none(text)
+            entry["messages"] = [] if message is None else [message]
+        elif entry["content_type"] == "text/event-stream":
+            for block in text.replace("\r\n", "\n").split("\n\n"):
+                data = [line[5:].lstrip() for line in block.split("\n") if line.startswith("data:")]
+                message = _json_or_none("\n".join(data)) if data else None
+                if message is not None:
+                    entry["messages"].append(message)
+        request_id = entry["body"].get("id") if isinstance(entry["body"], dict) else None
+        for message in entry["messages"]:
+            if not isinstance(message, dict):
+                continue
+            if message.get("id") == request_id and ("result" in message or "error" in message):
+                entry["answer"] = message
+
+    def posts(self, rpc_method: str | None = None) -> list[dict[str, Any]]:
+        """POSTed JSON-RPC requests (of `rpc_method` when given), in order."""
+        return [
+            entry
+            for entry in self.seen
+            if entry["method"] == "POST"
+            and isinstance(entry["body"], dict)
+            and "method" in entry["body"]
+            and rpc_method in (None, entry["body"]["method"])
+        ]
+
+    def calls_to(self, tool: str) -> list[dict[str, Any]]:
+        return [e for e in self.posts("tools/call") if e["body"]["params"]["name"] == tool]
+
+
+def _json_or_none(text: str | bytes | bytearray) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None

@@ -28,7 +28,7 @@ from mcpkit.errors import ProtocolError
 from mcpkit.types import TextContent
 from tests.peers import node_env, npm_command
 
-from .servers import Recorder, serving, unused_port
+from .servers import Wiretap, serving, unused_port
 
 pytestmark = pytest.mark.interop
 JSONObject = dict[str, Any]
@@ -82,7 +82,7 @@ def text(result: Any) -> str:
 
 
 async def test_official_server_modern_over_http_with_its_headers() -> None:
-    recorder = Recorder(official_app())
+    recorder = Wiretap(official_app())
     async with serving(recorder) as base:
         client = Client(base + "/mcp", elicitation=elicit, timeout=20)
         async with client:
@@ -112,7 +112,7 @@ async def test_official_server_acknowledges_a_listen_over_http() -> None:
 
 
 async def test_official_server_pinned_legacy_over_http() -> None:
-    recorder = Recorder(official_app())
+    recorder = Wiretap(official_app())
     async with serving(recorder) as base:
         client = Client(base + "/mcp", elicitation=elicit, mode="legacy", timeout=20)
         async with client:
@@ -128,7 +128,7 @@ async def test_official_server_pinned_legacy_over_http() -> None:
 async def test_our_http_server_is_modern_progress_logging_and_cancelling() -> None:
     from .server_fixture import make_server
 
-    recorder = Recorder(make_server().http_app())
+    recorder = Wiretap(make_server().http_app())
     async with serving(recorder) as base, Client(base + "/mcp", timeout=10) as client:
         assert client.era == "modern"
         assert client.server_info["name"] == "http-fixture"

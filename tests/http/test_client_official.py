@@ -19,7 +19,7 @@ from mcpkit.transports.http.client import StreamableHTTPTransport
 from mcpkit.transports.http.legacy_client import LegacySSETransport
 
 from . import official_app
-from .servers import Recorder, serving, unused_port
+from .servers import Wiretap, serving, unused_port
 
 pytestmark = pytest.mark.interop
 
@@ -46,7 +46,7 @@ async def exercise(client: Client) -> None:
 
 @pytest.mark.parametrize("mode", list(MODES))
 async def test_modes(mode: str) -> None:
-    recorder = Recorder(official_app.streamable(**MODES[mode]))
+    recorder = Wiretap(official_app.streamable(**MODES[mode]))
     async with (
         serving(recorder) as base,
         Client(base + "/mcp", timeout=10, mode="legacy") as client,
@@ -84,7 +84,7 @@ SESSION = "mcp-session-id"
 
 
 async def test_get_stream_carries_unrelated_messages() -> None:
-    recorder = Recorder(official_app.streamable())
+    recorder = Wiretap(official_app.streamable())
     changed = asyncio.Event()
 
     async def on_list_changed(kind: str) -> None:
@@ -100,7 +100,7 @@ async def test_get_stream_carries_unrelated_messages() -> None:
 
 
 async def test_delete_on_close_ends_the_session() -> None:
-    recorder = Recorder(official_app.streamable())
+    recorder = Wiretap(official_app.streamable())
     async with serving(recorder) as base:
         async with Client(base + "/mcp", mode="legacy") as client:
             await client.ping()
@@ -130,7 +130,7 @@ async def test_session_ended_by_the_server_is_a_clear_connection_closed() -> Non
 
 
 async def test_renew_session_starts_a_new_one_and_resends() -> None:
-    recorder = Recorder(official_app.streamable())
+    recorder = Wiretap(official_app.streamable())
     async with serving(recorder) as base:
         transport = StreamableHTTPTransport(base + "/mcp", renew_session=True)
         async with Client(transport) as client:
@@ -159,7 +159,7 @@ async def test_custom_headers_and_auth_hook() -> None:
             yield request
 
     auth = Token()
-    recorder = Recorder(official_app.streamable(json_response=True))
+    recorder = Wiretap(official_app.streamable(json_response=True))
     async with serving(recorder) as base:
         transport = StreamableHTTPTransport(base + "/mcp", headers={"x-team": "blue"}, auth=auth)
         async with Client(transport) as client:
@@ -178,7 +178,7 @@ async def test_unreachable_server_names_the_url() -> None:
 
 
 async def test_falls_back_to_http_sse() -> None:
-    recorder = Recorder(official_app.legacy())
+    recorder = Wiretap(official_app.legacy())
     async with (
         serving(recorder) as base,
         Client(base + "/sse", timeout=10, mode="legacy") as client,

@@ -1,17 +1,17 @@
 """The official SDK's client (`mcp` 2.3.0) against mcpkit's Streamable HTTP app on uvicorn,
 in both eras, with the wire recorded between them.
 
-The server is `tests/modern_server.py`'s `make_server()` behind `Wiretap`, an ASGI middleware
-that notes each HTTP request (method, headers, JSON body) and its answer (status, content
-type, JSON body when there is one). The official client runs in auto mode, pinned to
-2026-07-28 and in the handshake era; its elicitation, sampling and roots callbacks answer
-`input_required` rounds (2026-07-28) and real server->client requests (handshake) alike.
+The server is `tests/modern_server.py`'s `make_server()` behind `Wiretap` (`servers.py`), an
+ASGI middleware that notes each HTTP request (method, headers, JSON body) and its answer
+(status, content type, JSON body when there is one). The official client runs in auto mode,
+pinned to 2026-07-28 and in the handshake era; its elicitation, sampling and roots callbacks
+answer `input_required` rounds (2026-07-28) and real server->client requests (handshake)
+alike.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import pytest
@@ -30,88 +30,12 @@ from ..official_modern_client import (
     official_client,
     say_the_word,
 )
-from .servers import serving
+from .servers import Wiretap, serving
 
 pytestmark = pytest.mark.interop
 
 ERA_OF_MODE = {"auto": MODERN, MODERN: MODERN, "legacy": LEGACY}
 INTERVIEW = {"action": "accept", **TRIP, "landmark": LANDMARK, "roots": ROOTS}
-
-
-class Wiretap:
-    """ASGI middleware noting each HTTP exchange: request method, headers and JSON body;
-    answer status, content type, the JSON-RPC messages it carried (a JSON body or an event
-    stream's data) and among them the response to the request (`answer`)."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        self.seen: list[dict[str, Any]] = []
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        entry: dict[str, Any] = {
-            "method": scope["method"],
-            "headers": {k.decode().lower(): v.decode() for k, v in scope["headers"]},
-            "body": None,
-            "status": None,
-            "content_type": None,
-            "messages": [],
-            "answer": None,
-        }
-        self.seen.append(entry)
-        request_body = bytearray()
-        answer_body = bytearray()
-
-        async def noting_receive() -> Any:
-            message = await receive()
-            if message["type"] == "http.request":
-                request_body.extend(message.get("body", b""))
-                if not message.get("more_body") and request_body:
-                    entry["body"] = json.loads(request_body)
-            return message
-
-        async def noting_send(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                entry["status"] = message["status"]
-                headers = {k.decode().lower(): v.decode() for k, v in message["headers"]}
-                entry["content_type"] = headers.get("content-type", "").split(";")[0] or None
-            elif message["type"] == "http.response.body":
-                answer_body.extend(message.get("body", b""))
-                if not message.get("more_body"):
-                    self.note_answer(entry, answer_body.decode())
-            await send(message)
-
-        await self.app(scope, receive=noting_receive, send=noting_send)
-
-    @staticmethod
-    def note_answer(entry: dict[str, Any], text: str) -> None:
-        if entry["content_type"] == "application/json" and text:
-            entry["messages"] = [json.loads(text)]
-        elif entry["content_type"] == "text/event-stream":
-            for block in text.replace("\r\n", "\n").split("\n\n"):
-                data = [line[5:].lstrip() for line in block.split("\n") if line.startswith("data:")]
-                if data and "".join(data):
-                    entry["messages"].append(json.loads("\n".join(data)))
-        request_id = entry["body"].get("id") if isinstance(entry["body"], dict) else None
-        for message in entry["messages"]:
-            if message.get("id") == request_id and ("result" in message or "error" in message):
-                entry["answer"] = message
-
-    def posts(self, rpc_method: str | None = None) -> list[dict[str, Any]]:
-        """POSTed JSON-RPC requests (of `rpc_method` when given), in order."""
-        return [
-            entry
-            for entry in self.seen
-            if entry["method"] == "POST"
-            and isinstance(entry["body"], dict)
-            and "method" in entry["body"]
-            and rpc_method in (None, entry["body"]["method"])
-        ]
-
-    def calls_to(self, tool: str) -> list[dict[str, Any]]:
-        return [e for e in self.posts("tools/call") if e["body"]["params"]["name"] == tool]
 
 
 async def call_structured(client: Client, tool: str, **arguments: Any) -> Any:
