@@ -249,15 +249,8 @@ class Session:
             return
         try:
             outcome = self._on_request(self, event)
-        except ProtocolError as exc:
-            connection.send_error(event.id, exc.code, exc.message, exc.data)
-            return
-        except CapabilityNotDeclared as exc:  # the handler asked the peer what it lacks
-            connection.send_error(event.id, INTERNAL_ERROR, f"Internal error: {exc}")
-            return
-        except Exception:
-            logger.exception("handler for %s failed", event.method)
-            connection.send_error(event.id, INTERNAL_ERROR, "Internal error")
+        except Exception as exc:
+            self._answer_failure(event, exc)
             return
         kind = type(outcome)
         if kind is dict or kind is Prepared:
@@ -274,13 +267,8 @@ class Session:
             result = await pending
         except asyncio.CancelledError:
             return  # cancelled by the peer (no answer is owed) or by shutdown
-        except ProtocolError as exc:
-            connection.send_error(event.id, exc.code, exc.message, exc.data)
-        except CapabilityNotDeclared as exc:  # the handler asked the peer what it lacks
-            connection.send_error(event.id, INTERNAL_ERROR, f"Internal error: {exc}")
-        except Exception:
-            logger.exception("handler for %s failed", event.method)
-            connection.send_error(event.id, INTERNAL_ERROR, "Internal error")
+        except Exception as exc:
+            self._answer_failure(event, exc)
         else:
             connection.send_result(event.id, result)
         finally:
@@ -288,6 +276,16 @@ class Session:
                 del self._handlers[event.id]  # a reused id may already name a newer handler
             if not self.closed:
                 self._schedule_flush()
+
+    def _answer_failure(self, event: RequestReceived, exc: Exception) -> None:
+        """Answer a request whose handler raised `exc` (at once or later, the same way)."""
+        if isinstance(exc, ProtocolError):
+            self.connection.send_error(event.id, exc.code, exc.message, exc.data)
+        elif isinstance(exc, CapabilityNotDeclared):  # the handler asked the peer what it lacks
+            self.connection.send_error(event.id, INTERNAL_ERROR, f"Internal error: {exc}")
+        else:
+            logger.error("handler for %s failed", event.method, exc_info=exc)
+            self.connection.send_error(event.id, INTERNAL_ERROR, "Internal error")
 
     # -- our requests ----------------------------------------------------------------------
 
