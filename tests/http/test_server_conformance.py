@@ -24,12 +24,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.peers import INSTALL, NODE_BIN, NODE_DIR, node_env, npm_command
+from tests.peers import conformance_next, node_env, npm_command, scored_scenarios
 
 from .servers import unused_port
 
 ROOT = Path(__file__).resolve().parents[2]
-CONFORMANCE_NEXT = NODE_DIR / "node_modules" / "conformance-next" / "dist" / "index.js"
 # Run but not scored (pending upstream, or added after the revision's release); passed anyway.
 UNSCORED = {
     "2025-11-25": ["server-session-lifecycle", "json-schema-2020-12", "server-sse-polling"],
@@ -77,35 +76,19 @@ def test_server_suite_passes_without_warnings(server_url: str) -> None:
     assert "WARNING" not in report and "✗" not in report, report
 
 
-def next_suite() -> list[str]:
-    if not CONFORMANCE_NEXT.exists():
-        message = f"conformance-next is not installed; run `{INSTALL}`"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return [str(NODE_BIN / "node"), str(CONFORMANCE_NEXT)]
-
-
 def run_next(arguments: list[str]) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, **node_env()}
-    command = [*next_suite(), *arguments]
+    command = [*conformance_next(), *arguments]
     return subprocess.run(
         command, capture_output=True, text=True, timeout=180, check=False, cwd=ROOT, env=env
     )
-
-
-def scored_server_scenarios(revision: str) -> list[str]:
-    """The server scenarios `list --requirements REVISION` names as required (scored)."""
-    listing = run_next(["list", "--server", "--requirements", revision]).stdout
-    section = listing.split("Server scenarios", 1)[1].split("\n\n", 1)[0]
-    return [line.strip()[2:] for line in section.splitlines() if line.strip().startswith("- ")]
 
 
 @pytest.mark.parametrize("revision", sorted(UNSCORED))
 def test_every_required_server_scenario_passes(
     revision: str, server_url: str, tmp_path: Path
 ) -> None:
-    scored = scored_server_scenarios(revision)
+    scored = scored_scenarios("server", revision)
     assert "tools-call-simple-text" in scored, scored  # the listing was understood
     arguments = ["server", "--url", server_url, "--requirements", revision]
     done = run_next([*arguments, "-o", str(tmp_path)])
