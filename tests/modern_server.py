@@ -60,6 +60,19 @@ def seen(ctx: Context) -> Seen:
     return Seen(ctx.protocol_version, ctx.modern, ctx.client_info.get("name"))
 
 
+def interviewed(answer: Any, reply: Any, roots: list[Any], ctx: Context) -> Interview:
+    """The answers to the interview's three asks (elicitation, sampling, roots)."""
+    trip = answer.data or Trip("nowhere", 0)
+    return Interview(
+        action=answer.action,
+        city=trip.city,
+        nights=trip.nights,
+        landmark=reply["content"]["text"],
+        roots=[root["uri"] for root in roots],
+        protocol_version=ctx.protocol_version,
+    )
+
+
 def make_server(**options: Any) -> Server:
     """The server; `options` go to `Server` (e.g. `cache=`)."""
     server = Server("modern-interop", version="2.0.0", **options)
@@ -100,14 +113,7 @@ def make_server(**options: Any) -> Server:
         trip = answer.data or Trip("nowhere", 0)
         reply = await ctx.sample(f"Name one landmark in {trip.city}.", max_tokens=20)
         roots = await ctx.list_roots()
-        return Interview(
-            action=answer.action,
-            city=trip.city,
-            nights=trip.nights,
-            landmark=reply["content"]["text"],
-            roots=[root["uri"] for root in roots],
-            protocol_version=ctx.protocol_version,
-        )
+        return interviewed(answer, reply, roots, ctx)
 
     @server.tool()
     async def forecast(city: str, ctx: Context) -> str:
@@ -129,15 +135,7 @@ def make_server(**options: Any) -> Server:
             ctx.sample_request("Name one landmark.", max_tokens=20),
             ctx.roots_request(),
         )
-        trip = answer.data or Trip("nowhere", 0)
-        return Interview(
-            action=answer.action,
-            city=trip.city,
-            nights=trip.nights,
-            landmark=reply["content"]["text"],
-            roots=[root["uri"] for root in roots],
-            protocol_version=ctx.protocol_version,
-        )
+        return interviewed(answer, reply, roots, ctx)
 
     @server.tool()
     async def steps(count: int, ctx: Context) -> str:

@@ -21,6 +21,7 @@ from mcp.client.session import ClientRequestContext
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
+ERA_OF_MODE = {"auto": MODERN, MODERN: MODERN, "legacy": LEGACY}  # the era each mode reaches
 ROOTS = ["file:///work/alpha", "file:///work/beta"]
 LANDMARK = "Torre de Belém"
 TRIP = {"city": "Lisbon", "nights": 3}

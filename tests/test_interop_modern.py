@@ -28,8 +28,8 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from .official_modern_client import (  # noqa: E402
+    ERA_OF_MODE,
     LANDMARK,
-    LEGACY,
     MODERN,
     ROOTS,
     TRIP,
@@ -44,7 +44,6 @@ pytestmark = pytest.mark.interop
 OUR_SERVER = StdioServerParameters(
     command=sys.executable, args=[str(Path(__file__).parent / "modern_server.py")]
 )
-ERA_OF_MODE = {"auto": MODERN, MODERN: MODERN, "legacy": LEGACY}
 TRIP_SCHEMA = {
     "type": "object",
     "properties": {"city": {"type": "string"}, "nights": {"type": "integer"}},

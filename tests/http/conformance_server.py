@@ -331,8 +331,14 @@ def complete_arguments(argument: str, value: str, context: dict[str, str]) -> li
 
 # -- 2026-07-28 (conformance 0.2.0): input_required rounds under the keys the suite expects ----
 
-NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
-CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+
+def one_field(name: str, kind: str = "string") -> dict[str, Any]:
+    """An elicitation schema asking for one required field."""
+    return {"type": "object", "properties": {name: {"type": kind}}, "required": [name]}
+
+
+NAME = one_field("name")
+CONFIRM = one_field("ok", "boolean")
 
 
 def _said(answer: dict[str, Any]) -> str:
@@ -396,12 +402,9 @@ async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
 async def test_input_required_result_multi_round(ctx: Context) -> str:
     """Two rounds: a name (key "step1"), then a colour (key "step2")."""
     who = await ctx.elicit("Step 1: What is your name?", NAME, key="step1")
-    color_schema = {
-        "type": "object",
-        "properties": {"color": {"type": "string"}},
-        "required": ["color"],
-    }
-    color = await ctx.elicit("Step 2: What is your favorite color?", color_schema, key="step2")
+    color = await ctx.elicit(
+        "Step 2: What is your favorite color?", one_field("color"), key="step2"
+    )
     return f"name={who.data}, color={color.data}"
 
 
@@ -421,12 +424,9 @@ async def test_input_required_result_capabilities(ctx: Context) -> str:
 @server.prompt()
 async def test_input_required_result_prompt(ctx: Context) -> str:
     """A prompt that asks for its context first (key "user_context")."""
-    schema = {
-        "type": "object",
-        "properties": {"context": {"type": "string"}},
-        "required": ["context"],
-    }
-    answer = await ctx.elicit("What context should the prompt use?", schema, key="user_context")
+    answer = await ctx.elicit(
+        "What context should the prompt use?", one_field("context"), key="user_context"
+    )
     return f"Prompt with context: {answer.data}"
 
 

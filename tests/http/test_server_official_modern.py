@@ -20,6 +20,7 @@ from mcp.shared.exceptions import MCPError
 
 from ..modern_server import make_server
 from ..official_modern_client import (
+    ERA_OF_MODE,
     LANDMARK,
     LEGACY,
     MODERN,
@@ -34,7 +35,6 @@ from .servers import Wiretap, serving
 
 pytestmark = pytest.mark.interop
 
-ERA_OF_MODE = {"auto": MODERN, MODERN: MODERN, "legacy": LEGACY}
 INTERVIEW = {"action": "accept", **TRIP, "landmark": LANDMARK, "roots": ROOTS}
 
 
