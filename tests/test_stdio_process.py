@@ -22,6 +22,7 @@ import pytest
 
 from mcpkit import Client
 from mcpkit.errors import ConnectionClosed, RequestTimeout
+from mcpkit.protocol import Outgoing
 from mcpkit.transports.stdio import SubprocessTransport
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -371,7 +372,7 @@ async def test_close_of_a_well_behaved_server_needs_no_signal() -> None:
     transport = await SubprocessTransport.spawn(SERVER, shutdown_timeout=5)
     received: asyncio.Queue[bytes] = asyncio.Queue()
     transport.attach(received.put_nowait, lambda: None, lambda: None)
-    transport.write([(orjson.dumps(request(1, "ping")), 1)])
+    transport.write([Outgoing(orjson.dumps(request(1, "ping")))])
     assert orjson.loads(await asyncio.wait_for(received.get(), 5))["id"] == 1  # it is up
     loop = asyncio.get_running_loop()
     started = loop.time()

@@ -49,6 +49,7 @@ def http_app(server: Server, **options: Any) -> Any:
         options["security"] = Security(**flat)
     return MCPHTTPApp(
         server.serve,
+        server.sessionless(),
         server.running,
         HTTPOptions(**options),
         tool_headers=server.tools.header_paths,

@@ -26,9 +26,8 @@ from typing import Any, Literal
 import orjson
 
 from mcpkit.errors import MCPError
-from mcpkit.server.context import Context
+from mcpkit.server.context import Context, context_parameter
 from mcpkit.server.resource_wire import ResourceContents, contents_item, not_found
-from mcpkit.server.schema import context_parameter
 from mcpkit.server.uri_template import UriTemplate, is_template
 
 JSONObject = dict[str, Any]

@@ -467,27 +467,6 @@ def _function_of(fn: Callable[..., Any]) -> Any:
     return seen
 
 
-def context_parameter(fn: Callable[..., Any], hints: JSONObject | None = None) -> str | None:
-    """The name of the parameter annotated `Context` (or `Context | None`), if any.
-
-    An annotation that could not be evaluated (say `ctx: "Context"` imported only under
-    TYPE_CHECKING) counts when its last dotted name is `Context`.
-    """
-    from mcpkit.server.context import Context
-
-    hints = resolve_hints(fn) if hints is None else hints
-    for name in inspect.signature(fn).parameters:
-        annotation = hints.get(name)
-        if isinstance(annotation, str):
-            if annotation.replace(" ", "").split("|")[0].rsplit(".", 1)[-1] == "Context":
-                return name
-            continue
-        candidates = typing.get_args(annotation) if _is_union(annotation) else (annotation,)
-        if any(isinstance(c, type) and issubclass(c, Context) for c in candidates):
-            return name
-    return None
-
-
 def _is_union(annotation: Any) -> bool:
     return typing.get_origin(annotation) in (typing.Union, types.UnionType)
 

@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 from mcpkit.errors import INVALID_PARAMS, InvalidParams, ProtocolError
 from mcpkit.protocol.http_headers import HeaderPaths, InvalidHeaderAnnotation, header_paths
-from mcpkit.server.context import Context
+from mcpkit.server.context import Context, context_parameter
 from mcpkit.server.docstrings import parse_docstring
 from mcpkit.server.pagination import Paginator
 from mcpkit.server.registry import Registry
@@ -46,7 +46,6 @@ from mcpkit.server.schema import (
     InvalidArguments,
     Output,
     Signature,
-    context_parameter,
     describe,
     describe_output,
     resolve_hints,

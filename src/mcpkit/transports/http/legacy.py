@@ -13,6 +13,7 @@ from urllib.parse import parse_qs
 
 from mcpkit.protocol import http as rules
 from mcpkit.protocol.sse import encode_event
+from mcpkit.transports.http.requests import read_body, refuse
 from mcpkit.transports.http.sessions import HTTPSessionTransport, Serve
 from mcpkit.transports.http.streams import Receive, Send, send_json, stream_events
 
@@ -29,7 +30,7 @@ class LegacySSE:
         transport = HTTPSessionTransport(session_id, None)
         transport.standalone.attached = True
         self.sessions[session_id] = transport
-        task = asyncio.get_running_loop().create_task(self._serve(transport))
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(self._serve(transport))
         endpoint = f"{scope.get('root_path', '')}{self._message_path}?session_id={session_id}"
         try:
             await stream_events(
@@ -49,41 +50,28 @@ class LegacySSE:
 
     async def post(self, scope: dict[str, Any], receive: Receive, send: Send, method: str) -> None:
         if method != "POST":
-            await _refuse(send, rules.method_not_allowed("POST"))
+            await refuse(send, rules.method_not_allowed("POST"))
             return
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         session_id = (query.get("session_id") or [None])[0]
         if session_id is None:
-            await _refuse(send, rules.refusal(400, "Bad Request: session_id is required"))
+            await refuse(send, rules.refusal(400, "Bad Request: session_id is required"))
             return
         transport = self.sessions.get(session_id)
         if transport is None:
-            await _refuse(send, rules.session_not_found())
+            await refuse(send, rules.session_not_found())
             return
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self._max_body:
-                await _refuse(send, rules.too_large(self._max_body))
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        data = b"".join(chunks)
+        data = await read_body(receive, self._max_body)
+        if data is None:
+            await refuse(send, rules.too_large(self._max_body))
+            return
         body = rules.inspect_body(data)
-        if type(body) is rules.Refusal:
-            await _refuse(send, body)
+        if isinstance(body, rules.Refusal):
+            await refuse(send, body)
             return
-        transport.feed(data)
+        transport.feed(body.parsed)
         await send_json(send, 202, b"")
 
     async def terminate_all(self) -> None:
         for transport in list(self.sessions.values()):
             transport.shut()
-
-
-async def _refuse(send: Send, refused: rules.Refusal) -> None:
-    await send_json(send, refused.status, refused.body, list(refused.headers))
