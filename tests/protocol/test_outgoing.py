@@ -45,6 +45,19 @@ def test_the_answer_is_final_and_names_its_request_while_our_request_with_that_i
     assert orjson.loads(answered.data)["id"] == request_id
 
 
+def test_the_client_tells_the_revision_it_confirms() -> None:
+    pair = make_pair()
+    pair.client.start_initialize(now=0, version="2025-06-18")
+    pair.to_server()
+    pair.to_client()
+    [initialized] = pair.client.data_to_send()
+    assert (initialized.method, initialized.version, initialized.id) == (
+        "notifications/initialized",
+        "2025-06-18",
+        None,
+    )
+
+
 def test_error_answers_carry_their_code() -> None:
     server = initialized_server()
     server.receive(encode_request(5, "nope/nope", None), 0)

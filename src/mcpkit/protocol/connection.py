@@ -60,6 +60,7 @@ from mcpkit.protocol.jsonrpc import (
     RequestId,
     Response,
     encode_error,
+    encode_notification,
     encode_request,
     encode_result,
     is_valid_id,
@@ -461,7 +462,8 @@ class Connection:
         self.instructions = instructions if type(instructions) is str else None
         self._accepted = inbound_requests("client", version)
         self.state = State.READY
-        self._outbox.append(notification("notifications/initialized", None, None))
+        data = encode_notification("notifications/initialized", None)
+        self._outbox.append(Outgoing(data, method="notifications/initialized", version=version))
         events.append(
             Initialized(version, self.peer_info, self.peer_capabilities, self.instructions, result)
         )

@@ -26,8 +26,9 @@ class Outgoing(NamedTuple):
       every request of the batch, `related` naming its first). An answer to a message whose
       id could not be read is final with `related` None.
     - `code`: the JSON-RPC error code of an error answer (None for results).
-    - `version`: the revision agreed by an `initialize` result we send (None when it failed),
-      or the per-request revision a 2026-07-28 request of ours carries.
+    - `version`: the revision agreed by an `initialize` result we send (None when it failed)
+      or confirmed by the `notifications/initialized` we send as a client, or the
+      per-request revision a 2026-07-28 request of ours carries.
     - `method`, `id`, `params`: for our requests (`id` set) and notifications (`id` None),
       what was sent; None for answers.
     """
