@@ -20,21 +20,18 @@ cancellation or connection loss.
 from __future__ import annotations
 
 from collections.abc import Callable
-from enum import Enum
 from typing import Any
 
 from mcpkit.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
-    CapabilityNotDeclared,
-    ConnectionClosed,
     LocalProtocolViolation,
     ProtocolError,
     RequestTimeout,
     UnsupportedProtocolVersion,
 )
-from mcpkit.protocol.config import ConnectionConfig
+from mcpkit.protocol.config import ConnectionConfig, State
 from mcpkit.protocol.deadlines import Timeout
 from mcpkit.protocol.events import (
     ErrorReceived,
@@ -55,7 +52,6 @@ from mcpkit.protocol.jsonrpc import (
     Message,
     Notification,
     Parsed,
-    Prepared,
     Request,
     RequestId,
     Response,
@@ -69,43 +65,31 @@ from mcpkit.protocol.jsonrpc import (
 from mcpkit.protocol.lifecycle import (
     BATCH_VERSIONS,
     Role,
+    batch_refused,
     check_initialize_result,
     inbound_requests,
     initialize_params,
-    outbound_methods,
 )
 from mcpkit.protocol.modern import PROTOCOL_VERSION as _ENVELOPE_KEY
-from mcpkit.protocol.modern import envelope_meta, request_meta, stamp
+from mcpkit.protocol.modern import envelope_meta, request_meta
 from mcpkit.protocol.outbound import OutboundRequests
 from mcpkit.protocol.outgoing import Outgoing, answer
+from mcpkit.protocol.sending import Sending
 from mcpkit.protocol.serving import (
     Batch,
     Inbound,
     ServerRules,
-    notification,
     progress_token,
     refusal,
     undeclared,
 )
-from mcpkit.types.methods import METHODS, MethodInfo
+from mcpkit.types.methods import MethodInfo
 
 JSONObject = dict[str, Any]
-
-# Notifications the connection sends itself, through dedicated calls.
-_RESERVED_NOTIFICATIONS = frozenset(
-    {"notifications/cancelled", "notifications/progress", "notifications/initialized"}
-)
 __all__ = ["Connection", "ConnectionConfig", "Outgoing", "State"]
 
 
-class State(Enum):
-    NEW = "new"  # nothing exchanged yet
-    INITIALIZING = "initializing"  # client: initialize sent; server: answered, awaiting initialized
-    READY = "ready"
-    CLOSED = "closed"
-
-
-class Connection:
+class Connection(Sending):
     """One side of an MCP conversation (client or server), as a pure state machine.
 
     `rules` (server): the serving rules of the server's configuration as it is now; called for
@@ -501,166 +485,6 @@ class Connection:
         self._allowed_requests.clear()
         self.state = State.NEW
 
-    # -- outbound ------------------------------------------------------------------------------
-
-    def send_request(
-        self,
-        method: str,
-        params: JSONObject | None = None,
-        *,
-        now: float,
-        timeout: Timeout | None = None,
-        progress: bool = False,
-        related_id: RequestId | None = None,
-    ) -> RequestId:
-        """Queue a request; returns its id. With `progress`, a progress token is attached.
-
-        Raises ConnectionClosed, CapabilityNotDeclared (the peer did not declare what `method`
-        needs), LocalProtocolViolation (not allowed in this state or revision).
-        """
-        self._check_request_allowed(method)
-        modern = self._envelope is not None
-        if modern:
-            params = stamp(params, self._envelope)  # type: ignore[arg-type]
-        outbound = self._outbound
-        if progress:
-            token = outbound.next_id
-            params = dict(params or {})
-            meta = params.get("_meta")
-            params["_meta"] = {**meta, "progressToken": token} if meta else {"progressToken": token}
-        request_id = outbound.register(
-            method, progress=progress, timeout=timeout, now=now, related=related_id
-        )
-        data = encode_request(request_id, method, params)
-        version = self.protocol_version if modern else None
-        out = Outgoing(data, related_id, False, None, version, method, request_id, params)
-        self._outbox.append(out)
-        return request_id
-
-    def _check_request_allowed(self, method: str) -> None:
-        if method in self._allowed_requests and self.state is State.READY:
-            return  # checked before: revision and capabilities are fixed after the handshake
-        self._check_request_rules(method)
-        if self.state is State.READY:
-            self._allowed_requests.add(method)
-
-    def _check_request_rules(self, method: str) -> None:
-        if self.state is State.CLOSED:
-            raise ConnectionClosed("the connection is closed")
-        if method == "initialize":
-            raise LocalProtocolViolation("initialize is sent by start_initialize(), by a client")
-        if method == "ping" and self._envelope is None:
-            return
-        if self.state is not State.READY:
-            raise LocalProtocolViolation(
-                f"cannot send {method} before initialization completes; only ping is allowed"
-            )
-        info = self._outbound_info(method)
-        if info is None:
-            return
-        if info.kind != "request":
-            raise LocalProtocolViolation(f"{method} is a notification, not a request")
-        if self._envelope is not None and self.peer_capabilities is None:
-            return  # modern, not discovered: the server's answer tells
-        missing = undeclared(info, self.peer_capabilities, self.protocol_version or "")
-        if missing is not None:
-            peer = "server" if self.role == "client" else "client"
-            raise CapabilityNotDeclared(method, missing, peer)
-
-    def _outbound_info(self, method: str) -> MethodInfo | None:
-        """Registry entry for a method we send; None for methods outside the spec (extensions)."""
-        info = outbound_methods(self.role, self.protocol_version or "").get(method)
-        if info is None and method in METHODS:
-            raise LocalProtocolViolation(
-                f"a {self.role} cannot send {method} at protocol revision {self.protocol_version}"
-            )
-        return info
-
-    def send_notification(
-        self, method: str, params: JSONObject | None = None, *, related_id: RequestId | None = None
-    ) -> None:
-        """Queue a notification. Raises like `send_request`; capabilities checked are our own."""
-        if self.state is State.CLOSED:
-            raise ConnectionClosed("the connection is closed")
-        if method in _RESERVED_NOTIFICATIONS:
-            raise LocalProtocolViolation(f"{method} is sent by the connection itself")
-        related = None if related_id is None else self._inbound.get(related_id)
-        if related is not None and related.envelope is not None:
-            self._outbox.append(related.notification(method, params))
-            return
-        early_log = (
-            self.role == "server"
-            and self.state is State.INITIALIZING
-            and method == "notifications/message"
-        )
-        if self.state is not State.READY and not early_log:
-            raise LocalProtocolViolation(f"cannot send {method} before initialization completes")
-        info = self._outbound_info(method)
-        version = self.protocol_version or ""
-        missing = None if info is None else undeclared(info, self.config.capabilities, version)
-        if missing is not None:
-            raise CapabilityNotDeclared(method, missing, f"{self.role} (you)")
-        self._outbox.append(notification(method, params, related_id))
-
-    def send_progress(
-        self,
-        request_id: RequestId,
-        progress: float,
-        total: float | None = None,
-        message: str | None = None,
-    ) -> bool:
-        """Report progress on a request the peer sent us. False when nobody is listening
-        (the peer gave no progress token, or the request is already answered or cancelled).
-
-        Raises LocalProtocolViolation when `progress` does not increase.
-        """
-        entry = self._inbound.get(request_id)
-        out = None if entry is None else entry.progress(progress, total, message)
-        if out is None:
-            return False
-        self._outbox.append(out)
-        return True
-
-    def send_result(self, request_id: RequestId, result: JSONObject | Prepared) -> bool:
-        """Answer a request. False when no answer is owed (cancelled, or already answered)."""
-        entry = self._inbound.pop(request_id, None)
-        if entry is None:
-            return False
-        self._deliver(entry, entry.result(result))
-        return True
-
-    def send_error(self, request_id: RequestId, code: int, message: str, data: Any = None) -> bool:
-        """Answer a request with an error. False when no answer is owed."""
-        entry = self._inbound.pop(request_id, None)
-        if entry is None:
-            return False
-        self._deliver(entry, entry.error(code, message, data))
-        return True
-
-    def _deliver(self, entry: Inbound, out: Outgoing) -> None:
-        if entry.batch is None:
-            self._outbox.append(out)
-        else:
-            self._send_batch(entry.batch.add(out.data, entry.id))
-
-    def cancel(self, request_id: RequestId, reason: str | None = None) -> bool:
-        """Cancel one of our requests: the peer is told, a late answer is ignored.
-
-        False when the request is no longer pending. Raises LocalProtocolViolation for
-        initialize, which cannot be cancelled.
-        """
-        entry = self._outbound.get(request_id)
-        if entry is None:
-            return False
-        if entry.method == "initialize":
-            raise LocalProtocolViolation("initialize cannot be cancelled")
-        self._outbound.pop(request_id)
-        params: JSONObject = {"requestId": request_id}
-        if reason is not None:
-            params["reason"] = reason
-        self._outbox.append(notification("notifications/cancelled", params, entry.related))
-        return True
-
     # -- time and end --------------------------------------------------------------------------
 
     def expire(self, now: float) -> list[Event]:
@@ -681,12 +505,3 @@ class Connection:
         self.state = State.CLOSED
         self._inbound.clear()
         return self._outbound.clear()
-
-
-def batch_refused(version: str | None) -> str:
-    """The -32600 message for a JSON-RPC batch at a revision that forbids batches."""
-    revision = version or "none negotiated yet"
-    return (
-        "Invalid Request: JSON-RPC batches are only accepted at protocol revision "
-        f"2025-03-26 (this session: {revision})"
-    )

@@ -23,7 +23,6 @@ from mcpkit.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     ProtocolError,
 )
-from mcpkit.protocol.connection import batch_refused
 from mcpkit.protocol.jsonrpc import (
     Invalid,
     Notification,
@@ -35,7 +34,7 @@ from mcpkit.protocol.jsonrpc import (
     is_valid_id,
     parse,
 )
-from mcpkit.protocol.lifecycle import BATCH_VERSIONS
+from mcpkit.protocol.lifecycle import BATCH_VERSIONS, batch_refused
 from mcpkit.protocol.modern import (
     PROTOCOL_VERSION,
     Envelope,

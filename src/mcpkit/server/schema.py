@@ -32,10 +32,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mcpkit.server.arguments import EMPTY, InvalidArguments
+
 JSONObject = dict[str, Any]
 Check = Callable[[Any], bool]
 Plain = tuple[JSONObject, Check]
-EMPTY = inspect.Parameter.empty
 
 _SCALARS: dict[Any, tuple[str, Check]] = {
     str: ("string", lambda v: type(v) is str),
@@ -79,14 +80,6 @@ def split_header(annotation: Any) -> tuple[Any, str | None]:
         raise ValueError(f"one Header per parameter (got {', '.join(h.name for h in headers)})")
     rest = [m for m in metadata if not isinstance(m, Header)]
     return (typing.Annotated[(base, *rest)] if rest else base), headers[0].name
-
-
-class InvalidArguments(ValueError):
-    """Arguments that do not fit a signature; `problems` has one message per bad field."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,6 +46,7 @@ from mcpkit.server.subscriptions import SubscriptionHub
 from mcpkit.server.tools import Tool, ToolRegistry
 
 if TYPE_CHECKING:
+    from mcpkit.server._run import Serving
     from mcpkit.server.request_state import RequestStateCodec, RequestStateKeys
 
 JSONObject = dict[str, Any]
@@ -265,14 +266,25 @@ class Server:
         """
         from mcpkit.server._run import http_app
 
-        return http_app(self, **options)
+        return http_app(self._serving(), **options)
 
     def run(self, transport: str = "stdio", **options: Any) -> None:
         """Serve from the command line: `transport="stdio"` (the default) or `"http"`
         (uvicorn; `host="127.0.0.1"`, `port=8000`, other options go to `http_app`)."""
         from mcpkit.server._run import run
 
-        run(self, transport, **options)
+        run(self._serving(), transport, **options)
+
+    def _serving(self) -> Serving:
+        from mcpkit.server._run import Serving
+
+        return Serving(
+            self.serve,
+            self.sessionless(),
+            self.running,
+            self.tools.header_paths,
+            self.subscriptions.aclose_all,
+        )
 
     def sessions(self) -> list[Session]:
         """Connected, initialized clients."""

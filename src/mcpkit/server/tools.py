@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 from mcpkit.errors import INVALID_PARAMS, InvalidParams, ProtocolError
 from mcpkit.protocol.http_headers import HeaderPaths, InvalidHeaderAnnotation, header_paths
+from mcpkit.server.arguments import InvalidArguments
 from mcpkit.server.context import Context, context_parameter
 from mcpkit.server.docstrings import parse_docstring
 from mcpkit.server.pagination import Paginator
@@ -43,7 +44,6 @@ from mcpkit.server.results import (
     to_call_tool_result,
 )
 from mcpkit.server.schema import (
-    InvalidArguments,
     Output,
     Signature,
     describe,
