@@ -86,6 +86,13 @@ def test_session_ids_are_visible_ascii() -> None:
         ("evil.example", False),
         ("localhost.evil.example:80", False),
         (None, False),
+        # not hosts at all: userinfo, a second host, a path, spaces, a non-numeric port
+        ("localhost:8000@evil.example", False),
+        ("localhost@evil.example", False),
+        ("127.0.0.1:80/evil", False),
+        ("localhost evil.example", False),
+        ("localhost:http", False),
+        ("localhost:123456", False),
     ],
 )
 def test_host_allow_list(host: str | None, allowed: bool) -> None:

@@ -178,9 +178,15 @@ def _split_host(value: str) -> tuple[str, str | None]:
     return host, port
 
 
+# RFC 9110 Host: a reg-name or IPv4 address, or an IP literal in brackets, then an optional
+# numeric port. Anything else (userinfo `a@b`, spaces, a path) is not a host at all.
+_HOST = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]+)(:[0-9]{1,5})?")
+
+
 def host_allowed(host: str | None, allowed: tuple[str, ...]) -> bool:
-    """`allowed` entries are "name", "name:port" or "name:*" (any port)."""
-    if not host:
+    """`allowed` entries are "name", "name:port" or "name:*" (any port). A Host header that
+    is not a well-formed host is never allowed (`localhost:80@evil.example` included)."""
+    if not host or _HOST.fullmatch(host.strip()) is None:
         return False
     name, port = _split_host(host)
     for entry in allowed:

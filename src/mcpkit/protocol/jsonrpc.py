@@ -175,21 +175,26 @@ def _invalid(msg_id: RequestId | None, message: str, reply: bool) -> Invalid:
 # Dict literals in wire order; orjson emits no newlines, which the stdio framing relies on.
 
 
-def dumps(value: Any) -> bytes:
-    """JSON for a wire value. orjson first; JSON numbers have no size limit, so an integer
-    past 64 bits (which orjson refuses) falls back to the standard library.
+def dumps(value: Any, *, default: Any = None, option: int = 0) -> bytes:
+    """JSON for a value (`default` and `option` as for `orjson.dumps`). orjson first; JSON
+    numbers have no size limit, so an integer past 64 bits (which orjson refuses) falls back
+    to the standard library, keys sorted when `option` asks for it.
 
     Raises TypeError for a value JSON cannot represent.
     """
     try:
-        return orjson.dumps(value)
+        return orjson.dumps(value, default=default, option=option)
     except orjson.JSONEncodeError as exc:
         if "64-bit" not in str(exc):
             raise
+    sort_keys = bool(option & orjson.OPT_SORT_KEYS)
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+        text = json.dumps(
+            value, default=default, sort_keys=sort_keys, ensure_ascii=False, separators=(",", ":")
+        )
     except ValueError as exc:
         raise TypeError(str(exc)) from None
+    return text.encode()
 
 
 def encode_request(msg_id: RequestId, method: str, params: JSONObject | None) -> bytes:
