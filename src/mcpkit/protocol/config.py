@@ -17,7 +17,8 @@ JSONObject = dict[str, Any]
 class ConnectionConfig:
     """Who we are. `versions` are the handshake revisions we speak, oldest first (a client
     offers the last); `modern` the per-request revisions (2026-07-28 on). A server stamps
-    modern results with `cache_hints` (None: the defaults) and, with `announce`, its info."""
+    modern results with `cache_hints` (None: the defaults) and, with `announce`, its info;
+    it answers a request past `max_in_flight` unanswered ones with -32000 (busy)."""
 
     role: Role
     info: JSONObject
@@ -27,6 +28,7 @@ class ConnectionConfig:
     modern: tuple[str, ...] = MODERN_VERSIONS
     cache_hints: dict[str, CacheHint] | None = None
     announce: bool = True
+    max_in_flight: int | None = None  # the peer's requests served at once; None: no bound
 
     @property
     def all_versions(self) -> tuple[str, ...]:

@@ -26,6 +26,7 @@ from mcpkit.errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    SERVER_ERROR,
     LocalProtocolViolation,
     ProtocolError,
     RequestTimeout,
@@ -237,6 +238,11 @@ class Connection(Sending):
         self._accept(Inbound(request_id, method, token, version, batch=batch), msg, events)
 
     def _accept(self, entry: Inbound, msg: Request, events: list[Event]) -> None:
+        limit = self.config.max_in_flight
+        if limit is not None and len(self._inbound) >= limit:
+            message = f"Server busy: {limit} requests of this connection are already in flight"
+            self._reject(entry.id, SERVER_ERROR, message, events, entry.batch)
+            return
         self._inbound[entry.id] = entry
         if entry.batch is not None:
             entry.batch.waiting.add(entry.id)

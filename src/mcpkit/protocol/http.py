@@ -20,6 +20,7 @@ from mcpkit.errors import (
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     PARSE_ERROR,
+    SERVER_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
     ProtocolError,
 )
@@ -52,9 +53,6 @@ RESUMABLE_VERSIONS = frozenset({"2025-11-25"})  # priming events and early strea
 ENDPOINT_METHODS = "GET, POST, DELETE"
 STATELESS_METHODS = "POST"
 MODERN_METHODS = "POST"  # 2026-07-28: no GET stream, no sessions to DELETE
-
-# A JSON-RPC error code for transport-level refusals that have no better code.
-SERVER_ERROR = -32000
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,7 +56,9 @@ Lifespan = Callable[["Server"], contextlib.AbstractAsyncContextManager[Any]]
 
 logger = logging.getLogger("mcpkit.server")
 # Attributes that change what the server declares: setting one makes new serving rules.
-_CONFIGURATION = frozenset({"name", "version", "title", "instructions", "cache_hints"})
+_CONFIGURATION = frozenset(
+    {"name", "version", "title", "instructions", "cache_hints", "max_requests_in_flight"}
+)
 
 
 class Server:
@@ -65,6 +67,9 @@ class Server:
     `instructions` tell the client how to use the server; `lifespan` is an async context
     manager factory entered once around the server's life (its value is `ctx.lifespan`);
     `page_size` splits list results into pages (None: one page).
+
+    `max_requests_in_flight` bounds the requests one client (a connection, an HTTP session)
+    has served at once: one more is answered -32000 "server busy" (None: no bound).
 
     2026-07-28 requests: `cache` sets the ttlMs/cacheScope stamped on cacheable results,
     per method (a `CacheHint`, or an int: that ttl in ms with the method's default scope),
@@ -87,6 +92,7 @@ class Server:
         cache: Mapping[str, CacheHint | int] | None = None,
         request_state_keys: Sequence[bytes | str] | RequestStateKeys | None = None,
         request_state_ttl: float = 600.0,
+        max_requests_in_flight: int | None = 1024,
     ) -> None:
         self._rules: ServerRules | None = None
         self.name = name
@@ -99,6 +105,7 @@ class Server:
         self._lifespan_stack: contextlib.AsyncExitStack | None = None
         self._sessions: weakref.WeakSet[Session] = weakref.WeakSet()
         self.paginator = Paginator(page_size)
+        self.max_requests_in_flight = max_requests_in_flight
         self.cache_hints = cache_hints(cache)
         self._state_keys = request_state_keys
         self._state_ttl = request_state_ttl
@@ -218,6 +225,7 @@ class Server:
             capabilities=self.capabilities(),
             instructions=self.instructions,
             cache_hints=self.cache_hints,
+            max_in_flight=self.max_requests_in_flight,
         )
 
     async def serve(self, transport: MessageTransport) -> None:

@@ -48,13 +48,16 @@ class HTTPOptions:
     `event_store`: a bounded memory store by default, None for none. `tool_headers`: a tool's
     name -> its Mcp-Param headers (2026-07-28). `drain_timeout`: how long `drain()` waits.
     `body_timeout`: seconds a client may take to send a POST body (slow clients cost nothing
-    past it: 408). `max_body`: bytes (413 past it)."""
+    past it: 408). `max_body`: bytes (413 past it). `max_headers` and `max_header_bytes`: 431
+    past them. Every limit is in docs/limits.md."""
 
     path: str = "/mcp"
     stateless: bool = False
     response_mode: str = "auto"
     max_body: int = 4 * 1024 * 1024
     body_timeout: float | None = 30.0
+    max_headers: int = 100
+    max_header_bytes: int = 64 * 1024
     max_sessions: int | None = 10_000
     idle_timeout: float | None = 1800.0
     event_store: EventStore | None = field(default=_DEFAULT_STORE)
@@ -204,7 +207,8 @@ class MCPHTTPApp:
         root = scope.get("root_path", "")
         if root and path.startswith(root):
             path = path[len(root) :] or "/"
-        headers = header_dict(scope["headers"])
+        options = self.options
+        headers = header_dict(scope["headers"], options.max_headers, options.max_header_bytes)
         if type(headers) is Refusal:
             await refuse(send, headers)
             return

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mcpkit.errors import SERVER_ERROR
 from mcpkit.protocol import Outgoing
 from mcpkit.protocol import http as rules
 from mcpkit.protocol.http import Body, Refusal
@@ -103,7 +104,7 @@ class SessionEndpoint:
             return refused
         if self.sessions.full():
             message = "Service Unavailable: too many sessions"
-            return rules.refusal(503, message, rules.SERVER_ERROR)
+            return rules.refusal(503, message, SERVER_ERROR)
         return self.sessions.create(self._serve, principal)
 
     async def _answer(self, receive: Receive, send: Send, session: HTTPSession, body: Body) -> None:

@@ -4,7 +4,8 @@ Headers come from the ASGI scope as a list; the app wants a dict. A header the M
 depend on (any `Mcp-*`, `MCP-Protocol-Version`, `Origin`, `Host`) must appear once: a second
 line could carry a value the checks never saw (two `Mcp-Name` lines, an evil `Origin` first).
 Building the dict tells it for free: duplicates make it shorter than the list, and only then
-is the list searched.
+is the list searched. Headers beyond a count or a total size are refused (431): some ASGI
+servers (uvicorn with httptools) take megabytes of them.
 """
 
 from __future__ import annotations
@@ -20,8 +21,20 @@ Headers = dict[bytes, bytes]
 _SINGLE = (b"origin", b"host")
 
 
-def header_dict(raw: list[tuple[bytes, bytes]]) -> Headers | Refusal:
-    """The request's headers by (lowercase) name; 400 for a duplicated header that matters."""
+def header_dict(
+    raw: list[tuple[bytes, bytes]], max_count: int, max_bytes: int
+) -> Headers | Refusal:
+    """The request's headers by (lowercase) name; 431 past `max_count` headers or `max_bytes`
+    of names and values, 400 for a duplicated header that matters."""
+    size = 0
+    for name, value in raw:
+        size += len(name) + len(value)
+    if size > max_bytes or len(raw) > max_count:
+        message = (
+            f"Request Header Fields Too Large: at most {max_count} headers of {max_bytes} "
+            "bytes in all"
+        )
+        return rules.refusal(431, message)
     headers = dict(raw)
     if len(headers) == len(raw):
         return headers
