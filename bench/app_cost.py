@@ -84,7 +84,9 @@ def call_body(request_id: int, modern: bool) -> bytes:
     params: dict[str, Any] = {"name": "add", "arguments": {"a": request_id, "b": 1}}
     if modern:
         params["_meta"] = MODERN_META
-    return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+    return orjson.dumps(
+        {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    )
 
 
 async def open_session(app: Any) -> list[tuple[bytes, bytes]]:

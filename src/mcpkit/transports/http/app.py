@@ -31,7 +31,7 @@ from mcpkit.runtime.sessionless import SessionlessServer
 from mcpkit.transports.http.event_store import EventStore, MemoryEventStore
 from mcpkit.transports.http.handshake import SessionEndpoint, StreamOptions
 from mcpkit.transports.http.modern import ModernEndpoint, ToolHeaders
-from mcpkit.transports.http.requests import header_dict, read_post, refuse, text
+from mcpkit.transports.http.requests import BodyClock, header_dict, read_post, refuse, text
 from mcpkit.transports.http.security import Checker, Security
 from mcpkit.transports.http.sessions import Serve, SessionRegistry
 from mcpkit.transports.http.streams import Receive, Send
@@ -113,6 +113,7 @@ class MCPHTTPApp:
         self._close_subscriptions = close_subscriptions
         self._running = running
         self._checker = Checker(options.security)
+        self._body_clock = BodyClock(options.body_timeout)
         self._started: asyncio.Future[None] | None = None
         self._stop: asyncio.Event | None = None
         self._keeper: asyncio.Task[None] | None = None
@@ -251,7 +252,7 @@ class MCPHTTPApp:
 
     async def _post(self, receive: Receive, send: Send, headers: dict[bytes, bytes]) -> None:
         options = self.options
-        received = await read_post(receive, headers, options.max_body, options.body_timeout)
+        received = await read_post(receive, headers, options.max_body, self._body_clock)
         if type(received) is Refusal:
             await refuse(send, received)
             return

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from typing import Any
 
 from mcpkit.protocol import http as rules
 from mcpkit.protocol.http import Body, Refusal
@@ -51,21 +52,73 @@ def text(headers: Headers, name: bytes) -> str | None:
     return None if value is None else value.decode("latin-1")
 
 
+class BodyClock:
+    """Cuts off POST bodies that take longer than `timeout` seconds to arrive (slowloris).
+
+    One timer for the whole app, running only while some body is being read; a request costs
+    two dict updates. (`asyncio.timeout` per request costs a timer handle and a heap entry
+    each time: several microseconds on every call, measured with bench/app_cost.py.)
+    """
+
+    def __init__(self, timeout: float | None) -> None:
+        self.timeout = timeout
+        self._reading: dict[asyncio.Task[Any], float] = {}  # task -> its deadline
+        self._expired: set[asyncio.Task[Any]] = set()
+        self._handle: asyncio.TimerHandle | None = None
+
+    async def read(self, receive: Receive, limit: int) -> bytes | None:
+        """The body (None past `limit` bytes). Raises TimeoutError past `timeout`."""
+        timeout = self.timeout
+        task = asyncio.current_task()
+        if timeout is None or task is None:
+            return await read_body(receive, limit)
+        loop = asyncio.get_running_loop()
+        self._reading[task] = loop.time() + timeout
+        if self._handle is None:
+            self._handle = loop.call_later(_tick_period(timeout), self._tick)
+        try:
+            return await read_body(receive, limit)
+        except asyncio.CancelledError:
+            if task in self._expired:
+                self._expired.discard(task)
+                if task.uncancel() == 0:
+                    raise TimeoutError from None
+            raise
+        finally:
+            self._reading.pop(task, None)
+
+    def _tick(self) -> None:
+        self._handle = None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        for task, deadline in list(self._reading.items()):
+            if deadline <= now:
+                del self._reading[task]
+                self._expired.add(task)
+                task.cancel()
+        if self._reading and self.timeout is not None:
+            self._handle = loop.call_later(_tick_period(self.timeout), self._tick)
+
+
+def _tick_period(timeout: float) -> float:
+    return min(max(timeout / 4, 0.05), 1.0)
+
+
 async def read_post(
-    receive: Receive, headers: Headers, limit: int, timeout: float | None
+    receive: Receive, headers: Headers, limit: int, clock: BodyClock
 ) -> tuple[bytes, Body] | Refusal:
     """The body of a POST and what it holds (parsed once), or why it is refused: 406/415 for
     the Accept and Content-Type rules, 413 past `limit` bytes, 408 when the client does not
-    finish sending it within `timeout` seconds, 400 for a body that is not JSON-RPC."""
+    finish sending it in time (`clock`), 400 for a body that is not JSON-RPC."""
     refused = _post_headers(headers.get(b"accept"), headers.get(b"content-type"))
     refused = refused or rules.check_content_length(text(headers, b"content-length"), limit)
     if refused is not None:
         return refused
     try:
-        async with asyncio.timeout(timeout):
-            data = await read_body(receive, limit)
+        data = await clock.read(receive, limit)
     except TimeoutError:
-        return rules.refusal(408, f"Request Timeout: the body took longer than {timeout:g} s")
+        message = f"Request Timeout: the body took longer than {clock.timeout:g} s"
+        return rules.refusal(408, message)
     if data is None:
         return rules.too_large(limit)
     body = rules.inspect_body(data)
