@@ -26,8 +26,8 @@ from mcpkit.auth.server import (
     MemoryStore,
     PasswordUsers,
 )
+from mcpkit.auth.server.options import is_loopback
 from mcpkit.auth.wellknown import authorization_server_metadata_urls
-from mcpkit.protocol.http import is_loopback
 
 
 def parse(argv: list[str]) -> argparse.Namespace:

@@ -14,6 +14,8 @@ from typing import Any
 import httpx
 import jwt
 import pytest
+from cryptography.hazmat.primitives.asymmetric import ec
+from jwt.algorithms import ECAlgorithm
 
 from mcpkit.auth.server import CIMDOptions
 from mcpkit.auth.server.fetch import cache_age, is_forbidden_address
@@ -33,6 +35,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "jwks": {"keys": []},
     },
 }
+SIGNER = ec.generate_private_key(ec.SECP256R1())
+SIGNER_JWK = {**ECAlgorithm.to_jwk(SIGNER.public_key(), as_dict=True), "kid": "doc-key"}
 ALLOW_LOCAL = CIMDOptions(allowed_networks=("127.0.0.1/32",), allow_http=True, timeout=1.0)
 
 
@@ -82,6 +86,13 @@ class DocumentServer:
         elif path == "/big.json":
             padding = " " * (10 * 1024 * 1024)
             body = json.dumps({**self.document(path), "padding": padding}).encode()
+        elif path == "/keys.json":
+            body = json.dumps({"keys": [SIGNER_JWK]}).encode()
+        elif path == "/signed.json":
+            keys = {"token_endpoint_auth_method": "private_key_jwt"}
+            body = json.dumps(
+                self.document(path, jwks_uri=f"{self.base}/keys.json", **keys)
+            ).encode()
         elif path in ("/good.json", "/fresh.json") or path in VARIANTS:
             body = json.dumps(self.document(path, **VARIANTS.get(path, {}))).encode()
         else:
@@ -214,6 +225,33 @@ async def test_a_document_client_authenticates_at_the_token_endpoint(
         form = {"grant_type": "client_credentials", "client_id": f"{documents.base}/mismatch.json"}
         response = await run.http.post("/token", data=form)
         assert response.status_code == 401 and response.json()["error"] == "invalid_client"
+
+
+async def test_a_document_client_signs_with_the_keys_at_its_jwks_uri(
+    documents: DocumentServer,
+) -> None:
+    async with running(cimd=ALLOW_LOCAL) as run:
+        client_id = f"{documents.base}/signed.json"
+        flow = Flow(client_id=client_id)
+        _, params = redirected_to(await run.http.get("/authorize", params=flow.query()))
+
+        def signed(**changes: Any) -> str:
+            now = int(time.time())
+            claims = {"iss": client_id, "sub": client_id, "aud": run.url, "exp": now + 60}
+            claims.update(jti=f"{now}-{len(changes)}", **changes)
+            return jwt.encode(claims, SIGNER, algorithm="ES256", headers={"kid": "doc-key"})
+
+        assertion = {
+            "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+            "client_assertion": signed(),
+        }
+        unsigned = await run.http.post("/token", data=flow.token_form(params["code"]))
+        assert unsigned.status_code == 401  # "none" is not how this client authenticates
+        _, params = redirected_to(await run.http.get("/authorize", params=flow.query()))
+        form = {**flow.token_form(params["code"], client_id=None), **assertion}
+        response = await run.http.post("/token", data=form)
+        assert response.status_code == 200, response.text
+        assert documents.hits["/keys.json"] == 1
 
 
 @pytest.mark.parametrize(

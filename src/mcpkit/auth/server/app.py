@@ -132,7 +132,7 @@ class AuthorizationServer:
         route = self._routes.get(path)
         response = await self._respond(route, scope, receive)
         if route is not None and route.cors:
-            response.headers.extend(_CORS[:1])
+            response.headers = [*response.headers, *_CORS[:1]]
         await response.send(send)
         self._purge_now_and_then()
 
@@ -190,7 +190,7 @@ class AuthorizationServer:
 
 
 def _with(response: Response, header: tuple[bytes, bytes]) -> Response:
-    response.headers.append(header)
+    response.headers = [*response.headers, header]
     return response
 
 

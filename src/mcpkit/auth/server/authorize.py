@@ -30,12 +30,11 @@ from mcpkit.auth.server.consent import (
     render_consent,
 )
 from mcpkit.auth.server.issuing import new_id
-from mcpkit.auth.server.options import AuthServerOptions
+from mcpkit.auth.server.options import AuthServerOptions, is_loopback
 from mcpkit.auth.server.policy import audience, granted_scopes
 from mcpkit.auth.server.redirects import host_of, is_loopback_uri, matches, with_parameters
 from mcpkit.auth.server.store import AuthStore, CodeRecord, digest
 from mcpkit.auth.server.users import LoginAttempt
-from mcpkit.protocol.http import is_loopback
 
 REQUEST_FIELDS = (
     "response_type",

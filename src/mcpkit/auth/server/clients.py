@@ -117,7 +117,8 @@ def check_metadata(
     response_types = ["code"] if "authorization_code" in grant_types else []
     accepted: dict[str, Any] = {"grant_types": grant_types, "response_types": response_types}
     accepted["redirect_uris"] = _redirect_uris(document, "authorization_code" in grant_types)
-    accepted.update(_auth_method(document, default_method, methods, grant_types))
+    allow_http = options.cimd.allow_http  # development: documents and keys over http
+    accepted.update(_auth_method(document, default_method, methods, grant_types, allow_http))
     scope = document.get("scope")
     if scope is not None:
         if not isinstance(scope, str) or not scope.split():
@@ -165,7 +166,11 @@ def _redirect_uris(document: Mapping[str, Any], required: bool) -> list[str]:
 
 
 def _auth_method(
-    document: Mapping[str, Any], default: str, methods: tuple[str, ...], grants: list[str]
+    document: Mapping[str, Any],
+    default: str,
+    methods: tuple[str, ...],
+    grants: list[str],
+    allow_http: bool,
 ) -> dict[str, Any]:
     method = document.get("token_endpoint_auth_method", default)
     if method not in methods:
@@ -183,7 +188,8 @@ def _auth_method(
             raise MetadataError("jwks must be a JWK Set")
         accepted["jwks"] = jwks
     else:
-        if not isinstance(jwks_uri, str) or not jwks_uri.startswith("https://"):
+        schemes = ("https://", "http://") if allow_http else ("https://",)
+        if not isinstance(jwks_uri, str) or not jwks_uri.startswith(schemes):
             raise MetadataError("jwks_uri must be an https URL")
         accepted["jwks_uri"] = jwks_uri
     return accepted

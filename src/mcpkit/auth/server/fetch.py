@@ -17,12 +17,14 @@ import asyncio
 import ipaddress
 import json
 import socket
-import ssl
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from mcpkit.auth.server.options import CIMDOptions
+
+if TYPE_CHECKING:
+    import ssl
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 CONCURRENT_FETCHES = 8
@@ -145,6 +147,8 @@ class GuardedFetcher:
 
     def _tls_context(self) -> ssl.SSLContext:
         if self._tls is None:
+            import ssl
+
             import certifi
 
             self._tls = ssl.create_default_context(cafile=certifi.where())

@@ -15,14 +15,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from mcpkit.protocol.http import is_loopback
-
 if TYPE_CHECKING:
     from mcpkit.auth.server.store import AuthStore
     from mcpkit.auth.server.users import LoginAttempt
 
 # Who is signing in: the subject for a login attempt, or None (see mcpkit.auth.server.users).
 Authenticate = Callable[["LoginAttempt"], Awaitable[str | None]]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a host name or address (IPv6 with or without brackets) is this machine's."""
+    host = host.strip("[]").lower()
+    return host in ("localhost", "::1") or host.startswith("127.")
+
 
 GRANT_TYPES = ("authorization_code", "refresh_token", "client_credentials")
 AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none", "private_key_jwt")

@@ -56,7 +56,7 @@ class TokenRegistry:
             claims = await self._access_claims(token)
             if claims is not None and claims["client_id"] == client.client_id:
                 await self._store.revoke(claims["jti"], float(claims["exp"]))
-        return Response(200, b"", NO_STORE)
+        return Response(200, b"", [*NO_STORE])
 
     async def introspect(self, request: Request) -> Response:
         """Raises OAuthError (invalid_request, invalid_client)."""

@@ -47,6 +47,7 @@ class SQLiteStore:
         self.path = Path(path)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcpkit-auth-db")
         self._db: sqlite3.Connection | None = None
+        self._closed = False
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is None:
@@ -153,6 +154,11 @@ class SQLiteStore:
         await self._run(work)
 
     async def close(self) -> None:
+        """Close the connection and its thread (again: nothing happens)."""
+        if self._closed:
+            return
+        self._closed = True
+
         def work() -> None:
             if self._db is not None:
                 self._db.close()
