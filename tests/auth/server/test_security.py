@@ -311,6 +311,12 @@ async def test_alg_none_and_tampered_tokens_are_never_active() -> None:
             revoke = await run.http.post("/revoke", data={"token": bad, "client_id": "app"})
             assert revoke.status_code == 200  # RFC 7009: no oracle
         assert (await introspect(run, token))["active"] is True
+        # Even our own key's signature makes no access token of a JWT of another type.
+        private_pem = (await run.server.store.keys())[0].private_pem
+        plain_jwt = jwt.encode(
+            claims, private_pem, algorithm="RS256", headers={"kid": header["kid"]}
+        )
+        assert (await introspect(run, plain_jwt))["active"] is False
 
 
 def _rsa_pem() -> bytes:
