@@ -4,7 +4,6 @@ the flows, spoken with httpx."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 from collections.abc import AsyncIterator
@@ -13,7 +12,6 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-import uvicorn
 
 from mcpkit.auth import pkce
 from mcpkit.auth.server import (
@@ -23,7 +21,7 @@ from mcpkit.auth.server import (
     MemoryStore,
     PasswordUsers,
 )
-from tests.http.servers import unused_port
+from tests.http.servers import serving, unused_port
 
 CALLBACK = "http://127.0.0.1:5173/callback"
 MACHINE_SECRET = "machine-secret-0123456789abcdef0123456789"
@@ -55,23 +53,6 @@ def options(port: int, **overrides: Any) -> AuthServerOptions:
         dev_approve=True,
     )
     return dataclasses.replace(base, **overrides)
-
-
-@contextlib.asynccontextmanager
-async def serving(app: Any, port: int) -> AsyncIterator[str]:
-    """Serve `app` on 127.0.0.1:`port` with uvicorn; yields the base URL."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", ws="none")
-    server = uvicorn.Server(config)
-    task = asyncio.get_running_loop().create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 5)
 
 
 @dataclass
@@ -153,6 +134,25 @@ async def tokens_for(running: Running, flow: Flow) -> dict[str, Any]:
     assert response.status_code == 200, response.text
     answer: dict[str, Any] = response.json()
     return answer
+
+
+async def register(run: Running, **metadata: Any) -> dict[str, Any]:
+    """A client registered dynamically: public, with refresh tokens, unless `metadata` says."""
+    document = {
+        "redirect_uris": [CALLBACK],
+        "token_endpoint_auth_method": "none",
+        "grant_types": ["authorization_code", "refresh_token"],
+        **metadata,
+    }
+    response = await run.http.post("/register", json=document)
+    assert response.status_code == 201, response.text
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+async def refresh(run: Running, token: str, client_id: str = "app", **extra: str) -> httpx.Response:
+    form = {"grant_type": "refresh_token", "refresh_token": token, "client_id": client_id}
+    return await run.http.post("/token", data={**form, **extra})
 
 
 async def introspect(running: Running, token: str) -> dict[str, Any]:

@@ -14,14 +14,13 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.http.servers import unused_port
+from tests.http.servers import unused_port, wait_until_listening
 from tests.peers import conformance_next, node_env, npm_command
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -50,12 +49,7 @@ def issuer() -> Iterator[str]:
     process = subprocess.Popen(command, cwd=ROOT)
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(300):
-            try:
-                httpx.get(url, timeout=1)
-                break
-            except httpx.TransportError:
-                time.sleep(0.02)
+        wait_until_listening(url)
         yield url
     finally:
         process.terminate()

@@ -22,6 +22,8 @@ from .support import (
     introspect,
     options,
     redirected_to,
+    refresh,
+    register,
     running,
     serving,
     tokens_for,
@@ -151,15 +153,7 @@ async def test_register_authorize_exchange_refresh_introspect_revoke() -> None:
         assert claims["jti"]
 
         # Refresh: a new pair, the old refresh token spent; narrowing the scope is allowed.
-        refreshed = await run.http.post(
-            "/token",
-            data={
-                "grant_type": "refresh_token",
-                "refresh_token": tokens["refresh_token"],
-                "client_id": client["client_id"],
-                "scope": "mcp",
-            },
-        )
+        refreshed = await refresh(run, tokens["refresh_token"], client["client_id"], scope="mcp")
         assert refreshed.status_code == 200, refreshed.text
         second = refreshed.json()
         assert second["refresh_token"] != tokens["refresh_token"]
@@ -180,14 +174,7 @@ async def test_register_authorize_exchange_refresh_introspect_revoke() -> None:
         # Revoking the refresh token revokes the grant: no more refreshing.
         form = {"token": second["refresh_token"], "client_id": client["client_id"]}
         assert (await run.http.post("/revoke", data=form)).status_code == 200
-        again = await run.http.post(
-            "/token",
-            data={
-                "grant_type": "refresh_token",
-                "refresh_token": second["refresh_token"],
-                "client_id": client["client_id"],
-            },
-        )
+        again = await refresh(run, second["refresh_token"], client["client_id"])
         assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
 
 
@@ -276,15 +263,7 @@ async def test_client_credentials_for_a_machine_client() -> None:
 
 async def test_a_registered_confidential_client_uses_its_secret() -> None:
     async with running() as run:
-        registered = await run.http.post(
-            "/register",
-            json={
-                "redirect_uris": [CALLBACK],
-                "token_endpoint_auth_method": "client_secret_post",
-                "grant_types": ["authorization_code", "refresh_token"],
-            },
-        )
-        client = registered.json()
+        client = await register(run, token_endpoint_auth_method="client_secret_post")
         assert client["client_secret_expires_at"] == 0
         flow = Flow(client_id=client["client_id"])
         response = await run.http.get("/authorize", params=flow.query())

@@ -30,6 +30,8 @@ from .support import (
     introspect,
     options,
     redirected_to,
+    refresh,
+    register,
     running,
     tokens_for,
 )
@@ -111,15 +113,7 @@ async def test_a_replayed_code_is_refused_and_revokes_what_it_issued() -> None:
         body = assert_error(replay, 400, "invalid_grant")
         assert code not in json.dumps(body)
         assert (await introspect(run, tokens["access_token"]))["active"] is False
-        refresh = await run.http.post(
-            "/token",
-            data={
-                "grant_type": "refresh_token",
-                "refresh_token": tokens["refresh_token"],
-                "client_id": "app",
-            },
-        )
-        assert_error(refresh, 400, "invalid_grant")
+        assert_error(await refresh(run, tokens["refresh_token"]), 400, "invalid_grant")
 
 
 async def test_a_code_expires() -> None:
@@ -135,11 +129,7 @@ async def test_a_code_expires() -> None:
 
 async def test_a_code_only_works_for_its_own_client() -> None:
     async with running() as run:
-        registered = await run.http.post(
-            "/register",
-            json={"redirect_uris": [CALLBACK], "token_endpoint_auth_method": "none"},
-        )
-        other = registered.json()["client_id"]
+        other = (await register(run))["client_id"]
         flow = Flow()
         code = await code_for(run, flow)
         stolen = flow.token_form(code, client_id=other)
@@ -343,19 +333,14 @@ async def test_a_token_from_another_issuer_is_not_active() -> None:
 async def test_reusing_a_rotated_refresh_token_revokes_the_whole_family() -> None:
     async with running() as run:
         tokens = await tokens_for(run, Flow())
-
-        async def refresh(token: str) -> httpx.Response:
-            form = {"grant_type": "refresh_token", "refresh_token": token, "client_id": "app"}
-            return await run.http.post("/token", data=form)
-
-        rotated = (await refresh(tokens["refresh_token"])).json()
-        latest = (await refresh(rotated["refresh_token"])).json()
+        rotated = (await refresh(run, tokens["refresh_token"])).json()
+        latest = (await refresh(run, rotated["refresh_token"])).json()
         assert (await introspect(run, latest["access_token"]))["active"] is True
         # An attacker replays the first (rotated) token: refused, and the family dies.
-        reused = await refresh(tokens["refresh_token"])
+        reused = await refresh(run, tokens["refresh_token"])
         body = assert_error(reused, 400, "invalid_grant")
         assert tokens["refresh_token"] not in json.dumps(body)
-        assert_error(await refresh(latest["refresh_token"]), 400, "invalid_grant")
+        assert_error(await refresh(run, latest["refresh_token"]), 400, "invalid_grant")
         for access in (tokens, rotated, latest):
             assert (await introspect(run, access["access_token"]))["active"] is False
 
@@ -363,37 +348,23 @@ async def test_reusing_a_rotated_refresh_token_revokes_the_whole_family() -> Non
 async def test_a_refresh_token_works_only_for_its_client() -> None:
     async with running() as run:
         tokens = await tokens_for(run, Flow())
-        other = await run.http.post(
-            "/register",
-            json={
-                "redirect_uris": [CALLBACK],
-                "token_endpoint_auth_method": "none",
-                "grant_types": ["authorization_code", "refresh_token"],
-            },
-        )
-        form = {
-            "grant_type": "refresh_token",
-            "refresh_token": tokens["refresh_token"],
-            "client_id": other.json()["client_id"],
-        }
-        assert_error(await run.http.post("/token", data=form), 400, "invalid_grant")
-        # Another client cannot revoke it either (and is not told so).
-        revoked = await run.http.post(
-            "/revoke", data={"token": tokens["refresh_token"], "client_id": form["client_id"]}
-        )
-        assert revoked.status_code == 200
+        other = (await register(run))["client_id"]
+        # Another client cannot revoke it (and is not told so) ...
+        form = {"token": tokens["refresh_token"], "client_id": other}
+        assert (await run.http.post("/revoke", data=form)).status_code == 200
+        rotated = await refresh(run, tokens["refresh_token"])
+        assert rotated.status_code == 200
+        # ... nor use it: and a token in the wrong hands revokes its grant.
+        stolen = rotated.json()["refresh_token"]
+        assert_error(await refresh(run, stolen, other), 400, "invalid_grant")
+        assert_error(await refresh(run, stolen), 400, "invalid_grant")
 
 
 async def test_refresh_cannot_widen_the_scope() -> None:
     async with running() as run:
         tokens = await tokens_for(run, Flow(scope="mcp"))
-        form = {
-            "grant_type": "refresh_token",
-            "refresh_token": tokens["refresh_token"],
-            "client_id": "app",
-            "scope": "mcp files:write",
-        }
-        assert_error(await run.http.post("/token", data=form), 400, "invalid_scope")
+        widened = await refresh(run, tokens["refresh_token"], scope="mcp files:write")
+        assert_error(widened, 400, "invalid_scope")
 
 
 # -- the consent form ----------------------------------------------------------------------

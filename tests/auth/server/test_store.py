@@ -16,7 +16,18 @@ from mcpkit.auth.server import AuthorizationServer, AuthStore, MemoryStore, SQLi
 from mcpkit.auth.server.store import ClientRecord, CodeRecord, KeyRecord, RefreshRecord
 from tests.http.servers import unused_port
 
-from .support import CALLBACK, Flow, Running, introspect, options, redirected_to, serving
+from .support import (
+    CALLBACK,
+    Flow,
+    Running,
+    introspect,
+    options,
+    redirected_to,
+    refresh,
+    register,
+    serving,
+    tokens_for,
+)
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -31,7 +42,7 @@ def code(code_hash: str, grant: str = "g1", expires_at: float = 2000.0) -> CodeR
                       "c" * 43, expires_at)  # fmt: skip
 
 
-def refresh(token_hash: str, grant: str = "g1", expires_at: float = 2000.0) -> RefreshRecord:
+def refresh_record(token_hash: str, grant: str = "g1", expires_at: float = 2000.0) -> RefreshRecord:
     return RefreshRecord(token_hash, grant, "app", "alice", ("mcp",), "https://r", expires_at)
 
 
@@ -44,14 +55,14 @@ async def test_a_code_is_used_once(store: AuthStore) -> None:
 
 async def test_a_refresh_token_is_used_once_and_revoked_with_its_grant(store: AuthStore) -> None:
     for token_hash, grant in [("r1", "g1"), ("r2", "g1"), ("r3", "g2")]:
-        await store.save_refresh(refresh(token_hash, grant))
-    assert await store.find_refresh("r1") == (refresh("r1"), True)
-    assert await store.use_refresh("r1") == (refresh("r1"), True)
-    assert await store.find_refresh("r1") == (refresh("r1"), False)
-    assert await store.use_refresh("r1") == (refresh("r1"), False)
+        await store.save_refresh(refresh_record(token_hash, grant))
+    assert await store.find_refresh("r1") == (refresh_record("r1"), True)
+    assert await store.use_refresh("r1") == (refresh_record("r1"), True)
+    assert await store.find_refresh("r1") == (refresh_record("r1"), False)
+    assert await store.use_refresh("r1") == (refresh_record("r1"), False)
     await store.revoke("g1", until=5000.0)
     assert await store.use_refresh("r2") == (None, False)
-    assert await store.find_refresh("r3") == (refresh("r3", "g2"), True)
+    assert await store.find_refresh("r3") == (refresh_record("r3", "g2"), True)
     assert await store.is_revoked("x", "g1") and not await store.is_revoked("g2")
 
 
@@ -73,8 +84,8 @@ async def test_clients_keys_and_secrets(store: AuthStore) -> None:
 async def test_purge_drops_only_what_expired(store: AuthStore) -> None:
     await store.save_code(code("old", expires_at=100.0))
     await store.save_code(code("new", expires_at=300.0))
-    await store.save_refresh(refresh("old", expires_at=100.0))
-    await store.save_refresh(refresh("new", "g2", expires_at=300.0))
+    await store.save_refresh(refresh_record("old", expires_at=100.0))
+    await store.save_refresh(refresh_record("new", "g2", expires_at=300.0))
     await store.revoke("gone", until=100.0)
     await store.revoke("kept", until=300.0)
     await store.add_key(KeyRecord("k-old", "RS256", "p", 0.0, 100.0))
@@ -110,18 +121,9 @@ async def test_a_restart_loses_no_client_refresh_token_or_key(tmp_path: Path) ->
 
     first = server()
     async with serving(first, port) as url, httpx.AsyncClient(base_url=url) as http:
-        registered = await http.post(
-            "/register",
-            json={
-                "redirect_uris": [CALLBACK],
-                "token_endpoint_auth_method": "none",
-                "grant_types": ["authorization_code", "refresh_token"],
-            },
-        )
-        client_id = registered.json()["client_id"]
+        client_id = (await register(Running(url, first, http)))["client_id"]
         flow = Flow(client_id=client_id)
-        _, params = redirected_to(await http.get("/authorize", params=flow.query()))
-        tokens = (await http.post("/token", data=flow.token_form(params["code"]))).json()
+        tokens = await tokens_for(Running(url, first, http), flow)
         jwks_before = (await http.get("/jwks")).json()
     await first.close()
 
@@ -130,12 +132,7 @@ async def test_a_restart_loses_no_client_refresh_token_or_key(tmp_path: Path) ->
         assert (await http.get("/jwks")).json() == jwks_before
         run = Running(url, second, http)
         assert (await introspect(run, tokens["access_token"]))["active"] is True
-        form = {
-            "grant_type": "refresh_token",
-            "refresh_token": tokens["refresh_token"],
-            "client_id": client_id,
-        }
-        refreshed = await http.post("/token", data=form)
+        refreshed = await refresh(run, tokens["refresh_token"], client_id)
         assert refreshed.status_code == 200, refreshed.text
         # The client registered before the restart can still authorize.
         _, params = redirected_to(await http.get("/authorize", params=flow.query()))

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import secrets
+from typing import TypeVar
 
 from mcpkit.auth.server.store import ClientRecord, CodeRecord, KeyRecord, RefreshRecord
+
+T = TypeVar("T")
 
 
 class MemoryStore:
@@ -26,21 +29,13 @@ class MemoryStore:
         self._codes[code.code_hash] = (code, False)
 
     async def use_code(self, code_hash: str) -> tuple[CodeRecord | None, bool]:
-        found = self._codes.get(code_hash)
-        if found is None:
-            return None, False
-        self._codes[code_hash] = (found[0], True)
-        return found[0], not found[1]
+        return _use(self._codes, code_hash)
 
     async def save_refresh(self, token: RefreshRecord) -> None:
         self._refresh[token.token_hash] = (token, False)
 
     async def use_refresh(self, token_hash: str) -> tuple[RefreshRecord | None, bool]:
-        found = self._refresh.get(token_hash)
-        if found is None:
-            return None, False
-        self._refresh[token_hash] = (found[0], True)
-        return found[0], not found[1]
+        return _use(self._refresh, token_hash)
 
     async def find_refresh(self, token_hash: str) -> tuple[RefreshRecord | None, bool]:
         found = self._refresh.get(token_hash)
@@ -73,3 +68,12 @@ class MemoryStore:
 
     async def close(self) -> None:
         return None
+
+
+def _use(table: dict[str, tuple[T, bool]], key: str) -> tuple[T | None, bool]:
+    """The record under `key` and whether it was unused; it is marked used."""
+    found = table.get(key)
+    if found is None:
+        return None, False
+    table[key] = (found[0], True)
+    return found[0], not found[1]

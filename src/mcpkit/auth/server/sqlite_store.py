@@ -78,11 +78,7 @@ class SQLiteStore:
         await self._run(lambda db: db.execute(sql, row))
 
     async def use_code(self, code_hash: str) -> tuple[CodeRecord | None, bool]:
-        sql = "UPDATE codes SET uses = uses + 1 WHERE code_hash = ? RETURNING record, uses"
-        row = await self._run(lambda db: db.execute(sql, (code_hash,)).fetchone())
-        if row is None:
-            return None, False
-        return _code(json.loads(row[0])), row[1] == 1
+        return await self._use("codes", "code_hash", code_hash, _code)
 
     async def save_refresh(self, token: RefreshRecord) -> None:
         row = (token.token_hash, token.grant_id, json.dumps(asdict(token)), token.expires_at)
@@ -93,13 +89,17 @@ class SQLiteStore:
         await self._run(lambda db: db.execute(sql, row))
 
     async def use_refresh(self, token_hash: str) -> tuple[RefreshRecord | None, bool]:
-        sql = (
-            "UPDATE refresh_tokens SET uses = uses + 1 WHERE token_hash = ? RETURNING record, uses"
-        )
-        row = await self._run(lambda db: db.execute(sql, (token_hash,)).fetchone())
+        return await self._use("refresh_tokens", "token_hash", token_hash, _refresh)
+
+    async def _use(
+        self, table: str, column: str, key: str, load: Callable[[dict[str, Any]], T]
+    ) -> tuple[T | None, bool]:
+        """Mark a record used, in one statement; the record and whether it was unused."""
+        sql = f"UPDATE {table} SET uses = uses + 1 WHERE {column} = ? RETURNING record, uses"
+        row = await self._run(lambda db: db.execute(sql, (key,)).fetchone())
         if row is None:
             return None, False
-        return _refresh(json.loads(row[0])), row[1] == 1
+        return load(json.loads(row[0])), row[1] == 1
 
     async def find_refresh(self, token_hash: str) -> tuple[RefreshRecord | None, bool]:
         sql = "SELECT record, uses FROM refresh_tokens WHERE token_hash = ?"
