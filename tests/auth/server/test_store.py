@@ -13,18 +13,26 @@ import httpx
 import pytest
 
 from mcpkit.auth.server import AuthorizationServer, AuthStore, MemoryStore, SQLiteStore
-from mcpkit.auth.server.store import ClientRecord, CodeRecord, KeyRecord, RefreshRecord
+from mcpkit.auth.server.store import (
+    ClientRecord,
+    CodeRecord,
+    KeyRecord,
+    RefreshRecord,
+    digest,
+)
 from tests.http.servers import unused_port
 
 from .support import (
     CALLBACK,
     Flow,
     Running,
+    code_for,
     introspect,
     options,
     redirected_to,
     refresh,
     register,
+    running,
     serving,
     tokens_for,
 )
@@ -138,3 +146,17 @@ async def test_a_restart_loses_no_client_refresh_token_or_key(tmp_path: Path) ->
         _, params = redirected_to(await http.get("/authorize", params=flow.query()))
         assert "code" in params
     await second.close()
+
+
+async def test_the_server_purges_what_expired_as_requests_come() -> None:
+    now = [1_000_000.0]
+    async with running(clock=lambda: now[0]) as run:
+        code = await code_for(run, Flow())
+        assert (await run.server.store.use_code(digest(code)))[0] is not None
+        now[0] += 3600
+        await run.http.get("/.well-known/oauth-authorization-server")  # any request
+        for _ in range(100):
+            if (await run.server.store.use_code(digest(code)))[0] is None:
+                break
+            await asyncio.sleep(0.01)
+        assert (await run.server.store.use_code(digest(code)))[0] is None

@@ -132,7 +132,7 @@ class AuthorizeEndpoint:
 
     async def _check(self, params: Params) -> Authorization:
         """The request, checked. Raises PageError while the client or redirect URI is in
-        doubt; returns or raises after redirecting is safe (see `_refuse`)."""
+        doubt, and _Redirect (back to the client) for what is wrong after that."""
         try:
             client_id = params.get("client_id")
             asked_redirect = params.get("redirect_uri")
