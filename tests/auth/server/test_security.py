@@ -19,11 +19,12 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from mcpkit.auth.server import AuthorizationServer, AuthServerOptions, MemoryStore
+from mcpkit.auth.server import AuthorizationServer, AuthServerOptions, ClientConfig, MemoryStore
 
 from .support import (
     CALLBACK,
     MACHINE_SECRET,
+    USERS,
     Flow,
     Running,
     code_for,
@@ -438,6 +439,14 @@ def test_dev_approve_is_refused_off_loopback() -> None:
         AuthServerOptions(issuer="https://auth.example.com", dev_approve=True).check()
     with pytest.raises(ValueError, match="https"):
         AuthServerOptions(issuer="http://auth.example.com", dev_approve=True).check()
+    with pytest.raises(ValueError, match="user information"):
+        bad = ClientConfig("x", redirect_uris=("https://user@app.example/cb",))
+        AuthServerOptions(issuer="https://auth.example.com", clients=(bad,), dev_approve=False,
+                          authenticate=USERS).check()  # fmt: skip
+    with pytest.raises(ValueError, match="default_resource"):
+        AuthServerOptions(issuer="https://a.example", authenticate=USERS,
+                          resources=("https://mcp.example/mcp",),
+                          default_resource="https://other.example/mcp").check()  # fmt: skip
     runner = [sys.executable, str(ROOT / "examples" / "authorization_server.py")]
     done = subprocess.run(
         [*runner, "--host", "0.0.0.0", "--dev-approve", "--memory"],

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from mcpkit.auth.server.redirects import redirect_uri_problem
+
 if TYPE_CHECKING:
     from mcpkit.auth.server.store import AuthStore
     from mcpkit.auth.server.users import LoginAttempt
@@ -134,6 +136,24 @@ class AuthServerOptions:
 
     def check(self) -> None:
         """Raises ValueError for a configuration that cannot work or would be unsafe."""
+        self._check_issuer()
+        if self.authenticate is None and not self.dev_approve:
+            raise ValueError("give authenticate (e.g. PasswordUsers) or dev_approve=True")
+        if self.key_algorithm not in ALGORITHMS:
+            raise ValueError(f"key_algorithm must be one of {ALGORITHMS}")
+        if self.key_rotation <= self.access_token_ttl + 120:
+            raise ValueError("key_rotation must exceed access_token_ttl by more than 2 minutes")
+        if self.resources and self.default_resource not in (None, *self.resources):
+            raise ValueError("default_resource must be one of resources")
+        if any(s.strip() != s or not s or " " in s for s in self.scopes):
+            raise ValueError("scopes must be non-empty strings without spaces")
+        unknown = set(self.self_registered_grant_types) - set(GRANT_TYPES)
+        if unknown:
+            raise ValueError(f"unknown grant types: {sorted(unknown)}")
+        for client in self.clients:
+            _check_client(client)
+
+    def _check_issuer(self) -> None:
         parts = urlsplit(self.issuer)
         host = parts.hostname or ""
         if parts.scheme not in ("https", "http") or not host:
@@ -144,21 +164,6 @@ class AuthServerOptions:
             raise ValueError("issuer must have no query, fragment or trailing slash")
         if self.dev_approve and not is_loopback(host):
             raise ValueError("dev_approve is only allowed for an issuer on a loopback host")
-        if self.authenticate is None and not self.dev_approve:
-            raise ValueError("give authenticate (e.g. PasswordUsers) or dev_approve=True")
-        if self.key_algorithm not in ALGORITHMS:
-            raise ValueError(f"key_algorithm must be one of {ALGORITHMS}")
-        if self.key_rotation <= self.access_token_ttl + 120:
-            raise ValueError("key_rotation must exceed access_token_ttl by more than 2 minutes")
-        unknown = set(self.self_registered_grant_types) - set(GRANT_TYPES)
-        for client in self.clients:
-            unknown |= set(client.grant_types) - set(GRANT_TYPES)
-            if client.auth_method() not in AUTH_METHODS:
-                raise ValueError(f"client {client.client_id!r}: unknown auth method")
-        if unknown:
-            raise ValueError(f"unknown grant types: {sorted(unknown)}")
-        if any(s.strip() != s or not s or " " in s for s in self.scopes):
-            raise ValueError("scopes must be non-empty strings without spaces")
 
     @property
     def base_path(self) -> str:
@@ -168,3 +173,16 @@ class AuthServerOptions:
     def endpoint(self, name: str) -> str:
         """The absolute URL of endpoint `name` ("authorize", "token", ...)."""
         return f"{self.issuer}/{name}"
+
+
+def _check_client(client: ClientConfig) -> None:
+    name = f"client {client.client_id!r}"
+    unknown = set(client.grant_types) - set(GRANT_TYPES)
+    if unknown:
+        raise ValueError(f"{name}: unknown grant types: {sorted(unknown)}")
+    if client.auth_method() not in AUTH_METHODS:
+        raise ValueError(f"{name}: unknown auth method")
+    for uri in client.redirect_uris:
+        problem = redirect_uri_problem(uri)
+        if problem is not None:
+            raise ValueError(f"{name}: {problem}")
