@@ -474,6 +474,8 @@ def test_dev_approve_is_refused_off_loopback() -> None:
         "/relative/callback",
         "com.example.app:/callback",
         "https://app.example.com/call back",
+        "https://app;script-src.example.com/callback",
+        "https://app.example.com/caf\u00e9",
         "",
     ],
 )

@@ -10,9 +10,11 @@ its port from the system at each run.
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
+_HOST = re.compile(r"[a-z0-9.-]+|[0-9a-f:.]+")  # a DNS name or IP address, as urlsplit gives it
 MAX_LENGTH = 2000
 
 
@@ -27,9 +29,11 @@ def redirect_uri_problem(uri: object) -> str | None:
         return "redirect URI is not a valid URI"
     checks = (
         ("*" in uri, "wildcards are not allowed in redirect URIs"),
+        (not uri.isascii(), "redirect URI must be ASCII (percent-encode the rest)"),
         (any(ord(c) < 0x21 or ord(c) == 0x7F for c in uri), "redirect URI contains spaces"),
         (parts.scheme not in ("https", "http"), "redirect URI must use https (or loopback http)"),
         (not parts.hostname, "redirect URI must be absolute"),
+        (_HOST.fullmatch(parts.hostname or "") is None, "redirect URI host is not a host name"),
         ("#" in uri, "redirect URI must not contain a fragment"),
         ("@" in parts.netloc, "redirect URI must not contain user information"),
         (
