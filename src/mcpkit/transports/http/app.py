@@ -11,9 +11,13 @@ once (`mcpkit.protocol.http.inspect_body`); the parsed messages go where they ar
   stateless endpoint, each POST served on its own.
 
 GET and DELETE without a session id get 405 (2026-07-28 has no stream to open and no session
-to end). The server's lifespan starts with the ASGI lifespan when this is the root app, and
-lazily on the first request when it is mounted inside another app (Starlette does not
-forward lifespan events to mounted apps).
+to end). With an `Authenticator` (`auth=`, see guard.py) every request to the endpoint (and
+the legacy SSE endpoints) carries a verified bearer token or is refused before anything else,
+sessions belong to the principal that opened them, and each request's scopes are checked.
+
+The server's lifespan starts with the ASGI lifespan when this is the root app, and lazily on
+the first request when it is mounted inside another app (Starlette does not forward lifespan
+events to mounted apps).
 """
 
 from __future__ import annotations
@@ -27,14 +31,16 @@ from typing import Any
 
 from mcpkit.protocol import http as rules
 from mcpkit.protocol.http import Refusal
+from mcpkit.runtime.principal import Principal
 from mcpkit.runtime.sessionless import SessionlessServer
 from mcpkit.transports.http.event_store import EventStore, MemoryEventStore
+from mcpkit.transports.http.guard import Authenticator, RequiredScopes, missing_scopes
 from mcpkit.transports.http.handshake import SessionEndpoint, StreamOptions
 from mcpkit.transports.http.modern import ModernEndpoint, ToolHeaders
 from mcpkit.transports.http.requests import BodyClock, header_dict, read_post, refuse, text
 from mcpkit.transports.http.security import Checker, Security
 from mcpkit.transports.http.sessions import Serve, SessionRegistry
-from mcpkit.transports.http.streams import Receive, Send
+from mcpkit.transports.http.streams import Receive, Send, send_json
 
 Running = Callable[[], contextlib.AbstractAsyncContextManager[Any]]
 _DEFAULT_STORE: Any = object()
@@ -49,7 +55,8 @@ class HTTPOptions:
     name -> its Mcp-Param headers (2026-07-28). `drain_timeout`: how long `drain()` waits.
     `body_timeout`: seconds a client may take to send a POST body (slow clients cost nothing
     past it: 408). `max_body`: bytes (413 past it). `max_headers` and `max_header_bytes`: 431
-    past them. Every limit is in docs/limits.md."""
+    past them. Every limit is in docs/limits.md. `auth`: who may call (see guard.py);
+    `required_scopes`: what a request needs beyond that (the server gives it)."""
 
     path: str = "/mcp"
     stateless: bool = False
@@ -69,6 +76,8 @@ class HTTPOptions:
     legacy_message_path: str = "/messages/"
     tool_headers: ToolHeaders | None = None
     drain_timeout: float = 5.0
+    auth: Authenticator | None = None
+    required_scopes: RequiredScopes | None = None
 
 
 class MCPHTTPApp:
@@ -122,6 +131,9 @@ class MCPHTTPApp:
             from mcpkit.transports.http.legacy import LegacySSE
 
             self.legacy = LegacySSE(serve, options.legacy_message_path, options.max_body)
+        auth = options.auth
+        self._auth = auth
+        self._metadata_paths = () if auth is None else auth.metadata_paths(options.path)
 
     @property
     def sessions(self) -> SessionRegistry:
@@ -210,16 +222,44 @@ class MCPHTTPApp:
             path = path[len(root) :] or "/"
         options = self.options
         headers = header_dict(scope["headers"], options.max_headers, options.max_header_bytes)
-        if type(headers) is Refusal:
+        if isinstance(headers, Refusal):
             await refuse(send, headers)
             return
-        refused = self._checker.check(scope, headers)  # type: ignore[arg-type]
+        refused = self._checker.check(scope, headers)
         if refused is not None:
             await refuse(send, refused)
             return
+        if path in self._metadata_paths:
+            await self._metadata(scope, send)
+            return
+        principal = None
+        if self._auth is not None and self._guarded(path):
+            verdict = await self._auth.authenticate(scope, headers)
+            if isinstance(verdict, Refusal):
+                await refuse(send, verdict)
+                return
+            principal = verdict
         if self._started is None or not self._started.done():
             await self.start()
-        await self._route(scope, receive, send, path, headers)  # type: ignore[arg-type]
+        await self._route(scope, receive, send, path, headers, principal=principal)
+
+    def _guarded(self, path: str) -> bool:
+        options = self.options
+        if path in (options.path, options.path + "/"):
+            return True
+        return self.legacy is not None and path in (
+            options.legacy_sse_path,
+            options.legacy_message_path,
+        )
+
+    async def _metadata(self, scope: dict[str, Any], send: Send) -> None:
+        """Protected Resource Metadata (RFC 9728), readable by browser clients too (CORS)."""
+        if scope["method"] not in ("GET", "HEAD", "OPTIONS"):
+            await refuse(send, rules.method_not_allowed("GET, OPTIONS"))
+            return
+        assert self._auth is not None
+        cors = [(b"access-control-allow-origin", b"*"), (b"access-control-allow-headers", b"*")]
+        await send_json(send, 200, self._auth.metadata(scope), cors)
 
     async def _route(
         self,
@@ -228,37 +268,53 @@ class MCPHTTPApp:
         send: Send,
         path: str,
         headers: dict[bytes, bytes],
+        *,
+        principal: Principal | None,
     ) -> None:
         method = scope["method"]
         options = self.options
         if path in (options.path, options.path + "/"):
             if method == "POST":
-                await self._post(receive, send, headers)
+                await self._post(scope, receive, send, headers, principal)
             elif method in ("GET", "DELETE") and b"mcp-session-id" not in headers:
                 await refuse(send, rules.method_not_allowed(rules.MODERN_METHODS))
             elif method == "GET" and not options.stateless:
-                await self.handshake.get(receive, send, headers, None)
+                await self.handshake.get(receive, send, headers, principal)
             elif method == "DELETE" and not options.stateless:
-                await self.handshake.delete(send, headers, None)
+                await self.handshake.delete(send, headers, principal)
             else:
                 allow = rules.STATELESS_METHODS if options.stateless else rules.ENDPOINT_METHODS
                 await refuse(send, rules.method_not_allowed(allow))
         elif self.legacy is not None and path == options.legacy_sse_path and method == "GET":
-            await self.legacy.connect(scope, receive, send)
+            await self.legacy.connect(scope, receive, send, principal)
         elif self.legacy is not None and path == options.legacy_message_path:
-            await self.legacy.post(scope, receive, send, method)
+            await self.legacy.post(scope, receive, send, method, principal)
         else:
             await refuse(send, rules.refusal(404, "Not Found"))
 
-    async def _post(self, receive: Receive, send: Send, headers: dict[bytes, bytes]) -> None:
+    async def _post(
+        self,
+        scope: dict[str, Any],
+        receive: Receive,
+        send: Send,
+        headers: dict[bytes, bytes],
+        principal: Principal | None,
+    ) -> None:
         options = self.options
         received = await read_post(receive, headers, options.max_body, self._body_clock)
         if type(received) is Refusal:
             await refuse(send, received)
             return
         _, body = received  # type: ignore[misc]
+        required = options.required_scopes
+        if principal is not None and required is not None and body.request_ids:
+            missing = missing_scopes(body.parsed, principal, required)
+            if missing is not None:
+                assert self._auth is not None
+                await refuse(send, self._auth.insufficient_scope(scope, missing))
+                return
         version_header = text(headers, b"mcp-protocol-version")
         if rules.is_modern_post(text(headers, b"mcp-session-id"), version_header, body):
-            await self.modern.post(receive, send, headers, body, None)
+            await self.modern.post(receive, send, headers, body, principal)
         else:
-            await self.handshake.post(receive, send, headers, body, None)
+            await self.handshake.post(receive, send, headers, body, principal)

@@ -26,7 +26,7 @@ from mcpkit.runtime.principal import Principal
 from mcpkit.runtime.sessionless import RequestPeer, SessionlessServer
 from mcpkit.transports.http.event_store import EventStore
 from mcpkit.transports.http.requests import Headers, refuse, text
-from mcpkit.transports.http.sessions import HTTPSession, Serve, SessionRegistry
+from mcpkit.transports.http.sessions import HTTPSession, Serve, SessionRegistry, same_principal
 from mcpkit.transports.http.streams import (
     Receive,
     ResponseStream,
@@ -157,7 +157,7 @@ class SessionEndpoint:
         if session_id is None:
             return rules.session_required()
         session = self.sessions.get(session_id)
-        if session is None or not _same_principal(session.transport.principal, principal):
+        if session is None or not same_principal(session.transport.principal, principal):
             return rules.session_not_found()  # another principal's session does not exist
         return session
 
@@ -284,12 +284,6 @@ def _check_revision(session: HTTPSession, header: str | None) -> Refusal | None:
         f"({session.version})"
     )
     return rules.refusal(400, message)
-
-
-def _same_principal(owner: Principal | None, caller: Principal | None) -> bool:
-    if owner is None or caller is None:
-        return owner is caller
-    return owner.key == caller.key
 
 
 def _owes_reply(item: object) -> bool:

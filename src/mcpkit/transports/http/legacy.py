@@ -1,7 +1,8 @@
 """The 2024-11-05 HTTP+SSE transport: GET opens an event stream whose first event, `endpoint`,
 names the URL to POST messages to; every server message travels on that one stream.
 
-The session lives as long as the GET stream: when the client goes away, it ends.
+The session lives as long as the GET stream: when the client goes away, it ends. With
+authorization it belongs to the principal that opened it: POSTs by another are not found.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from urllib.parse import parse_qs
 
 from mcpkit.protocol import http as rules
 from mcpkit.protocol.sse import encode_event
+from mcpkit.runtime.principal import Principal
 from mcpkit.transports.http.requests import read_body, refuse
-from mcpkit.transports.http.sessions import HTTPSessionTransport, Serve
+from mcpkit.transports.http.sessions import HTTPSessionTransport, Serve, same_principal
 from mcpkit.transports.http.streams import Receive, Send, send_json, stream_events
 
 
@@ -25,9 +27,11 @@ class LegacySSE:
         self._max_body = max_body
         self.sessions: dict[str, HTTPSessionTransport] = {}
 
-    async def connect(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+    async def connect(
+        self, scope: dict[str, Any], receive: Receive, send: Send, principal: Principal | None
+    ) -> None:
         session_id = secrets.token_hex(16)
-        transport = HTTPSessionTransport(session_id, None)
+        transport = HTTPSessionTransport(session_id, None, principal)
         transport.standalone.attached = True
         self.sessions[session_id] = transport
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(self._serve(transport))
@@ -48,7 +52,14 @@ class LegacySSE:
             transport.shut()
             await asyncio.gather(task, return_exceptions=True)
 
-    async def post(self, scope: dict[str, Any], receive: Receive, send: Send, method: str) -> None:
+    async def post(
+        self,
+        scope: dict[str, Any],
+        receive: Receive,
+        send: Send,
+        method: str,
+        principal: Principal | None,
+    ) -> None:
         if method != "POST":
             await refuse(send, rules.method_not_allowed("POST"))
             return
@@ -58,7 +69,7 @@ class LegacySSE:
             await refuse(send, rules.refusal(400, "Bad Request: session_id is required"))
             return
         transport = self.sessions.get(session_id)
-        if transport is None:
+        if transport is None or not same_principal(transport.principal, principal):
             await refuse(send, rules.session_not_found())
             return
         data = await read_body(receive, self._max_body)

@@ -237,3 +237,10 @@ class SessionRegistry:
                 if session.last_seen < limit and not session.transport.busy():
                     await self.terminate(session.id)
         self._sweeper = None
+
+
+def same_principal(owner: Principal | None, caller: Principal | None) -> bool:
+    """Whether `caller` may use what `owner` opened (no authorization: both None)."""
+    if owner is None or caller is None:
+        return owner is caller
+    return owner.key == caller.key
