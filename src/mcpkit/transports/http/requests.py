@@ -1,7 +1,8 @@
 """Reading an HTTP request for the MCP endpoint: its headers and its body, with their limits.
 
 Headers come from the ASGI scope as a list; the app wants a dict. A header the MCP rules
-depend on (any `Mcp-*`, `MCP-Protocol-Version`, `Origin`, `Host`) must appear once: a second
+depend on (any `Mcp-*`, `MCP-Protocol-Version`, `Origin`, `Host`, `Authorization`) must
+appear once: a second
 line could carry a value the checks never saw (two `Mcp-Name` lines, an evil `Origin` first).
 Building the dict tells it for free: duplicates make it shorter than the list, and only then
 is the list searched. Headers beyond a count or a total size are refused (431): some ASGI
@@ -19,7 +20,7 @@ from mcpkit.protocol.http import Body, Refusal
 from mcpkit.transports.http.streams import Receive, Send, send_json
 
 Headers = dict[bytes, bytes]
-_SINGLE = (b"origin", b"host")
+_SINGLE = (b"origin", b"host", b"authorization")
 
 
 def header_dict(

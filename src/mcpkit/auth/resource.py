@@ -1,0 +1,167 @@
+"""A protected MCP endpoint: what it publishes about itself, and whom it lets in.
+
+`BearerAuth` is what `server.http_app(auth=...)` takes (it implements the HTTP app's
+`Authenticator`). It serves the OAuth 2.0 Protected Resource Metadata (RFC 9728) at the
+well-known URI for the endpoint's path and at the root; it wants exactly one
+`Authorization: Bearer <token>` header on every request (RFC 6750 header method only: a token
+in the query string or the body is refused) and verifies the token with its `TokenVerifier`;
+it answers a missing or bad token with 401 and a `WWW-Authenticate` challenge naming the
+metadata and the scopes, and a caller without a needed scope with 403 `insufficient_scope`.
+
+The resource's identity is configured, never read from the request: `resource` is its public
+canonical URI (behind a reverse proxy, the URL clients use). It is the `resource` of the
+metadata and the audience every token must carry; deriving it from a Host or forwarded
+header would let a client choose which tokens the server accepts (a token issued for another
+server, presented with that server's host name).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs
+
+import orjson
+
+from mcpkit.auth.tokens import InvalidToken, TokenVerifier
+from mcpkit.auth.wellknown import PROTECTED_RESOURCE, canonical_resource
+from mcpkit.protocol.http import Refusal
+from mcpkit.runtime.principal import Principal
+
+_BEARER = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr] +([A-Za-z0-9\-._~+/]+=*)")  # RFC 6750 b64token
+
+
+@dataclass(frozen=True)
+class BearerAuth:
+    """Bearer-token protection for an MCP endpoint (see the module docstring).
+
+    `verifier` checks tokens (`JWTVerifier`, `IntrospectionVerifier`, `StaticTokenVerifier`, or
+    your own); `resource`: the endpoint's public URL; `authorization_servers`: issuer URLs
+    clients log in at; `scopes_supported`: the scopes this resource knows (advertised);
+    `required_scopes`: what every request needs; `resource_name` and `documentation`:
+    optional metadata for people.
+
+    Raises ValueError for a `resource` that is not an absolute http(s) URL.
+    """
+
+    verifier: TokenVerifier
+    resource: str
+    authorization_servers: tuple[str, ...] = ()
+    scopes_supported: tuple[str, ...] = ()
+    required_scopes: frozenset[str] = frozenset()
+    resource_name: str | None = None
+    documentation: str | None = None
+    _document: bytes = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        canonical = canonical_resource(self.resource)
+        object.__setattr__(self, "resource", canonical)
+        for name in ("authorization_servers", "scopes_supported"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        object.__setattr__(self, "required_scopes", frozenset(self.required_scopes))
+        document: dict[str, Any] = {
+            "resource": canonical,
+            "authorization_servers": list(self.authorization_servers),
+            "bearer_methods_supported": ["header"],
+        }
+        if self.scopes_supported:
+            document["scopes_supported"] = list(self.scopes_supported)
+        if self.resource_name is not None:
+            document["resource_name"] = self.resource_name
+        if self.documentation is not None:
+            document["resource_documentation"] = self.documentation
+        object.__setattr__(self, "_document", orjson.dumps(document))
+
+    @property
+    def metadata_url(self) -> str:
+        """The absolute URL of this resource's metadata (the path-specific form)."""
+        scheme, _, rest = self.resource.partition("://")
+        host, slash, path = rest.partition("/")
+        return f"{scheme}://{host}{PROTECTED_RESOURCE}{slash}{path}"
+
+    # -- what the HTTP app asks (`mcpkit.transports.http.guard.Authenticator`) ---------------
+
+    def metadata_paths(self, endpoint_path: str) -> tuple[str, ...]:
+        path = endpoint_path.rstrip("/")
+        return (PROTECTED_RESOURCE + path, PROTECTED_RESOURCE) if path else (PROTECTED_RESOURCE,)
+
+    def metadata(self, scope: dict[str, Any]) -> bytes:
+        return self._document
+
+    async def authenticate(
+        self, scope: dict[str, Any], headers: dict[bytes, bytes]
+    ) -> Principal | Refusal:
+        if _token_in_query(scope):
+            return self._refusal(
+                400, "invalid_request", "send the token in the Authorization header"
+            )
+        raw = headers.get(b"authorization")
+        if raw is None:
+            return self._refusal(401, None, "a bearer token is required")
+        match = _BEARER.fullmatch(raw.decode("latin-1").strip())
+        if match is None:
+            return self._refusal(
+                401, "invalid_request", "the Authorization header is not a bearer token"
+            )
+        try:
+            principal = await self.verifier.verify(match.group(1))
+        except InvalidToken as exc:
+            return self._refusal(401, "invalid_token", exc.description)
+        if not principal.has_scopes(self.required_scopes):
+            return self.insufficient_scope(scope, self.required_scopes)
+        return principal
+
+    def insufficient_scope(self, scope: dict[str, Any], needed: frozenset[str]) -> Refusal:
+        return self._refusal(
+            403,
+            "insufficient_scope",
+            "the token lacks a scope this request needs",
+            scopes=self.required_scopes | needed,
+        )
+
+    # -- answers -----------------------------------------------------------------------------
+
+    def challenge(
+        self,
+        error: str | None = None,
+        description: str | None = None,
+        scopes: Iterable[str] | None = None,
+    ) -> str:
+        """A `WWW-Authenticate` value (RFC 6750 / RFC 9728) naming the metadata and scopes."""
+        parts = [f'resource_metadata="{_quoted(self.metadata_url)}"']
+        wanted = sorted(self.required_scopes if scopes is None else scopes)
+        if wanted:
+            parts.append(f'scope="{_quoted(" ".join(wanted))}"')
+        if error is not None:
+            parts.append(f'error="{error}"')
+        if description is not None:
+            parts.append(f'error_description="{_quoted(description)}"')
+        return "Bearer " + ", ".join(parts)
+
+    def _refusal(
+        self,
+        status: int,
+        error: str | None,
+        description: str,
+        scopes: Iterable[str] | None = None,
+    ) -> Refusal:
+        header = self.challenge(error, description if error else None, scopes)
+        body = {"error": error or "unauthorized", "error_description": description}
+        return Refusal(
+            status,
+            orjson.dumps(body),
+            ((b"www-authenticate", header.encode("latin-1", "replace")),),
+        )
+
+
+def _quoted(value: str) -> str:
+    """A quoted-string's content: backslash and quote escaped, controls and non-ASCII gone."""
+    kept = "".join(c for c in value if 0x20 <= ord(c) < 0x7F)
+    return kept.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _token_in_query(scope: dict[str, Any]) -> bool:
+    query = scope.get("query_string", b"")
+    return b"access_token" in query and "access_token" in parse_qs(query.decode("latin-1"))
