@@ -236,3 +236,12 @@ def test_multiples_of_huge_numbers_do_not_overflow() -> None:
     assert schema_errors({"multipleOf": 3}, 3 * 10**400) == []
     assert schema_errors({"multipleOf": 0.5}, 10**400) == []
     assert schema_errors({"multipleOf": 0.1}, 0.3) == []  # the tolerance (see the module)
+
+
+def test_a_draft_7_anchor_id_is_no_new_resource() -> None:
+    schema = {
+        "definitions": {"n": {"type": "integer"}},
+        "properties": {"a": {"$id": "#a", "items": {"$ref": "#/definitions/n"}}},
+    }
+    assert schema_errors(schema, {"a": [1]}) == []
+    assert schema_errors(schema, {"a": ["x"]}) == ["$.a[0]: expected integer, got string"]

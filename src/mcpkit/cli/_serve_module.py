@@ -18,8 +18,12 @@ from typing import Any
 
 NAMES = ("mcp", "server", "app")
 # (top-level package, class name) of the server classes whose run() serves stdio.
-SERVER_CLASSES = {("mcp", "MCPServer"), ("mcp", "FastMCP"), ("fastmcp", "FastMCP")}
-SERVER_CLASSES |= {("mcpkit", "Server")}
+SERVER_CLASSES = {
+    ("mcp", "MCPServer"),
+    ("mcp", "FastMCP"),
+    ("fastmcp", "FastMCP"),
+    ("mcpkit", "Server"),
+}
 
 
 def is_server(value: Any) -> bool:

@@ -152,6 +152,13 @@ def _undecided(schema: dict[str, Any], instance: Any) -> bool:
     return False
 
 
+def _is_resource(schema: dict[str, Any]) -> bool:
+    """Whether a subschema is an embedded resource: an `$id` that is more than a draft 7
+    "#name" anchor."""
+    identifier = schema.get("$id")
+    return isinstance(identifier, str) and not identifier.startswith("#")
+
+
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
@@ -221,7 +228,7 @@ class _Checker:
             else:
                 self.undecided = True  # not a schema
             return
-        if schema is not self.root and "$id" in schema:
+        if schema is not self.root and "$id" in schema and _is_resource(schema):
             self.check_resource(schema, instance, path, depth)
             return
         if not _UNDECIDED_KEYWORDS.isdisjoint(schema) and _undecided(schema, instance):
@@ -263,7 +270,7 @@ class _Checker:
             return None  # remote references are not fetched; "#name" anchors are not indexed
         node: Any = self.root
         for raw in ref[2:].split("/"):
-            if node is not self.root and isinstance(node, dict) and "$id" in node:
+            if node is not self.root and isinstance(node, dict) and _is_resource(node):
                 return None  # the pointer crosses into another resource
             key = (unquote(raw) if "%" in raw else raw).replace("~1", "/").replace("~0", "~")
             if isinstance(node, dict) and key in node:
