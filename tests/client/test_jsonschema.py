@@ -154,3 +154,94 @@ def test_messages_are_capped() -> None:
     many = {f"k{i}": i for i in range(50)}
     assert len(schema_errors(schema, many)) == 10
     assert len(schema_errors(schema, many, limit=3)) == 3
+
+
+# Valid for jsonschema; a validator that turned what it cannot decide into "invalid" (under
+# `not`, `oneOf`, `if`) rejected each of them.
+UNDECIDED_BUT_VALID: list[tuple[dict[str, Any], Any]] = [
+    ({"not": {"unevaluatedProperties": False}}, {"x": 1}),
+    ({"not": {"unevaluatedItems": False}}, [1]),
+    ({"oneOf": [{"type": "object"}, {"unevaluatedProperties": False}]}, {"x": 1}),
+    ({"not": {"$ref": "#thing"}, "$defs": {"t": {"$anchor": "thing", "type": "string"}}}, 1),
+    ({"if": {"unevaluatedProperties": False}, "then": {"required": ["y"]}}, {"x": 1}),
+    ({"not": {"properties": {"a": {"unevaluatedProperties": False}}}}, {"a": {"b": 1}}),
+]
+# No verdict without what the schema leaves out (a remote document, a dynamic scope, a type
+# name's meaning, draft 7's `dependencies`): jsonschema raises or reads another draft; ours
+# must not reject.
+UNDECIDABLE: list[tuple[dict[str, Any], Any]] = [
+    ({"oneOf": [{"required": ["x"]}, {"$dynamicRef": "#meta", "type": "string"}]}, {"x": 1}),
+    ({"anyOf": [{"type": "string"}, {"not": {"$ref": "https://example.com/s.json"}}]}, 3),
+    ({"not": {"$ref": "#/$defs/missing"}}, 1),
+    ({"not": {"type": "decimal"}}, 1.5),
+    ({"not": {"dependencies": {"a": ["b"]}}}, {"a": 1}),
+    ({"not": {"pattern": "(?<=unclosed"}}, "text"),
+]
+
+
+@pytest.mark.parametrize(("schema", "value"), UNDECIDED_BUT_VALID)
+def test_what_it_cannot_decide_is_never_a_rejection(schema: dict[str, Any], value: Any) -> None:
+    assert jsonschema.Draft202012Validator(schema).is_valid(value)
+    assert schema_errors(schema, value) == []
+
+
+@pytest.mark.parametrize(("schema", "value"), UNDECIDABLE)
+def test_what_no_validator_can_decide_is_accepted(schema: dict[str, Any], value: Any) -> None:
+    assert schema_errors(schema, value) == []
+
+
+def test_undecided_parts_do_not_hide_definite_failures() -> None:
+    schema = {"type": "object", "unevaluatedProperties": False, "required": ["a"]}
+    assert schema_errors(schema, {"x": 1}) == ["$: missing required property 'a'"]
+    two = {"oneOf": [{"type": "integer"}, {"minimum": 0}, {"$dynamicRef": "#m"}]}
+    assert schema_errors(two, 1) == ["$: matches 2 of the oneOf shapes; exactly 1 is needed"]
+    assert schema_errors({"not": {"type": "string", "x-custom": 1}}, "a") != []
+    assert schema_errors({"unevaluatedProperties": False}, {}) == []  # nothing to evaluate
+
+
+def test_contains_counts_with_min_and_max_contains() -> None:
+    schema = {"contains": {"const": 1}, "minContains": 2, "maxContains": 3}
+    assert schema_errors(schema, [1, 1, 2]) == []
+    assert schema_errors(schema, [1, 2]) == ["$: needs at least 2 items matching 'contains', has 1"]
+    assert schema_errors(schema, [1, 1, 1, 1]) == [
+        "$: allows at most 3 items matching 'contains', has 4"
+    ]
+    assert schema_errors({"contains": {"const": 1}, "minContains": 0}, []) == []
+    # `not` around contains with minContains: one match is not two, so the negation holds
+    assert schema_errors({"not": {"contains": {"const": 1}, "minContains": 2}}, [1, 2]) == []
+
+
+def test_dependent_schemas_apply_when_the_property_is_present() -> None:
+    schema = {"dependentSchemas": {"card": {"required": ["billing"]}}}
+    assert schema_errors(schema, {"card": 1}) == ["$: missing required property 'billing'"]
+    assert schema_errors(schema, {"card": 1, "billing": "x"}) == []
+    assert schema_errors(schema, {"cash": 1}) == []
+
+
+def test_refs_inside_an_embedded_resource_point_into_it() -> None:
+    schema = {
+        "$defs": {"n": {"type": "string"}},
+        "properties": {
+            "a": {"$id": "urn:example:a", "$defs": {"n": {"type": "integer"}}, "$ref": "#/$defs/n"}
+        },
+    }
+    assert schema_errors(schema, {"a": 1}) == []
+    assert schema_errors(schema, {"a": "x"}) == ["$.a: expected integer, got string"]
+    # a pointer that crosses into another resource is not followed: undecided
+    assert schema_errors({"not": {"$ref": "#/properties/a/$defs/n"}, **schema}, 1) == []
+
+
+def test_multiples_of_huge_numbers_do_not_overflow() -> None:
+    assert schema_errors({"multipleOf": 3}, 10**400) != []
+    assert schema_errors({"multipleOf": 3}, 3 * 10**400) == []
+    assert schema_errors({"multipleOf": 0.5}, 10**400) == []
+    assert schema_errors({"multipleOf": 0.1}, 0.3) == []  # the tolerance (see the module)
+
+
+def test_a_draft_7_anchor_id_is_no_new_resource() -> None:
+    schema = {
+        "definitions": {"n": {"type": "integer"}},
+        "properties": {"a": {"$id": "#a", "items": {"$ref": "#/definitions/n"}}},
+    }
+    assert schema_errors(schema, {"a": [1]}) == []
+    assert schema_errors(schema, {"a": ["x"]}) == ["$.a[0]: expected integer, got string"]

@@ -319,7 +319,7 @@ async def test_templates_match_with_typed_variables() -> None:
         assert (await read_error(client, "search://items?limit=many")).code == -32002
         assert (await read_error(client, "search://items?other=1")).code == -32002
         bad_enum = await read_error(client, "paint://blue/1")
-        assert "color: expected one of red, green" in bad_enum.message
+        assert "color: expected one of 'red', 'green'" in bad_enum.message
         assert (await read_error(client, "paint://red/1.gif")).code == -32002
         assert seen == [42, -7]  # a URI that does not convert never reaches the function
 

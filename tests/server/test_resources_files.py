@@ -252,3 +252,26 @@ def test_bad_roots_and_prefixes(tree: Path) -> None:
     server.resources.add_directory(tree, "docs://a/")
     with pytest.raises(ValueError, match="already registered"):
         server.resources.add_directory(tree, "docs://a")
+
+
+async def test_a_hard_link_out_of_the_root_is_served_unless_refused(tree: Path) -> None:
+    # A hard link is a second name for the same file: nothing in its path leaves the root.
+    os.link(tree.parent / "secret.txt", tree / "hard.txt")
+    (tree / "via_symlink.txt").symlink_to("hard.txt")
+    prefix = tree.resolve().as_uri() + "/"
+
+    async with Client(served(tree)) as client:  # the default: served (docs/limits.md)
+        assert (await read(client, prefix + "hard.txt"))["text"] == SECRET
+
+    async with Client(served(tree, refuse_hard_links=True)) as client:
+        listed = [r["name"] for r in (await client.request("resources/list"))["resources"]]
+        assert "hard.txt" not in listed and "via_symlink.txt" not in listed
+        assert "README.md" in listed
+        for name in ("hard.txt", "via_symlink.txt"):  # the opened file is checked, not the link
+            error = await refused(client, prefix + name)
+            assert error.code == -32602
+            assert error.data == {
+                "uri": prefix + name,
+                "reason": "the file has more than one hard link",
+            }
+        assert (await read(client, prefix + "README.md"))["text"] == "# Readme\n"

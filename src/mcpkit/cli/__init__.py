@@ -6,7 +6,9 @@
     mcpkit read TARGET URI
     mcpkit prompt TARGET NAME key=value ...
 
-TARGET is a URL, a Python file (served with `mcpkit run`), or a command line ("npx server").
+TARGET is a URL, a Python file, or a command line ("npx server"). A Python file that imports
+mcpkit is served with `mcpkit run`; any other (a server of the official SDK, FastMCP or no SDK
+at all) runs over stdio as `python FILE`, or, when it does not start itself, as `mcp run` would.
 `--json` prints machine-readable JSON. Exit codes: 0 success, 1 the tool reported an error,
 2 usage error, 3 connection failure (could not connect, closed, timed out), 4 the server
 answered with a protocol error.
@@ -38,7 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     def talking(name: str, help_text: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text)
-        sub.add_argument("target", help="URL, Python file, or command line")
+        sub.add_argument(
+            "target",
+            help="URL, command line, or Python file (an mcpkit server, or a stdio server "
+            "written with the official SDK, FastMCP or no SDK at all)",
+        )
         sub.add_argument("--json", action="store_true", help="print JSON for scripts")
         sub.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
         sub.add_argument(

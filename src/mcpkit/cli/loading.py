@@ -1,7 +1,20 @@
-"""Finding the server a user means: `app.py`, `app.py:server`, `package.module:server`."""
+"""Finding the server a user means: `app.py`, `app.py:server`, `package.module:server`, and how
+to start the one a talking command (list, call, read, prompt) names.
+
+A Python file TARGET is read (parsed, never run in the CLI's process) to choose how its
+subprocess starts, so that files of other SDKs work too:
+- `FILE:NAME`, or a file that imports mcpkit: `mcpkit run FILE[:NAME]`, as before;
+- any other file that starts itself (`if __name__ == "__main__":` at module level, as an
+  official-SDK or FastMCP server run with `python server.py`, or any stdio script):
+  `python FILE`, with the CLI's own interpreter;
+- any other file (one written for `mcp run`, like the official SDK's README server, or a
+  script with no main guard): `_serve_module.py` executes it once and runs its server.
+Each way the file is executed once, in the subprocess only.
+"""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import sys
@@ -52,12 +65,62 @@ def _import(location: str) -> Any:
 
 def target_for(target: str) -> Any:
     """What `Client(...)` should connect to for a TARGET argument: a URL as is, a Python file
-    served by `mcpkit run` in a subprocess, anything else a command line."""
+    started in a subprocess (see the module docstring), anything else a command line.
+
+    Raises UsageError for a Python file that does not exist.
+    """
     if "://" in target:
         return target
-    file_part = target.partition(":")[0]
-    if file_part.endswith(".py") and " " not in target:
-        if not Path(file_part).is_file():
-            raise UsageError(f"no such file: {file_part}")
-        return [sys.executable, "-m", "mcpkit", "run", target]
-    return target
+    file_part, _, attribute = target.partition(":")
+    if not file_part.endswith(".py") or " " in target:
+        return target
+    path = Path(file_part)
+    if not path.is_file():
+        raise UsageError(f"no such file: {file_part}")
+    where = str(path.resolve())  # the same file whatever --cwd the subprocess gets
+    code = _parse(path)
+    if attribute or (code is not None and _imports_mcpkit(code)):
+        return [
+            sys.executable,
+            "-m",
+            "mcpkit",
+            "run",
+            f"{where}:{attribute}" if attribute else where,
+        ]
+    if code is None or _starts_itself(code):
+        return [sys.executable, where]  # a syntax error is for Python to report
+    return [sys.executable, str(Path(__file__).with_name("_serve_module.py")), where]
+
+
+def _parse(path: Path) -> ast.Module | None:
+    try:
+        return ast.parse(path.read_bytes(), filename=str(path))
+    except (SyntaxError, ValueError, OSError):
+        return None
+
+
+def _imports_mcpkit(code: ast.Module) -> bool:
+    for node in ast.walk(code):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module or ""]
+        else:
+            continue
+        if any(name.partition(".")[0] == "mcpkit" for name in names):
+            return True
+    return False
+
+
+def _starts_itself(code: ast.Module) -> bool:
+    """Whether the module has `if __name__ == "__main__":` at its top level."""
+    return any(isinstance(node, ast.If) and _is_main_check(node.test) for node in code.body)
+
+
+def _is_main_check(test: ast.expr) -> bool:
+    if not isinstance(test, ast.Compare) or [type(op) for op in test.ops] != [ast.Eq]:
+        return False
+    sides = (test.left, test.comparators[0])
+    names = [side.id for side in sides if isinstance(side, ast.Name)]
+    texts = [side.value for side in sides if isinstance(side, ast.Constant)]
+    return names == ["__name__"] and texts == ["__main__"]

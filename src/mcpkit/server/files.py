@@ -14,7 +14,8 @@ What a client gets back:
   percent-encoded after one decoding (double encoding: `%252e%252e`), hidden files (a segment
   starting with `.`, unless `include_hidden`), and a path that a symlink leads out of the
   root. These answers depend on the URI alone (and the links inside the root), never on
-  what exists outside the root.
+  what exists outside the root. With `refuse_hard_links`, also a file with more than one
+  hard link (one of its names may lie outside the root), checked on the opened descriptor.
 - The revision's resource-not-found error for a file that does not exist, a directory, or
   anything but a regular file (a FIFO, a device).
 - -32603 for a file larger than `max_bytes`.
@@ -22,7 +23,8 @@ What a client gets back:
 A file's mimeType comes from its suffix (a fixed table, the same on every machine). Text
 types and unknown types that decode as UTF-8 (without NUL bytes) are sent as `text`; anything
 else as a base64 `blob`. A symlink swapped in by someone with write access to the root between
-the check and the open is caught for the last path component (O_NOFOLLOW) only. Reads run
+the check and the open is caught for the last path component (O_NOFOLLOW) only. What the root
+does and does not protect against: docs/limits.md, "File resources". Reads run
 inline on the event loop (a local file costs microseconds; `max_bytes` bounds the worst case),
 and the path is resolved again at every read, so a listing never keeps a stale answer.
 """
@@ -50,6 +52,7 @@ __all__ = ["DEFAULT_MAX_BYTES", "FileDirectory", "FileEntry"]
 JSONObject = dict[str, Any]
 DEFAULT_MAX_BYTES = 32 * 1024 * 1024
 _PCT = re.compile(r"%[0-9A-Fa-f]{2}")
+_HARD_LINKED = "the file has more than one hard link"
 _OPEN_FLAGS = (
     os.O_RDONLY
     | getattr(os, "O_NOFOLLOW", 0)
@@ -137,6 +140,7 @@ class FileDirectory:
         include_hidden: bool = False,
         max_bytes: int = DEFAULT_MAX_BYTES,
         max_files: int = 1000,
+        refuse_hard_links: bool = False,
     ) -> None:
         self.root = Path(root).resolve(strict=True)
         if not self.root.is_dir():
@@ -151,6 +155,7 @@ class FileDirectory:
         self.include_hidden = include_hidden
         self.max_bytes = max_bytes
         self.max_files = max_files
+        self.refuse_hard_links = refuse_hard_links
         self.listed: set[str] = set()  # the URIs the registry lists for this directory
         self.on_refresh: Callable[[], None] | None = None
 
@@ -239,8 +244,11 @@ class FileDirectory:
         except (RuntimeError, OSError):  # missing, a symlink loop or swapped in, unreadable
             raise not_found(uri, ctx) from None
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            info = os.fstat(fd)  # the file we will read, whatever its path points at now
+            if not stat.S_ISREG(info.st_mode):
                 raise not_found(uri, ctx, "not a regular file")
+            if self.refuse_hard_links and info.st_nlink > 1:
+                raise _invalid(uri, UnsafePath(_HARD_LINKED))
             data = _read_at_most(fd, self.max_bytes + 1)
         finally:
             os.close(fd)
@@ -280,7 +288,7 @@ class FileDirectory:
             info = resolved.stat()
         except (UnsafePath, RuntimeError, OSError):
             return None  # what a read would refuse is not listed either
-        if not stat.S_ISREG(info.st_mode):
+        if not stat.S_ISREG(info.st_mode) or (self.refuse_hard_links and info.st_nlink > 1):
             return None
         uri = self.uri_prefix + quote(relative, safe="/")
         return FileEntry(uri, relative, mime_type_for(path.name), info.st_size)

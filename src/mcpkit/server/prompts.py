@@ -207,15 +207,12 @@ class Prompt:
         return values
 
     def _convert(self, argument: Argument, text: Any) -> Any:
-        if type(text) is not str:
-            expected = "a string"
-        elif argument.convert is None:
-            return text
-        else:
+        expected = "a string"
+        if type(text) is str:
             try:
-                return argument.convert(text)
-            except (ValueError, KeyError, TypeError):
-                expected = argument.expected
+                return argument.converter.convert(text)
+            except ValueError:
+                expected = argument.converter.expected
         raise InvalidParams(
             f"Invalid value for argument {argument.name!r} of prompt {self.name!r}: "
             f"expected {expected}",

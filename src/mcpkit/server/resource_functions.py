@@ -3,9 +3,10 @@
 How this works: `ResourceFunction` reads a function once, at registration. Each template
 variable must be a parameter (or land in `**kwargs`) and each parameter without a default must
 be a variable; a parameter annotated `Context` receives the request context. Each parameter's
-annotation gives a converter from the matched string (or list of strings, for exploded and
-list-annotated variables) to the Python value; a value that does not convert means the URI
-does not name this template's resource (`VariableMismatch`). `read_result` turns what the
+annotation gives a converter from the matched string (`string_values`, shared with prompt
+arguments; item by item for exploded and list-annotated variables) to the Python value; a
+value that does not convert means the URI does not name this template's resource
+(`VariableMismatch`). `read_result` turns what the
 function returned into a ReadResourceResult dict (rules in `mcpkit.server.resources`).
 """
 
@@ -14,14 +15,12 @@ from __future__ import annotations
 import collections.abc
 import contextlib
 import dataclasses
-import enum
 import inspect
-import re
 import types
 import typing
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import orjson
 
@@ -29,14 +28,13 @@ from mcpkit.errors import MCPError
 from mcpkit.protocol.jsonrpc import dumps
 from mcpkit.server.context import Context, context_parameter
 from mcpkit.server.resource_wire import ResourceContents, contents_item, not_found
+from mcpkit.server.string_values import string_converter
 from mcpkit.server.uri_template import UriTemplate, is_template
 
 JSONObject = dict[str, Any]
 Reader = Callable[[Context], "JSONObject | Awaitable[JSONObject]"]
 Convert = Callable[[Any], Any]
 
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-_BOOLEANS = {"true": True, "false": False, "1": True, "0": False}
 _CONTENTS_MODELS = frozenset({"TextResourceContents", "BlobResourceContents"})
 _SEQUENCES = {
     list: list,
@@ -269,69 +267,22 @@ def _converter(annotation: Any) -> tuple[Convert, bool, tuple[str, ...] | None]:
     container = _SEQUENCES.get(origin or annotation)
     if container is not None:
         args = [a for a in typing.get_args(annotation) if a is not Ellipsis]
-        item, choices = _scalar(args[0] if args else str)
+        item = string_converter(args[0] if args else str)
 
         def convert_all(values: Any) -> Any:
             if isinstance(values, str):
                 values = [values]
-            return container(item(v) for v in values)
+            return container(item.convert(v) for v in values)
 
-        return convert_all, True, choices
-    convert, choices = _scalar(annotation)
+        return convert_all, True, item.choices
+    one = string_converter(annotation)
 
     def convert_one(value: Any) -> Any:
         if not isinstance(value, str):
             raise TypeError("expected one value, not a list")
-        return convert(value)
+        return one.convert(value)
 
-    return convert_one, False, choices
-
-
-def _scalar(annotation: Any) -> tuple[Callable[[str], Any], tuple[str, ...] | None]:
-    annotation = _without_none(annotation)
-    if typing.get_origin(annotation) is typing.Annotated:
-        annotation = typing.get_args(annotation)[0]
-    if annotation is bool:
-        return _to_bool, ("true", "false")
-    if annotation is int:
-        return _to_int, None
-    if annotation is float:
-        return _to_float, None
-    if typing.get_origin(annotation) is Literal:
-        return _lookup({str(v): v for v in typing.get_args(annotation)})
-    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        return _lookup({str(m.value): m for m in annotation})
-    return str, None  # str, Any, and types we do not convert: the string as matched
-
-
-def _lookup(table: dict[str, Any]) -> tuple[Callable[[str], Any], tuple[str, ...]]:
-    def convert(value: str) -> Any:
-        try:
-            return table[value]
-        except KeyError:
-            raise ValueError(f"expected one of {', '.join(table)}") from None
-
-    return convert, tuple(table)
-
-
-def _to_int(value: str) -> int:
-    if _INTEGER.fullmatch(value) is None:
-        raise ValueError("expected an integer")
-    return int(value)
-
-
-def _to_float(value: str) -> float:
-    try:
-        return float(value)
-    except ValueError:
-        raise ValueError("expected a number") from None
-
-
-def _to_bool(value: str) -> bool:
-    try:
-        return _BOOLEANS[value.lower()]
-    except KeyError:
-        raise ValueError("expected true or false") from None
+    return convert_one, False, one.choices
 
 
 def _without_none(annotation: Any) -> Any:

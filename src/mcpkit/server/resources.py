@@ -270,13 +270,15 @@ class ResourceRegistry:
         list_files: bool = True,
         max_files: int = 1000,
         max_bytes: int | None = None,
+        refuse_hard_links: bool = False,
     ) -> FileDirectory:
         """Serve the files under `root`, and nothing outside it (see `mcpkit.server.files`).
 
         URIs are `uri_prefix` + the file's relative path (default prefix: the root's own
         file:// URI); the template `{uri_prefix}{+path}` reads any file there. With
         `list_files`, up to `max_files` files are listed as resources now;
-        `directory.refresh()` lists them again. Raises NotADirectoryError / FileNotFoundError
+        `directory.refresh()` lists them again. `refuse_hard_links` refuses files with more
+        than one hard link (see docs/limits.md). Raises NotADirectoryError / FileNotFoundError
         for a bad root, ValueError for a bad prefix or one already registered.
         """
         from mcpkit.server.files import DEFAULT_MAX_BYTES, FileDirectory
@@ -287,6 +289,7 @@ class ResourceRegistry:
             include_hidden=include_hidden,
             max_bytes=DEFAULT_MAX_BYTES if max_bytes is None else max_bytes,
             max_files=max_files if list_files else 0,
+            refuse_hard_links=refuse_hard_links,
         )
         definition = listing(
             ("uriTemplate", directory.uri_template),

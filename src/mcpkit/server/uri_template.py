@@ -1,14 +1,14 @@
-"""RFC 6570 URI templates: expand variables into a URI, and match a URI back to variables.
+"""RFC 6570 URI templates: match a URI back to the variables a template would expand to it.
 
-How this works: a template is parsed once into literals and expressions (`{op var1,var2*,v:3}`).
-Expansion implements all four levels of RFC 6570 section 3: the eight operators (simple,
-`+` reserved, `#` fragment, `.` label, `/` path segments, `;` path-style, `?` query, `&` query
-continuation), the prefix modifier `:n` and the explode modifier `*`, on strings, lists and
-mappings.
+How this works: a template is parsed once into literals and expressions (`{op var1,var2*,v:3}`),
+all four levels of RFC 6570 (the eight operators: simple, `+` reserved, `#` fragment, `.`
+label, `/` path segments, `;` path-style, `?` query, `&` query continuation; the prefix
+modifier `:n` and the explode modifier `*`). A server only matches: it lists its templates
+and reads the URIs clients built from them, so there is no expansion here.
 
-Matching runs the other way, which RFC 6570 (section 1.4) warns is not always possible: an
-undefined variable leaves no trace, and a comma can separate variables or list items. The rules
-here, chosen to be predictable:
+Matching runs expansion backwards, which RFC 6570 (section 1.4) warns is not always possible:
+an undefined variable leaves no trace, and a comma can separate variables or list items. The
+rules here, chosen to be predictable:
 
 - Each expression becomes one part of an anchored regular expression, so literals between
   expressions decide where values end. A simple `{var}` value stops at `/`, `?` and `#`; a
@@ -32,9 +32,8 @@ here, chosen to be predictable:
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import quote, unquote
 
 __all__ = ["UriTemplate", "UriTemplateError", "is_template"]
@@ -56,25 +55,23 @@ def is_template(uri: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Operator:
-    """One row of RFC 6570 appendix A."""
+    """What matching needs of one row of RFC 6570 appendix A."""
 
     char: str
     first: str
     sep: str
     named: bool
-    ifemp: str
-    allow_reserved: bool
 
 
 _OPERATORS = {
-    "": Operator("", "", ",", False, "", False),
-    "+": Operator("+", "", ",", False, "", True),
-    "#": Operator("#", "#", ",", False, "", True),
-    ".": Operator(".", ".", ".", False, "", False),
-    "/": Operator("/", "/", "/", False, "", False),
-    ";": Operator(";", ";", ";", True, "", False),
-    "?": Operator("?", "?", "&", True, "=", False),
-    "&": Operator("&", "&", "&", True, "=", False),
+    "": Operator("", "", ",", False),
+    "+": Operator("+", "", ",", False),
+    "#": Operator("#", "#", ",", False),
+    ".": Operator(".", ".", ".", False),
+    "/": Operator("/", "/", "/", False),
+    ";": Operator(";", ";", ";", True),
+    "?": Operator("?", "?", "&", True),
+    "&": Operator("&", "&", "&", True),
 }
 _FUTURE_OPERATORS = "=,!@|"
 
@@ -82,8 +79,7 @@ _FUTURE_OPERATORS = "=,!@|"
 @dataclass(frozen=True, slots=True)
 class VarSpec:
     name: str
-    explode: bool = False
-    prefix: int | None = None
+    explode: bool = False  # a prefix (`:n`) is checked when parsing; matching ignores it
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,11 +88,9 @@ class Expression:
     variables: tuple[VarSpec, ...]
 
 
-def _encode(value: str, allow_reserved: bool) -> str:
-    """Percent-encode for an expansion: unreserved characters stay; with `allow_reserved`,
-    reserved characters and existing %XX triplets stay too."""
-    if not allow_reserved:
-        return quote(value, safe="")
+def _encode_literal(value: str) -> str:
+    """Percent-encode a literal as expansion would: unreserved and reserved characters and
+    existing %XX triplets stay."""
     out = []
     last = 0
     for triplet in _PCT.finditer(value):
@@ -117,7 +111,7 @@ def _parse(template: str) -> tuple[str | Expression, ...]:
         if "}" in literal:
             raise UriTemplateError(f"unmatched '}}' in URI template {template!r}")
         if literal:
-            parts.append(_encode(literal, allow_reserved=True))
+            parts.append(_encode_literal(literal))
         if start < 0:
             break
         end = template.find("}", start)
@@ -138,8 +132,8 @@ def _expression(body: str, template: str) -> Expression:
         found = _VARSPEC.fullmatch(spec)
         if found is None:
             raise UriTemplateError(f"invalid variable {spec!r} in URI template {template!r}")
-        name, star, prefix = found.groups()
-        variables.append(VarSpec(name, star is not None, None if prefix is None else int(prefix)))
+        name, star, _ = found.groups()
+        variables.append(VarSpec(name, star is not None))
     return Expression(operator, tuple(variables))
 
 
@@ -187,41 +181,6 @@ class UriTemplate:
             if spec.explode
         )
 
-    # -- expansion -----------------------------------------------------------------------------
-
-    def expand(self, variables: Mapping[str, Any] | None = None, /, **values: Any) -> str:
-        """The URI for these values. None, empty lists and empty mappings are undefined;
-        numbers become their decimal text, booleans "true"/"false".
-
-        Raises UriTemplateError for a prefix modifier on a list or mapping value.
-        """
-        scope = {**(variables or {}), **values}
-        out = []
-        for part in self._parts:
-            out.append(part if isinstance(part, str) else self._expand(part, scope))
-        return "".join(out)
-
-    def _expand(self, expression: Expression, scope: Mapping[str, Any]) -> str:
-        operator = expression.operator
-        pieces = []
-        for spec in expression.variables:
-            value = _normalize(scope.get(spec.name))
-            if value is None:
-                continue
-            if isinstance(value, str):
-                pieces.append(_expand_string(operator, spec, value))
-            elif spec.prefix is not None:
-                raise UriTemplateError(
-                    f"prefix modifier on {spec.name!r}, whose value is a list or mapping"
-                )
-            elif spec.explode:
-                pieces.append(_expand_exploded(operator, spec, value))
-            else:
-                pieces.append(_expand_composite(operator, spec, value))
-        if not pieces:
-            return ""
-        return operator.first + operator.sep.join(pieces)
-
     # -- matching ------------------------------------------------------------------------------
 
     def match(self, uri: str, *, lists: Collection[str] = ()) -> dict[str, str | list[str]] | None:
@@ -267,73 +226,6 @@ class UriTemplate:
             regex.append(_expression_pattern(part, f"e{index}", before, after))
             index += 1
         return "".join(regex)
-
-
-# -- expansion helpers ---------------------------------------------------------------------------
-
-
-def _normalize(value: Any) -> str | list[str] | list[tuple[str, str]] | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping):
-        pairs = [(_scalar(k), _scalar(v)) for k, v in value.items()]
-        return pairs or None
-    if isinstance(value, Iterable) and not isinstance(value, bytes | bytearray):
-        items = [_scalar(item) for item in value]
-        return items or None
-    return _scalar(value)
-
-
-def _scalar(value: Any) -> str:
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    return value if isinstance(value, str) else str(value)
-
-
-def _expand_string(operator: Operator, spec: VarSpec, value: str) -> str:
-    if spec.prefix is not None:
-        value = value[: spec.prefix]
-    encoded = _encode(value, operator.allow_reserved)
-    if not operator.named:
-        return encoded
-    return f"{spec.name}={encoded}" if encoded else spec.name + operator.ifemp
-
-
-def _expand_composite(
-    operator: Operator, spec: VarSpec, value: list[str] | list[tuple[str, str]]
-) -> str:
-    encode = operator.allow_reserved
-    items = (
-        [_encode(v, encode) for v in value]
-        if isinstance(value[0], str)
-        else [_encode(x, encode) for pair in value for x in pair]
-    )
-    joined = ",".join(items)
-    return f"{spec.name}={joined}" if operator.named else joined
-
-
-def _expand_exploded(
-    operator: Operator, spec: VarSpec, value: list[str] | list[tuple[str, str]]
-) -> str:
-    encode = operator.allow_reserved
-    pieces = []
-    for item in value:
-        if isinstance(item, str):
-            encoded = _encode(item, encode)
-            if operator.named:
-                encoded = f"{spec.name}={encoded}" if encoded else spec.name + operator.ifemp
-            pieces.append(encoded)
-        else:
-            key, val = (_encode(x, encode) for x in item)
-            if operator.named and not val:
-                pieces.append(key + operator.ifemp)
-            else:
-                pieces.append(f"{key}={val}")
-    return operator.sep.join(pieces)
 
 
 # -- matching helpers ----------------------------------------------------------------------------
