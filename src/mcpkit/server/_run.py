@@ -20,13 +20,15 @@ ToolHeaders = Callable[[str], "dict[str, tuple[str, ...]] | None"]
 class Serving:
     """What a transport needs from a server: run a session (`serve`), serve sessionless
     requests, enter the lifespan (`running`), the Mcp-Param headers of each tool, and a way to
-    end long-lived 2026-07-28 requests gracefully before shutdown."""
+    end long-lived 2026-07-28 requests gracefully before shutdown, and the scopes each
+    request needs (with authorization)."""
 
     serve: Callable[[MessageTransport], Coroutine[Any, Any, None]]
     sessionless: SessionlessServer
     running: Callable[[], contextlib.AbstractAsyncContextManager[Any]]
     tool_headers: ToolHeaders
     close_subscriptions: Callable[[], Any]
+    required_scopes: Callable[[str, dict[str, Any] | None], frozenset[str]]
 
 
 def run(server: Serving, transport: str, **options: Any) -> None:
@@ -37,6 +39,11 @@ def run(server: Serving, transport: str, **options: Any) -> None:
     if transport == "http":
         _serve_http(server, **options)
         return
+    if "auth" in options:
+        raise ValueError(
+            "auth= protects an HTTP server; over stdio the client's credentials come from the "
+            "environment the server is started with"
+        )
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve_stdio(server, **options))
 
@@ -63,6 +70,7 @@ def http_app(server: Serving, **options: Any) -> Any:
             if flat.get(key) is not None:
                 flat[key] = tuple(flat[key])
         options["security"] = Security(**flat)
+    options.setdefault("required_scopes", server.required_scopes)
     return MCPHTTPApp(
         server.serve,
         server.sessionless,

@@ -21,6 +21,7 @@ from mcpkit.protocol import Prepared
 
 JSONObject = dict[str, Any]
 _TAG_BYTES = 12
+_MAX_PAGES = 4096
 
 
 class Paginator:
@@ -33,21 +34,28 @@ class Paginator:
         self._secret = secret or os.urandom(32)
         self._pages: dict[tuple[str, int, int], Prepared] = {}
 
-    def page(self, key: str, version: int, items: list[JSONObject], cursor: Any) -> Prepared:
-        """The page of `items` (all under `key`, e.g. "tools") that `cursor` points at."""
-        offset = 0 if cursor is None else self._decode(key, cursor)
-        cached = self._pages.get((key, version, offset))
+    def page(
+        self, key: str, version: int, items: list[JSONObject], cursor: Any, view: str = ""
+    ) -> Prepared:
+        """The page of `items` (all under `key`, e.g. "tools") that `cursor` points at.
+        `view` names a partial list (a principal's view): its pages and cursors are its own."""
+        name = key + view
+        offset = 0 if cursor is None else self._decode(name, cursor)
+        cached = self._pages.get((name, version, offset))
         if cached is not None:
             return cached
         size = self.page_size or len(items) or 1
         result: JSONObject = {key: items[offset : offset + size]}
         if offset + size < len(items):
-            result["nextCursor"] = self._encode(key, offset + size)
+            result["nextCursor"] = self._encode(name, offset + size)
         prepared = Prepared(result)
-        # Older versions of this list are dead: drop their pages.
-        for stale in [k for k in self._pages if k[0] == key and k[1] != version]:
+        # Older versions of this list are dead: drop their pages. (Views are many at most
+        # as there are distinct scope sets; past a bound, start over.)
+        for stale in [k for k in self._pages if k[0] == name and k[1] != version]:
             del self._pages[stale]
-        self._pages[(key, version, offset)] = prepared
+        if len(self._pages) > _MAX_PAGES:
+            self._pages.clear()
+        self._pages[(name, version, offset)] = prepared
         return prepared
 
     def _encode(self, key: str, offset: int) -> str:

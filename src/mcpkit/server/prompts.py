@@ -23,7 +23,7 @@ exception is an internal error (-32603) and its details stay in the server's log
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -31,7 +31,7 @@ from mcpkit.errors import InvalidParams
 from mcpkit.server.context import Context
 from mcpkit.server.pagination import Paginator
 from mcpkit.server.prompt_arguments import Argument, arguments_of
-from mcpkit.server.registry import Registry
+from mcpkit.server.registry import Registry, scope_set
 from mcpkit.server.schema import summary
 
 JSONObject = dict[str, Any]
@@ -138,7 +138,8 @@ class Prompt:
     """One registered prompt.
 
     Options: `name` (default: the function's name), `title`, `description` (default: the
-    docstring's first paragraph), `icons` (a list of Icon dicts), `meta` (sent as `_meta`).
+    docstring's first paragraph), `icons` (a list of Icon dicts), `meta` (sent as `_meta`),
+    `scopes` (with authorization: what a caller's token must grant to get it).
     """
 
     def __init__(
@@ -150,8 +151,10 @@ class Prompt:
         description: str | None = None,
         icons: list[JSONObject] | None = None,
         meta: JSONObject | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> None:
         self.fn = fn
+        self.scopes = scope_set(scopes)
         self.name = name or fn.__name__
         self.context_parameter, self.arguments = arguments_of(fn)
         self.is_async = inspect.iscoroutinefunction(fn)
@@ -261,7 +264,8 @@ class PromptRegistry(Registry[Prompt]):
 
     def list_prompts(self, ctx: Context) -> Any:
         cursor = ctx.params.get("cursor")
-        return self._paginator.page("prompts", self.version, self.definitions(), cursor)
+        view, shown = self.view_for(ctx.principal)
+        return self._paginator.page("prompts", self.version, shown, cursor, view)
 
     def get_prompt(self, ctx: Context) -> JSONObject | Awaitable[JSONObject]:
         params = ctx.params

@@ -1,9 +1,13 @@
-"""What tools, prompts and resources registries share: named items, a version, change hooks."""
+"""What tools, prompts and resources registries share: named items, a version, change hooks,
+and the scopes an item needs (with authorization: a caller without them may not use it, and,
+with `hide_out_of_scope`, does not see it listed)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, Protocol, TypeVar
+
+from mcpkit.runtime.principal import Principal
 
 JSONObject = dict[str, Any]
 
@@ -11,6 +15,19 @@ JSONObject = dict[str, Any]
 class Listed(Protocol):
     @property
     def definition(self) -> JSONObject: ...
+
+    @property
+    def scopes(self) -> frozenset[str]: ...
+
+
+def scope_set(scopes: Iterable[str] | None) -> frozenset[str]:
+    """The scopes an item needs, from what a decorator was given. Raises ValueError for a
+    scope that is not a non-empty string without spaces (RFC 6749 scope tokens)."""
+    found = frozenset(scopes or ())
+    for scope in found:
+        if not isinstance(scope, str) or not scope or " " in scope:
+            raise ValueError(f"a scope is a non-empty string without spaces, not {scope!r}")
+    return found
 
 
 T = TypeVar("T", bound=Listed)
@@ -29,12 +46,15 @@ class Registry(Generic[T]):
         self._items: dict[str, T] = {}
         self._definitions: list[JSONObject] | None = None
         self._on_change = on_change
+        self.hide_out_of_scope = False  # lists show a principal only what it may use
+        self.scoped = False  # some item needs scopes
 
     def put(self, name: str, item: T, *, replace: bool = False) -> T:
         """Add `item`. Raises ValueError if the name is taken and `replace` is false."""
         if name in self._items and not replace:
             raise ValueError(f"a {self.kind} named {name!r} is already registered")
         self._items[name] = item
+        self.scoped = self.scoped or bool(item.scopes)
         self._changed()
         return item
 
@@ -59,11 +79,32 @@ class Registry(Generic[T]):
     def __len__(self) -> int:
         return len(self._items)
 
+    def ordered(self) -> list[T]:
+        """The items in the order lists show them."""
+        return list(self._items.values())
+
     def definitions(self) -> list[JSONObject]:
-        """The wire definitions of every item, built once per version."""
+        """The wire definitions of every item (in `ordered` order), built once per version."""
         if self._definitions is None:
-            self._definitions = [item.definition for item in self._items.values()]
+            self._definitions = [item.definition for item in self.ordered()]
         return self._definitions
+
+    def view_for(
+        self, principal: Principal | None, items: list[JSONObject] | None = None
+    ) -> tuple[str, list[JSONObject]]:
+        """What `principal` is shown of `items` (the definitions by default, or a parallel
+        list): everything ("" names that view) unless `hide_out_of_scope` and it lacks the
+        scopes of some; then the items it may use, under a view named by its scopes."""
+        shown = self.definitions() if items is None else items
+        if principal is None or not self.hide_out_of_scope or not self.scoped:
+            return "", shown
+        granted = principal.scopes
+        allowed = [
+            entry
+            for item, entry in zip(self.ordered(), shown, strict=True)
+            if item.scopes <= granted
+        ]
+        return "|" + " ".join(sorted(granted)), allowed
 
     def _changed(self) -> None:
         self.version += 1

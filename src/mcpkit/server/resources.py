@@ -37,7 +37,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import weakref
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +46,7 @@ from mcpkit.protocol import Prepared
 from mcpkit.runtime import Session
 from mcpkit.server.context import Context
 from mcpkit.server.pagination import Paginator
-from mcpkit.server.registry import Registry
+from mcpkit.server.registry import Registry, scope_set
 from mcpkit.server.resource_functions import (
     Reader,
     ResourceFunction,
@@ -76,12 +76,18 @@ logger = logging.getLogger("mcpkit.server")
 class Resource:
     """A concrete resource, listed by resources/list."""
 
-    __slots__ = ("definition", "prepared", "reader", "result", "uri")
+    __slots__ = ("definition", "prepared", "reader", "result", "scopes", "uri")
 
     def __init__(
-        self, uri: str, definition: JSONObject, reader: Reader, result: JSONObject | None = None
+        self,
+        uri: str,
+        definition: JSONObject,
+        reader: Reader,
+        result: JSONObject | None = None,
+        scopes: frozenset[str] = frozenset(),
     ) -> None:
         self.uri = uri
+        self.scopes = scopes  # what a caller's token must grant to read it
         self.definition = definition
         self.reader = reader
         self.result = result  # a static resource's whole answer, built once
@@ -96,7 +102,7 @@ class ResourceTemplate:
     raise a ProtocolError (InvalidParams) for a URI it owns but refuses.
     """
 
-    __slots__ = ("bind", "choices", "definition", "prefix", "uri_template")
+    __slots__ = ("bind", "choices", "definition", "prefix", "scopes", "uri_template")
 
     def __init__(
         self,
@@ -104,8 +110,10 @@ class ResourceTemplate:
         definition: JSONObject,
         bind: Callable[[str], Reader | None],
         choices: Mapping[str, Sequence[str]] | None = None,
+        scopes: frozenset[str] = frozenset(),
     ) -> None:
         self.uri_template = uri_template
+        self.scopes = scopes  # what a caller's token must grant to read what it names
         self.prefix = UriTemplate(uri_template).prefix  # URIs without it are not tried
         self.definition = definition
         self.bind = bind
@@ -186,6 +194,7 @@ class ResourceRegistry:
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
         replace: bool = False,
+        scopes: Iterable[str] | None = None,
     ) -> Resource | ResourceTemplate:
         """Serve what `fn` returns at `uri`; a URI with {variables} makes a template.
 
@@ -193,7 +202,9 @@ class ResourceRegistry:
         `mime_type` to what the return annotation implies (str, bytes, dict/list).
         Raises ValueError for a malformed template, variables that do not fit the function's
         parameters, bad annotations or icons, or a URI already registered (unless `replace`).
+        `scopes`: with authorization, what a caller's token must grant to read it.
         """
+        needed = scope_set(scopes)
         function = ResourceFunction(fn, uri, mime_type)
         definition = listing(
             ("uriTemplate" if function.template is not None else "uri", uri),
@@ -207,10 +218,9 @@ class ResourceRegistry:
             meta=meta,
         )
         if function.template is None:
-            return self._resources.put(
-                uri, Resource(uri, definition, function.reader(uri)), replace=replace
-            )
-        template = ResourceTemplate(uri, definition, function.bind, function.choices)
+            resource = Resource(uri, definition, function.reader(uri), scopes=needed)
+            return self._resources.put(uri, resource, replace=replace)
+        template = ResourceTemplate(uri, definition, function.bind, function.choices, needed)
         return self._templates.put(uri, template, replace=replace)
 
     def add_static(
@@ -226,6 +236,7 @@ class ResourceRegistry:
         icons: Sequence[Any] | None = None,
         meta: Mapping[str, Any] | None = None,
         replace: bool = False,
+        scopes: Iterable[str] | None = None,
     ) -> Resource:
         """Serve fixed text (str) or binary (bytes, sent as a base64 blob) at `uri`.
 
@@ -253,7 +264,7 @@ class ResourceRegistry:
             meta=meta,
         )
         result = {"contents": [item]}
-        resource = Resource(uri, definition, lambda ctx: result, result)
+        resource = Resource(uri, definition, lambda ctx: result, result, scope_set(scopes))
         return self._resources.put(uri, resource, replace=replace)
 
     def add_directory(
@@ -271,6 +282,7 @@ class ResourceRegistry:
         max_files: int = 1000,
         max_bytes: int | None = None,
         refuse_hard_links: bool = False,
+        scopes: Iterable[str] | None = None,
     ) -> FileDirectory:
         """Serve the files under `root`, and nothing outside it (see `mcpkit.server.files`).
 
@@ -302,7 +314,9 @@ class ResourceRegistry:
             icons=icons,
             meta=None,
         )
-        template = ResourceTemplate(directory.uri_template, definition, directory.bind)
+        template = ResourceTemplate(
+            directory.uri_template, definition, directory.bind, scopes=scope_set(scopes)
+        )
         with self._batch():
             self._templates.put(directory.uri_template, template)
             self._directories[directory.uri_template] = directory
@@ -329,6 +343,8 @@ class ResourceRegistry:
 
     def _list_directory(self, directory: FileDirectory) -> None:
         wanted = {entry.uri: entry for entry in directory.scan()}
+        template = self._templates.get(directory.uri_template)
+        scopes = frozenset() if template is None else template.scopes
         with self._batch():
             for uri in directory.listed - wanted.keys():
                 if uri in self._resources:
@@ -349,7 +365,8 @@ class ResourceRegistry:
                     continue
                 listed.add(uri)
                 if current is None or current.definition != definition:
-                    self._resources.put(uri, Resource(uri, definition, reader), replace=True)
+                    listed_file = Resource(uri, definition, reader, scopes=scopes)
+                    self._resources.put(uri, listed_file, replace=True)
             directory.listed = listed
 
     @contextlib.contextmanager
@@ -411,15 +428,45 @@ class ResourceRegistry:
 
     def list_resources(self, ctx: Context) -> Prepared:
         registry = self._resources
+        view, shown = registry.view_for(ctx.principal)
         cursor = ctx.params.get("cursor")
-        return self._paginator.page("resources", registry.version, registry.definitions(), cursor)
+        return self._paginator.page("resources", registry.version, shown, cursor, view)
 
     def list_templates(self, ctx: Context) -> Prepared:
         registry = self._templates
+        view, shown = registry.view_for(ctx.principal)
         cursor = ctx.params.get("cursor")
-        return self._paginator.page(
-            "resourceTemplates", registry.version, registry.definitions(), cursor
-        )
+        return self._paginator.page("resourceTemplates", registry.version, shown, cursor, view)
+
+    @property
+    def scoped(self) -> bool:
+        """Whether some resource or template needs scopes."""
+        return self._resources.scoped or self._templates.scoped
+
+    def hide_out_of_scope(self, hide: bool) -> None:
+        self._resources.hide_out_of_scope = self._templates.hide_out_of_scope = hide
+
+    def scopes_for(self, uri: str) -> frozenset[str]:
+        """The scopes reading `uri` needs: its resource's, or those of the template that
+        would serve it (the first that binds, as `resources/read` picks it); none for a URI
+        nothing serves (reading it is an error anyway)."""
+        resource = self._resources.get(uri)
+        if resource is not None:
+            return resource.scopes
+        if not self._templates.scoped:
+            return frozenset()
+        for template in self._templates:
+            if not uri.startswith(template.prefix):
+                continue
+            try:
+                reader = template.bind(uri)
+            except VariableMismatch:
+                continue  # `_bind` tries the next template too
+            except ProtocolError:
+                return template.scopes  # it owns the URI (and refuses it)
+            if reader is not None:
+                return template.scopes
+        return frozenset()
 
     def read_resource(self, ctx: Context) -> JSONObject | Prepared | Awaitable[JSONObject]:
         uri = _uri_param(ctx, "resources/read")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcpkit.errors import MethodNotFound
@@ -55,6 +55,7 @@ Handler = Callable[[Context], "JSONObject | Prepared | Awaitable[JSONObject | Pr
 Lifespan = Callable[["Server"], contextlib.AbstractAsyncContextManager[Any]]
 
 logger = logging.getLogger("mcpkit.server")
+_NONE: frozenset[str] = frozenset()
 # Attributes that change what the server declares: setting one makes new serving rules.
 _CONFIGURATION = frozenset(
     {"name", "version", "title", "instructions", "cache_hints", "max_requests_in_flight"}
@@ -70,6 +71,10 @@ class Server:
 
     `max_requests_in_flight` bounds the requests one client (a connection, an HTTP session)
     has served at once: one more is answered -32000 "server busy" (None: no bound).
+
+    Authorization (over HTTP, `http_app(auth=...)`): tools, prompts, resources, templates and
+    directories may name the `scopes=` a caller's token must grant; `hide_out_of_scope` lists
+    to each caller only what its token lets it use (default: lists show everything).
 
     2026-07-28 requests: `cache` sets the ttlMs/cacheScope stamped on cacheable results,
     per method (a `CacheHint`, or an int: that ttl in ms with the method's default scope),
@@ -93,6 +98,7 @@ class Server:
         request_state_keys: Sequence[bytes | str] | RequestStateKeys | None = None,
         request_state_ttl: float = 600.0,
         max_requests_in_flight: int | None = 1024,
+        hide_out_of_scope: bool = False,
     ) -> None:
         self._rules: ServerRules | None = None
         self.name = name
@@ -117,6 +123,8 @@ class Server:
         )
         self.prompts = PromptRegistry(self.paginator, self._registry_changed)
         self.completions = Completions(self.prompts, self.resources)
+        self.tools.hide_out_of_scope = self.prompts.hide_out_of_scope = hide_out_of_scope
+        self.resources.hide_out_of_scope(hide_out_of_scope)
         self.logger = logging.getLogger(f"mcpkit.server.{name}")
         self._log_handler = ClientLogHandler(self.sessions)
         self._handlers: dict[str, Handler] = {
@@ -139,13 +147,15 @@ class Server:
         meta: JSONObject | None = None,
         structured_output: bool | None = None,
         run_in_thread: bool | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> Callable[[F], F]:
         """Register the decorated function as a tool.
 
         The signature becomes the inputSchema and the return annotation the outputSchema
         (`structured_output=False` turns that off); the docstring gives the description and
         the parameter descriptions. `annotations` are hints for clients (readOnlyHint, ...);
-        `run_in_thread` runs a sync function in a worker thread (default: inline).
+        `run_in_thread` runs a sync function in a worker thread (default: inline); `scopes`,
+        with authorization, are what a caller's token must grant to call it (403 otherwise).
         """
 
         def register(fn: F) -> F:
@@ -159,6 +169,7 @@ class Server:
                 meta=meta,
                 structured_output=structured_output,
                 run_in_thread=run_in_thread,
+                scopes=scopes,
             )
             return fn
 
@@ -292,11 +303,29 @@ class Server:
             self.running,
             self.tools.header_paths,
             self.subscriptions.aclose_all,
+            self.required_scopes,
         )
 
     def sessions(self) -> list[Session]:
         """Connected, initialized clients."""
         return [s for s in self._sessions if s.connection.state is State.READY]
+
+    def required_scopes(self, method: str, params: JSONObject | None) -> frozenset[str]:
+        """The scopes a request needs: those of the tool it calls, the prompt it gets, the
+        resource it reads or subscribes to (nothing for other requests)."""
+        if params is None:
+            return _NONE
+        if method in ("tools/call", "prompts/get"):
+            registry = self.tools if method == "tools/call" else self.prompts
+            name = params.get("name")
+            if not registry.scoped or type(name) is not str:
+                return _NONE
+            found = registry.get(name)
+            return _NONE if found is None else found.scopes
+        if method in ("resources/read", "resources/subscribe") and self.resources.scoped:
+            uri = params.get("uri")
+            return self.resources.scopes_for(uri) if type(uri) is str else _NONE
+        return _NONE
 
     async def read_resource(self, uri: str, ctx: Context) -> JSONObject:
         """Read one of this server's resources for a handler (`ctx.read_resource`).

@@ -23,7 +23,7 @@ import re
 import sys
 import traceback
 import types
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 from mcpkit.errors import INVALID_PARAMS, InvalidParams, ProtocolError
@@ -32,7 +32,7 @@ from mcpkit.server.arguments import InvalidArguments
 from mcpkit.server.context import Context, context_parameter
 from mcpkit.server.docstrings import parse_docstring
 from mcpkit.server.pagination import Paginator
-from mcpkit.server.registry import Registry
+from mcpkit.server.registry import Registry, scope_set
 from mcpkit.server.results import (
     STRUCTURED_SINCE,
     OutputMismatch,
@@ -102,7 +102,8 @@ class Tool:
     or an `mcpkit.types.ToolAnnotations`), `icons` (a list of {"src": ..., "mimeType": ...,
     "sizes": [...]} dicts or `mcpkit.types.Icon`), `meta` (the definition's `_meta`),
     `structured_output` (None: from the return annotation; False: never; True: required),
-    `run_in_thread` (sync functions only; None: the registry's default).
+    `run_in_thread` (sync functions only; None: the registry's default), `scopes` (with
+    authorization: what a caller's token must grant to call it; 403 otherwise).
 
     Raises ValueError (a bad name, unknown annotation keys) and TypeError (a signature no
     JSON Schema can describe; structured_output=True without a describable return type).
@@ -120,8 +121,10 @@ class Tool:
         meta: JSONObject | None = None,
         structured_output: bool | None = None,
         run_in_thread: bool | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> None:
         self.fn = fn
+        self.scopes = scope_set(scopes)
         if name is None:
             name = getattr(fn, "__name__", type(fn).__name__)
         self.name = check_tool_name(name)
@@ -402,17 +405,14 @@ class ToolRegistry(Registry[Tool]):
     def capability(self) -> JSONObject:
         return {"listChanged": True}
 
-    def definitions(self) -> list[JSONObject]:
-        """The wire definitions, sorted by name (built once per version).
+    def ordered(self) -> list[Tool]:
+        """The tools sorted by name.
 
         tools/list answers in this order in every era: the same set of tools gives the same
         list whatever order they were registered in (on every replica of a server), which
         keeps clients' caches and LLM prompt caches warm.
         """
-        if self._definitions is None:
-            tools = sorted(self._items.values(), key=lambda tool: tool.name)
-            self._definitions = [tool.definition for tool in tools]
-        return self._definitions
+        return sorted(self._items.values(), key=lambda tool: tool.name)
 
     def handlers(self) -> dict[str, Callable[[Context], Any]]:
         return {"tools/list": self.list_tools, "tools/call": self.call_tool}
@@ -426,13 +426,15 @@ class ToolRegistry(Registry[Tool]):
         cursor = ctx.params.get("cursor")
         era = next((e for e in _ERAS if e <= (ctx.protocol_version or _LATEST)), _ERAS[-1])
         if era == _ERAS[0]:
-            return self._paginator.page("tools", self.version, self.definitions(), cursor)
+            view, shown = self.view_for(ctx.principal)
+            return self._paginator.page("tools", self.version, shown, cursor, view)
         cached = self._older.get(era)
         if cached is None or cached[0] != self.version:
             items = [definition_for(d, era) for d in self.definitions()]
             pages = cached[2] if cached else Paginator(self._paginator.page_size)
             cached = self._older[era] = (self.version, items, pages)
-        return cached[2].page("tools", self.version, cached[1], cursor)
+        view, shown = self.view_for(ctx.principal, cached[1])
+        return cached[2].page("tools", self.version, shown, cursor, view)
 
     def call_tool(self, ctx: Context) -> JSONObject | Awaitable[JSONObject]:
         params = ctx.params

@@ -12,15 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mcpkit.auth.server.asgi import OAuthError
 from mcpkit.auth.server.options import AUTH_METHODS, AuthServerOptions, ClientConfig
 from mcpkit.auth.server.redirects import redirect_uri_problem
 from mcpkit.auth.server.store import AuthStore, ClientRecord, digest
-
-if TYPE_CHECKING:
-    from mcpkit.auth.server.cimd import MetadataDocuments
 
 MAX_REDIRECT_URIS = 20
 _TEXT_FIELDS = (
@@ -195,12 +192,20 @@ def _auth_method(
     return accepted
 
 
+class DocumentClients(Protocol):
+    """Clients described by metadata documents (`cimd.MetadataDocuments`)."""
+
+    def is_document_url(self, client_id: str) -> bool: ...
+
+    async def client(self, client_id: str) -> Client: ...
+
+
 class ClientDirectory:
     """Finds a client by id: the options first, then a metadata document (for a URL-shaped
     id), then the store."""
 
     def __init__(
-        self, options: AuthServerOptions, store: AuthStore, documents: MetadataDocuments | None
+        self, options: AuthServerOptions, store: AuthStore, documents: DocumentClients | None
     ) -> None:
         self._configured = {c.client_id: Client.from_config(c) for c in options.clients}
         self._store = store
