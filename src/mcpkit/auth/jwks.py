@@ -1,4 +1,5 @@
-"""The signing keys of an authorization server, fetched from its JWKS URL and kept.
+"""The signing keys of an authorization server, fetched from its JWKS URL (or asked of it, in
+the same process) and kept.
 
 Keys are fetched on first use and kept for `max_age` seconds. A token naming a key id we do
 not hold makes us fetch again (the server rotated its keys), but at most once every
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -23,12 +25,14 @@ class KeysUnavailable(Exception):
 
 
 class JWKSCache:
-    """The keys at `url` (a JWK Set), by key id (see the module docstring)."""
+    """The keys at `url` (a JWK Set), by key id (see the module docstring). `source`, in
+    place of fetching `url`, returns the JWK Set (an authorization server in this process)."""
 
     def __init__(
         self,
         url: str,
         *,
+        source: Callable[[], Awaitable[Any]] | None = None,
         max_age: float = 300.0,
         refetch_interval: float = 30.0,
         timeout: float = TIMEOUT,
@@ -41,6 +45,7 @@ class JWKSCache:
         self._timeout = timeout
         self._max_bytes = max_bytes
         self._client = client
+        self._source = source
         self._keys: dict[str, _Key] = {}  # by kid
         self._anonymous: list[_Key] = []  # keys without a kid
         self._fetched_at: float | None = None
@@ -89,6 +94,8 @@ class JWKSCache:
             self._load(document)
 
     async def _fetch(self) -> Any:
+        if self._source is not None:
+            return await self._source()
         if self._client is not None:
             return await self._get(self._client)
         async with httpx.AsyncClient(trust_env=False) as client:

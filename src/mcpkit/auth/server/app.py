@@ -18,7 +18,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpkit.auth.server.asgi import (
     OAuthError,
@@ -43,6 +43,11 @@ from mcpkit.auth.server.options import AuthServerOptions
 from mcpkit.auth.server.registration import RegistrationEndpoint
 from mcpkit.auth.server.revocation import TokenRegistry
 from mcpkit.auth.server.store import AuthStore
+
+if TYPE_CHECKING:  # the resource side is imported when `bearer_auth` is called
+    from mcpkit.auth.resource import BearerAuth
+
+ASGIApp = Callable[[dict[str, Any], Receive, Send], Awaitable[None]]
 
 logger = logging.getLogger("mcpkit.auth.server")
 Handler = Callable[[Request], Awaitable[Response]]
@@ -108,6 +113,30 @@ class AuthorizationServer:
     def metadata(self) -> dict[str, Any]:
         """The RFC 8414 metadata document."""
         return dict(self._metadata_document)
+
+    def bearer_auth(self, resource: str, **options: Any) -> BearerAuth:
+        """What `server.http_app(auth=...)` takes to accept this server's tokens for the MCP
+        endpoint at `resource` (its public URL): JWTs checked against this server's keys in
+        this process (no HTTP round trip), this issuer named in the endpoint's metadata.
+        `options` go to `BearerAuth` (required_scopes, scopes_supported, ...); the scopes this
+        server grants are advertised unless they say otherwise."""
+        from mcpkit.auth.jwks import JWKSCache
+        from mcpkit.auth.resource import BearerAuth
+        from mcpkit.auth.tokens import JWTVerifier
+
+        issuer = self.options.issuer
+        keys = JWKSCache(f"{issuer}/jwks", source=self.keys.jwks)
+        verifier = JWTVerifier(
+            issuer=issuer, audience=resource, jwks=keys, algorithms=(self.options.key_algorithm,)
+        )
+        options.setdefault("authorization_servers", (issuer,))
+        options.setdefault("scopes_supported", self.options.scopes)
+        return BearerAuth(verifier, resource, **options)
+
+    def mount(self, app: ASGIApp) -> ASGIApp:
+        """One ASGI app: this server's paths (`paths`) here, everything else to `app` (an
+        MCP app). The ASGI lifespan goes to `app`; this server's store closes after it."""
+        return _Mounted(self, app)
 
     async def rotate_keys(self) -> None:
         """Start signing with a new key now (the current one stays published)."""
@@ -187,6 +216,32 @@ class AuthorizationServer:
                 await self.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+
+class _Mounted:
+    """An authorization server and another ASGI app on one origin (`AuthorizationServer.mount`)."""
+
+    def __init__(self, server: AuthorizationServer, app: ASGIApp) -> None:
+        self._server = server
+        self._app = app
+        self._paths = frozenset(server.paths)
+
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            await self._app(scope, receive, self._closing(send))
+        elif kind == "http" and scope["path"] in self._paths:
+            await self._server(scope, receive, send)
+        else:
+            await self._app(scope, receive, send)
+
+    def _closing(self, send: Send) -> Send:
+        async def forward(message: dict[str, Any]) -> None:
+            if message["type"] == "lifespan.shutdown.complete":
+                await self._server.close()
+            await send(message)
+
+        return forward
 
 
 def _with(response: Response, header: tuple[bytes, bytes]) -> Response:
