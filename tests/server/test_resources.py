@@ -27,6 +27,7 @@ class FakeContext:
     protocol_version: str | None
     params: dict[str, Any]
     state: SessionState
+    principal: Any = None
 
 
 async def read_error(client: Client | Peer, uri: Any) -> ProtocolError:
