@@ -1,0 +1,408 @@
+"""`OAuth`: an `httpx.Auth` that gets, keeps, refreshes and upgrades tokens for one MCP server.
+
+How this works: every request to the server's origin carries the stored access token (first
+refreshed when it is about to expire). A 401 answer starts recovery, one at a time under a
+lock (concurrent requests wait, then reuse what it got): read the challenge, discover the
+authorization server again (`discovery.py`: it may have changed), refresh the token when it
+can, else authorize anew (authorization code with PKCE and the user's approval, or
+client_credentials), and resend the request. A refresh whose token is then refused again is
+followed by one full authorization; a refused refresh token (revoked, expired) is dropped and
+a new authorization follows: never a loop. A 403 `insufficient_scope` answer re-authorizes
+with the union of the scopes held and the scopes challenged, then resends once; a challenge
+that asks for nothing new is answered as it is (re-authorizing would not help).
+
+Requests to other origins pass untouched: a token never leaves its server. One `OAuth` serves
+one MCP server (the first URL it sees, or the one given to `login`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncGenerator, Sequence
+from typing import Any, Literal
+
+import httpx
+
+from mcpkit.auth.client.approval import Approval, Browser
+from mcpkit.auth.client.authorize import AuthorizationRequest
+from mcpkit.auth.client.challenge import Challenge
+from mcpkit.auth.client.config import ClientCredentials, ClientMetadata
+from mcpkit.auth.client.discovery import AuthServer, discover
+from mcpkit.auth.client.errors import OAuthError
+from mcpkit.auth.client.records import Registration, Tokens
+from mcpkit.auth.client.registration import metadata_document, preregistered, register
+from mcpkit.auth.client.store import MemoryStore, TokenStore
+from mcpkit.auth.client.token_endpoint import ClientAuth, request_tokens
+from mcpkit.auth.wellknown import canonical_resource
+
+logger = logging.getLogger("mcpkit.auth.client")
+Grant = Literal["authorization_code", "client_credentials"]
+OFFLINE_ACCESS = "offline_access"
+_DEAD_GRANT = ("invalid_grant", "invalid_client", "unauthorized_client", "invalid_request")
+
+
+class OAuth(httpx.Auth):
+    """OAuth 2.1 for an MCP client: `Client(url, http=HttpOptions(auth=OAuth(...)))`.
+
+    `client`: pre-registered credentials (else a client metadata document or dynamic
+    registration, per `metadata`). `scopes`: asked for on top of what the server challenges
+    for. `store`: where tokens and registrations live (default: memory). `approval`: how the
+    user approves (`Browser()` by default; `Headless()`, `Callback(...)`). `grant`:
+    "authorization_code" (a user) or "client_credentials" (the client itself, with `client`).
+    `login=False` never starts an authorization: refreshes only, else the request fails.
+    `timeout` bounds each request to the authorization server, in seconds.
+
+    Failures raise OAuthError (an `httpx.HTTPError`, so the MCP transports report it as a
+    failed request) naming the step, the URL and the server's error.
+    """
+
+    requires_request_body = False
+    requires_response_body = False
+
+    def __init__(
+        self,
+        *,
+        client: ClientCredentials | None = None,
+        metadata: ClientMetadata | None = None,
+        scopes: Sequence[str] = (),
+        store: TokenStore | None = None,
+        approval: Approval | None = None,
+        grant: Grant = "authorization_code",
+        login: bool = True,
+        timeout: float = 30.0,
+    ) -> None:
+        if grant == "client_credentials" and client is None:
+            raise ValueError("the client_credentials grant needs ClientCredentials")
+        if grant not in ("authorization_code", "client_credentials"):
+            raise ValueError(f"unknown grant {grant!r}")
+        self.client = client
+        self.metadata = metadata or ClientMetadata()
+        self.scopes = tuple(scopes)
+        self.store: TokenStore = store if store is not None else MemoryStore()
+        self.approval: Approval = approval if approval is not None else Browser()
+        self.grant: Grant = grant
+        self.login_allowed = login
+        self.timeout = timeout
+        self._server: str | None = None  # canonical URI of the MCP endpoint
+        self._origin: tuple[str, str] | None = None
+        self._lock_loop: asyncio.AbstractEventLoop | None = None
+        self._lock_object: asyncio.Lock | None = None
+
+    # -- public ------------------------------------------------------------------------------
+
+    async def login(self, server_url: str) -> Tokens:
+        """Authorize now (whatever is stored) for the MCP server at `server_url`; the new
+        tokens. Raises OAuthError."""
+        self._bind(httpx.URL(server_url), force=True)
+        async with self._lock(), self._http() as http:
+            challenge = await _challenge_of_probe(http, server_url)
+            server = await discover(http, self._server_url(), challenge)
+            return await self._obtain(http, server, self._scopes_for(challenge, server, None))
+
+    def logout(self, server_url: str) -> None:
+        """Forget the tokens and client registrations stored for `server_url`."""
+        self.store.delete(canonical_resource(server_url))
+
+    def tokens(self, server_url: str | None = None) -> Tokens | None:
+        """The stored tokens for `server_url` (default: the server this OAuth serves)."""
+        key = canonical_resource(server_url) if server_url else self._server
+        if key is None:
+            return None
+        record = self.store.load(key) or {}
+        return Tokens.from_json(record.get("tokens")) if record.get("tokens") else None
+
+    # -- httpx.Auth --------------------------------------------------------------------------
+
+    async def async_auth_flow(
+        self, request: httpx.Request
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        if not self._bind(request.url):
+            yield request  # another origin: never show it our token
+            return
+        tokens = await self._usable_tokens()
+        _sign(request, tokens)
+        response = yield request
+        for attempt in (1, 2):
+            if response.status_code != 401:
+                break
+            tokens, refreshed = await self._recover(_challenge(response), tokens, attempt == 1)
+            _sign(request, tokens)
+            response = yield request
+            if not refreshed:
+                break
+        if response.status_code == 403:
+            challenge = _challenge(response)
+            if challenge.error == "insufficient_scope":
+                upgraded = await self._step_up(challenge, tokens)
+                if upgraded is not None:
+                    _sign(request, upgraded)
+                    yield request
+
+    def sync_auth_flow(self, request: httpx.Request) -> Any:
+        raise RuntimeError("mcpkit's OAuth works with httpx.AsyncClient only")
+
+    # -- the three paths: before a request, after a 401, after a 403 --------------------------
+
+    async def _usable_tokens(self) -> Tokens | None:
+        """The stored tokens, refreshed first when they are about to expire (None: none)."""
+        tokens = self.tokens()
+        if tokens is None or not tokens.expiring():
+            return tokens
+        async with self._lock():
+            tokens = self.tokens()
+            if tokens is None or not tokens.expiring():
+                return tokens
+            async with self._http() as http:
+                return await self._refresh(http, tokens)
+
+    async def _recover(
+        self, challenge: Challenge, sent: Tokens | None, may_refresh: bool
+    ) -> tuple[Tokens, bool]:
+        """New tokens after a 401 (and whether they came from a refresh)."""
+        async with self._lock():
+            current = self.tokens()
+            if current is not None and (sent is None or current.access_token != sent.access_token):
+                return current, False  # another request recovered meanwhile
+            async with self._http() as http:
+                server = await discover(http, self._server_url(), challenge)
+                if current is not None and current.issuer != server.issuer:
+                    logger.info(
+                        "%s now uses authorization server %s (was %s): logging in there",
+                        self._server,
+                        server.issuer,
+                        current.issuer,
+                    )
+                    current = None
+                if may_refresh and current is not None and current.refresh_token:
+                    refreshed = await self._refresh(http, current, server)
+                    if refreshed is not None:
+                        return refreshed, True
+                scope = self._scopes_for(challenge, server, current)
+                return await self._obtain(http, server, scope), False
+
+    async def _step_up(self, challenge: Challenge, sent: Tokens | None) -> Tokens | None:
+        """Tokens with the challenged scopes added, or None when re-authorizing cannot help."""
+        needed = challenge.scopes()
+        async with self._lock():
+            current = self.tokens()
+            held = current.scopes() if current is not None else set()
+            if not needed or needed <= held:
+                fresh = current is not None and sent is not None
+                if fresh and current.access_token != sent.access_token:  # type: ignore[union-attr]
+                    return current  # another request stepped up meanwhile
+                logger.info(
+                    "%s refused scopes %s we hold; not re-authorizing", self._server, needed
+                )
+                return None
+            async with self._http() as http:
+                server = await discover(http, self._server_url(), challenge)
+                scope = self._scopes_for(challenge, server, current)
+                logger.info("%s needs scope %s: re-authorizing", self._server, challenge.scope)
+                return await self._obtain(http, server, scope)
+
+    # -- getting tokens ----------------------------------------------------------------------
+
+    async def _obtain(
+        self, http: httpx.AsyncClient, server: AuthServer, scope: str | None
+    ) -> Tokens:
+        """Fresh tokens from `server` by this OAuth's grant; stored before they are returned."""
+        if self.grant == "client_credentials":
+            assert self.client is not None
+            registration = preregistered(self.client, server)
+            grant = {"grant_type": "client_credentials", **({"scope": scope} if scope else {})}
+            tokens = await request_tokens(
+                http, server, ClientAuth.of(registration, self.client), grant, scope=scope
+            )
+        else:
+            tokens = await self._authorization_code(http, server, scope)
+        self._save(tokens=tokens)
+        return tokens
+
+    async def _authorization_code(
+        self, http: httpx.AsyncClient, server: AuthServer, scope: str | None
+    ) -> Tokens:
+        if not self.login_allowed:
+            raise OAuthError(
+                "authorization",
+                self._server_url(),
+                "not logged in, and logging in is turned off (run `mcpkit login URL`)",
+            )
+        if not server.supports_s256():
+            raise OAuthError(
+                "discovery",
+                server.issuer,
+                "the authorization server does not offer PKCE S256 "
+                "(code_challenge_methods_supported): refusing to use it",
+            )
+        registration, redirect_uri = await self._registration(http, server)
+        request = AuthorizationRequest.new(server, registration.client_id, redirect_uri, scope)
+        landed = await self.approval.approve(request.url, redirect_uri)
+        code = request.code_from(landed)
+        grant = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": redirect_uri,
+            "code_verifier": request.verifier,
+        }
+        auth = ClientAuth.of(registration, self.client)
+        return await request_tokens(http, server, auth, grant, scope=scope)
+
+    async def _refresh(
+        self, http: httpx.AsyncClient, tokens: Tokens, server: AuthServer | None = None
+    ) -> Tokens | None:
+        """Tokens from a refresh (None when it was refused: the refresh token is dropped)."""
+        registration = self._known_registration(tokens.issuer)
+        if tokens.refresh_token is None or registration is None:
+            return None
+        server = server or AuthServer(
+            issuer=tokens.issuer,
+            resource=tokens.resource,
+            authorization_endpoint=None,
+            token_endpoint=tokens.token_endpoint,
+        )
+        grant = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token}
+        auth = ClientAuth.of(registration, self.client)
+        try:
+            fresh = await request_tokens(
+                http, server, auth, grant, scope=tokens.scope, previous=tokens
+            )
+        except OAuthError as exc:
+            if exc.error is None and exc.problem.startswith("the request failed"):
+                raise  # the server is unreachable: nothing is known about the token
+            logger.info(
+                "refreshing the token at %s failed (%s): logging in again", exc.url, exc.error
+            )
+            self._save(tokens=None)
+            return None
+        self._save(tokens=fresh)
+        return fresh
+
+    # -- client registration -----------------------------------------------------------------
+
+    async def _registration(
+        self, http: httpx.AsyncClient, server: AuthServer
+    ) -> tuple[Registration, str]:
+        """The client to authorize as at `server`, and the redirect URI to use."""
+        if self.client is not None:
+            redirect_uri = self.approval.redirect_uri(self.metadata.redirect_uris)
+            return preregistered(self.client, server), redirect_uri
+        stored = self._stored_registration(server.issuer)
+        registered = stored.redirect_uris if stored is not None else self.metadata.redirect_uris
+        redirect_uri = self.approval.redirect_uri(registered)
+        if stored is not None and redirect_uri in stored.redirect_uris:
+            return stored, redirect_uri
+        registration = metadata_document(self.metadata, server, redirect_uri)
+        if registration is None:
+            registration = await register(http, self.metadata, server, redirect_uri)
+        self._save(client=registration)
+        return registration, redirect_uri
+
+    def _known_registration(self, issuer: str) -> Registration | None:
+        """The registration tokens from `issuer` were obtained with."""
+        if self.client is not None and self.client.issuer in (None, issuer):
+            return Registration(
+                client_id=self.client.client_id,
+                issuer=issuer,
+                auth_method=self.client.auth_method or _credentials_method(self.client),
+                client_secret=self.client.client_secret,
+            )
+        return self._stored_registration(issuer)
+
+    def _stored_registration(self, issuer: str) -> Registration | None:
+        record = self.store.load(self._server_url()) or {}
+        clients = record.get("clients")
+        found = Registration.from_json(clients.get(issuer)) if isinstance(clients, dict) else None
+        return None if found is None or found.expired() else found
+
+    # -- scopes ------------------------------------------------------------------------------
+
+    def _scopes_for(
+        self, challenge: Challenge, server: AuthServer, previous: Tokens | None
+    ) -> str | None:
+        """The scope to ask for: the challenge's, else the resource's `scopes_supported`;
+        with what we held at the same server and what the user configured; `offline_access`
+        exactly when the authorization server lists it (and a user is there to refresh for)."""
+        if challenge.scope is not None:
+            wanted = challenge.scope.split()
+        else:
+            wanted = list(server.resource_scopes or ())
+        if previous is not None and previous.issuer == server.issuer:
+            wanted = (previous.scope or "").split() + wanted
+        wanted += self.scopes
+        supported = server.scopes_supported or ()
+        offline = self.grant == "authorization_code" and OFFLINE_ACCESS in supported
+        chosen = [s for s in dict.fromkeys(wanted) if s != OFFLINE_ACCESS]
+        if offline:
+            chosen.append(OFFLINE_ACCESS)
+        return " ".join(chosen) or None
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def _bind(self, url: httpx.URL, force: bool = False) -> bool:
+        """Whether `url` belongs to our server (binding to it when we have none yet)."""
+        origin = (url.scheme, url.netloc.decode("ascii"))
+        if self._server is None or force:
+            self._server = canonical_resource(str(url.copy_with(query=None, fragment=None)))
+            self._origin = origin
+            return True
+        return origin == self._origin
+
+    def _server_url(self) -> str:
+        assert self._server is not None
+        return self._server
+
+    def _save(self, **parts: Any) -> None:
+        """Update the stored record: `tokens=` (None removes them), `client=` a registration."""
+        key = self._server_url()
+        record = self.store.load(key) or {}
+        if "tokens" in parts:
+            tokens = parts["tokens"]
+            record["tokens"] = tokens.to_json() if tokens is not None else None
+        if "client" in parts:
+            registration = parts["client"]
+            clients = record.get("clients")
+            clients = dict(clients) if isinstance(clients, dict) else {}
+            clients[registration.issuer] = registration.to_json()
+            record["clients"] = clients
+        self.store.save(key, record)
+
+    def _lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._lock_object is None or self._lock_loop is not loop:
+            self._lock_object, self._lock_loop = asyncio.Lock(), loop
+        return self._lock_object
+
+    def _http(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(timeout=self.timeout, follow_redirects=False)
+
+
+def _credentials_method(client: ClientCredentials) -> str:
+    if client.private_key is not None:
+        return "private_key_jwt"
+    return "none" if client.client_secret is None else "client_secret_basic"
+
+
+def _sign(request: httpx.Request, tokens: Tokens | None) -> None:
+    if tokens is not None:
+        request.headers["authorization"] = f"Bearer {tokens.access_token}"
+
+
+def _challenge(response: httpx.Response) -> Challenge:
+    return Challenge.parse(response.headers.get_list("www-authenticate"))
+
+
+async def _challenge_of_probe(http: httpx.AsyncClient, server_url: str) -> Challenge:
+    """The challenge an unauthenticated request meets (a JSON-RPC ping, harmless anywhere)."""
+    try:
+        response = await http.post(
+            server_url,
+            json={"jsonrpc": "2.0", "id": 0, "method": "ping"},
+            headers={"accept": "application/json, text/event-stream"},
+        )
+    except httpx.HTTPError as exc:
+        raise OAuthError(
+            "discovery", server_url, f"the server did not answer: {type(exc).__name__}"
+        ) from None
+    await response.aclose()
+    return _challenge(response) if response.status_code in (401, 403) else Challenge()
