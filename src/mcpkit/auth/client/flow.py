@@ -120,6 +120,22 @@ class OAuth(httpx.Auth):
         if not self._bind(request.url):
             yield request  # another origin: never show it our token
             return
+        flow = self._authorized_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                outgoing = await flow.asend((yield outgoing))
+        except StopAsyncIteration:
+            return
+        except OAuthError as exc:
+            logger.warning("%s", exc)  # the transport may report it only as a failed request
+            raise
+        finally:
+            await flow.aclose()
+
+    async def _authorized_flow(
+        self, request: httpx.Request
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
         tokens = await self._usable_tokens()
         _sign(request, tokens)
         response = yield request
