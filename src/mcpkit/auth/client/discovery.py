@@ -8,7 +8,8 @@ URIs for the endpoint's path and then the root; checks that its `resource` names
 Connect well-known URLs in the order MCP gives, accepting a document only when its `issuer` is
 identical to the issuer the URL was built from. A server without resource metadata is a
 2025-03-26 server: its own origin is the authorization server, whose metadata lives at the
-root, and without metadata the default endpoints `/authorize`, `/token` and `/register` apply.
+root (its issuer must be on that origin), and without metadata the default endpoints
+`/authorize`, `/token` and `/register` apply.
 
 The result, `AuthServer`, records the issuer the authorization response is checked against
 (RFC 9207) and the `resource` value to send (RFC 8707): the resource metadata's own, as
@@ -128,11 +129,15 @@ def resource_covers(resource: str, server_url: str) -> bool:
     return mine.path == other.path or mine.path.startswith(other.path.rstrip("/") + "/")
 
 
-async def _server_metadata(http: httpx.AsyncClient, issuer: str) -> JSONObject | None:
+async def _server_metadata(
+    http: httpx.AsyncClient, issuer: str, *, same_origin: bool = False
+) -> JSONObject | None:
     """The authorization server metadata whose `issuer` is exactly `issuer`, or None.
 
     A document with another issuer is refused (RFC 8414 section 3.3): it cannot be used, and
     since a server publishes one document under several names, none found is an error above.
+    `same_origin` (2025-03-26 servers, whose metadata sits at the MCP server's own root and
+    whose issuer was never named by anyone else) accepts an issuer on the same origin.
     """
     try:
         urls = authorization_server_metadata_urls(issuer)
@@ -142,11 +147,12 @@ async def _server_metadata(http: httpx.AsyncClient, issuer: str) -> JSONObject |
         document = await _fetch_json(http, url)
         if document is None:
             continue
-        if document.get("issuer") != issuer:
+        named = document.get("issuer")
+        if named != issuer and not (same_origin and _same_origin(named, issuer)):
             raise OAuthError(
                 "discovery",
                 url,
-                f"the metadata's issuer {printable(document.get('issuer'))} is not {issuer}, the "
+                f"the metadata's issuer {printable(named)} is not {issuer}, the "
                 "issuer it was fetched for: refusing to use it (RFC 8414 section 3.3)",
             )
         return document
@@ -196,7 +202,7 @@ async def _legacy(http: httpx.AsyncClient, server_url: str) -> AuthServer:
     logger.info(
         "%s has no resource metadata: using %s as its authorization server", server_url, origin
     )
-    metadata = await _server_metadata(http, origin)
+    metadata = await _server_metadata(http, origin, same_origin=True)
     if metadata is not None:
         return _from_metadata(metadata, resource, None)
     logger.info("%s has no authorization server metadata: using the default endpoints", origin)
@@ -211,6 +217,13 @@ async def _legacy(http: httpx.AsyncClient, server_url: str) -> AuthServer:
         grant_types_supported=("authorization_code", "refresh_token"),
         from_metadata=False,
     )
+
+
+def _same_origin(url: Any, origin: str) -> bool:
+    if not isinstance(url, str):
+        return False
+    a, b = urlsplit(url), urlsplit(origin)
+    return (a.scheme, a.netloc) == (b.scheme, b.netloc)
 
 
 async def _fetch_json(http: httpx.AsyncClient, url: str) -> JSONObject | None:
