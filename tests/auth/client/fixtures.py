@@ -47,6 +47,7 @@ class AuthServer:
     inject_code: str | None = None  # redirect with this code instead of a fresh one
     scopes_supported: list[str] | None = None
     withheld: set[str] = field(default_factory=set)  # scopes never granted
+    pkce_methods: list[str] | None = field(default_factory=lambda: ["S256"])
     grants: dict[str, Grant] = field(default_factory=dict)
     tokens: dict[str, JSONObject] = field(default_factory=dict)  # access token -> info
     refresh: dict[str, JSONObject] = field(default_factory=dict)
@@ -71,9 +72,10 @@ class AuthServer:
             "registration_endpoint": f"{self.base}/register",
             "response_types_supported": ["code"],
             "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
-            "code_challenge_methods_supported": ["S256"],
             "token_endpoint_auth_methods_supported": ["none", "client_secret_basic"],
         }
+        if self.pkce_methods is not None:
+            document["code_challenge_methods_supported"] = self.pkce_methods
         if self.advertise_iss:
             document["authorization_response_iss_parameter_supported"] = True
         if self.scopes_supported is not None:
