@@ -96,7 +96,24 @@ class OAuth(httpx.Auth):
         tokens. Raises OAuthError."""
         self._bind(httpx.URL(server_url), force=True)
         async with self._lock(), self._http() as http:
+            challenge = await _challenge_of_probe(http, server_url) or Challenge()
+            server = await discover(http, self._server_url(), challenge)
+            return await self._obtain(http, server, self._scopes_for(challenge, server, None))
+
+    async def prepare(self, server_url: str) -> Tokens | None:
+        """Get ready to talk to `server_url` before any MCP request: the stored tokens
+        (refreshed if about to expire), else a login now when the server asks for one. None
+        when the server asks for none. Logging in here, not inside the client's first request,
+        keeps a slow approval (a person at a browser) out of that request's timeout.
+        Raises OAuthError."""
+        self._bind(httpx.URL(server_url), force=True)
+        tokens = await self._usable_tokens()
+        if tokens is not None:
+            return tokens
+        async with self._lock(), self._http() as http:
             challenge = await _challenge_of_probe(http, server_url)
+            if challenge is None:
+                return None
             server = await discover(http, self._server_url(), challenge)
             return await self._obtain(http, server, self._scopes_for(challenge, server, None))
 
@@ -408,8 +425,9 @@ def _challenge(response: httpx.Response) -> Challenge:
     return Challenge.parse(response.headers.get_list("www-authenticate"))
 
 
-async def _challenge_of_probe(http: httpx.AsyncClient, server_url: str) -> Challenge:
-    """The challenge an unauthenticated request meets (a JSON-RPC ping, harmless anywhere)."""
+async def _challenge_of_probe(http: httpx.AsyncClient, server_url: str) -> Challenge | None:
+    """The challenge an unauthenticated request meets (a JSON-RPC ping, harmless anywhere);
+    None when the server does not refuse it."""
     try:
         response = await http.post(
             server_url,
@@ -421,4 +439,4 @@ async def _challenge_of_probe(http: httpx.AsyncClient, server_url: str) -> Chall
             "discovery", server_url, f"the server did not answer: {type(exc).__name__}"
         ) from None
     await response.aclose()
-    return _challenge(response) if response.status_code in (401, 403) else Challenge()
+    return _challenge(response) if response.status_code in (401, 403) else None
