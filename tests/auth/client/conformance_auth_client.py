@@ -6,7 +6,8 @@
 The suite appends the server URL and names the scenario in `MCP_CONFORMANCE_SCENARIO`; some
 scenarios pass what a real deployment would configure in `MCP_CONFORMANCE_CONTEXT`
 (pre-registered `client_id`/`client_secret` and the `issuer` they belong to, or a
-`private_key_pem` for private_key_jwt). The program is a plain user of `Client` with
+`private_key_pem` for private_key_jwt; a workload JWT; an ID token and the identity
+provider to exchange it at). The program is a plain user of `Client` with
 `OAuth` in headless mode: it lists the tools and calls each one. Its client metadata document
 URL is the one the suite's authorization servers expect for this client. It exits 1 (with the
 error on stderr) when the connection or authorization fails, as the scenarios that test a
@@ -23,7 +24,13 @@ import sys
 from typing import Any
 
 from mcpkit import Client
-from mcpkit.auth.client import ClientCredentials, ClientMetadata, Headless, OAuth
+from mcpkit.auth.client import (
+    ClientCredentials,
+    ClientMetadata,
+    Headless,
+    IdJagExchange,
+    OAuth,
+)
 from mcpkit.client import HttpOptions
 from mcpkit.errors import MCPError
 
@@ -40,6 +47,16 @@ def oauth_for(scenario: str, context: dict[str, Any]) -> OAuth:
             signing_algorithm=context.get("signing_algorithm"),
         )
         return OAuth(client=credentials, grant="client_credentials")
+    if scenario == "auth/wif-jwt-bearer":
+        workload = ClientCredentials(client_id=context["client_id"])
+        token = context["valid_jwt"]
+        return OAuth(client=workload, grant="jwt_bearer", assertion=lambda issuer, resource: token)
+    if scenario in ("auth/enterprise-managed-authorization", "auth/cross-app-access-complete-flow"):
+        exchange = IdJagExchange(
+            context["idp_token_endpoint"], context["idp_id_token"], context["idp_client_id"]
+        )
+        client = ClientCredentials(context["client_id"], context["client_secret"])
+        return OAuth(client=client, grant="jwt_bearer", assertion=exchange)
     credentials = None
     if "client_id" in context:
         credentials = ClientCredentials(

@@ -60,15 +60,14 @@ REQUIRED = {
     ],
 }
 # Extension scenarios we pass; run (never scored) with every requirement set.
-EXTENSIONS = ["auth/client-credentials-jwt", "auth/client-credentials-basic"]
-# Extension scenarios not done yet (see docs/auth-client.md).
-NOT_YET = [
+EXTENSIONS = [
+    "auth/client-credentials-jwt",
+    "auth/client-credentials-basic",
     "auth/enterprise-managed-authorization",
-    "auth/dpop",
-    "auth/dpop-nonce",
     "auth/wif-jwt-bearer",
-    "auth/cross-app-access-complete-flow",
 ]
+# Extension scenarios not done yet (see docs/auth-client.md).
+NOT_YET = ["auth/dpop", "auth/dpop-nonce"]
 REFUSING = {
     "auth/scope-retry-limit",
     "auth/resource-mismatch",
@@ -90,7 +89,11 @@ OLD_SUITES = {  # 0.1.16: suite -> its auth scenarios we run
         "auth/offline-access-scope",
         "auth/offline-access-not-supported",
     ],
-    "extensions": EXTENSIONS,
+    "extensions": [
+        "auth/client-credentials-jwt",
+        "auth/client-credentials-basic",
+        "auth/cross-app-access-complete-flow",
+    ],
 }
 
 

@@ -10,10 +10,12 @@ Modules: `flow` (`OAuth`, the httpx.Auth), `challenge` (WWW-Authenticate), `disc
 (resource and authorization server metadata), `registration` (pre-registered, client metadata
 documents, dynamic registration), `authorize` (the authorization request and the checks on its
 response), `token_endpoint` (client authentication and grants), `approval` and `loopback`
-(how the user approves), `store` (where tokens live), `records`, `config`, `errors`.
+(how the user approves), `assertions` (the jwt_bearer grant), `store` (where tokens live),
+`records`, `config`, `errors`.
 """
 
 from mcpkit.auth.client.approval import Approval, Browser, Callback, Headless
+from mcpkit.auth.client.assertions import IdJagExchange
 from mcpkit.auth.client.config import ClientCredentials, ClientMetadata
 from mcpkit.auth.client.errors import OAuthError
 from mcpkit.auth.client.flow import OAuth
@@ -28,6 +30,7 @@ __all__ = [
     "ClientMetadata",
     "FileStore",
     "Headless",
+    "IdJagExchange",
     "KeyringStore",
     "MemoryStore",
     "OAuth",

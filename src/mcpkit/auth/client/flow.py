@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any, Literal
 
 import httpx
 
 from mcpkit.auth.client.approval import Approval, Browser
+from mcpkit.auth.client.assertions import JWT_BEARER, AssertionSource, assertion_for
 from mcpkit.auth.client.authorize import AuthorizationRequest
 from mcpkit.auth.client.challenge import Challenge
 from mcpkit.auth.client.config import ClientCredentials, ClientMetadata
@@ -37,7 +39,8 @@ from mcpkit.auth.client.token_endpoint import ClientAuth, request_tokens
 from mcpkit.auth.wellknown import canonical_resource
 
 logger = logging.getLogger("mcpkit.auth.client")
-Grant = Literal["authorization_code", "client_credentials"]
+Grant = Literal["authorization_code", "client_credentials", "jwt_bearer"]
+FAILED_LOGIN_PAUSE = 10.0  # seconds a failed authorization is answered again, not retried
 OFFLINE_ACCESS = "offline_access"
 _DEAD_GRANT = ("invalid_grant", "invalid_client", "unauthorized_client", "invalid_request")
 
@@ -49,9 +52,11 @@ class OAuth(httpx.Auth):
     registration, per `metadata`). `scopes`: asked for on top of what the server challenges
     for. `store`: where tokens and registrations live (default: memory). `approval`: how the
     user approves (`Browser()` by default; `Headless()`, `Callback(...)`). `grant`:
-    "authorization_code" (a user) or "client_credentials" (the client itself, with `client`).
-    `login=False` never starts an authorization: refreshes only, else the request fails.
-    `timeout` bounds each request to the authorization server, in seconds.
+    "authorization_code" (a user), "client_credentials" (the client itself, with `client`),
+    or "jwt_bearer" (RFC 7523: trade the JWT `assertion(issuer, resource)` gives, e.g. a
+    workload identity or `IdJagExchange(...)`, with `client`). `login=False` never starts an
+    authorization: refreshes only, else the request fails. `timeout` bounds each request to
+    the authorization server, in seconds.
 
     Failures raise OAuthError (an `httpx.HTTPError`, so the MCP transports report it as a
     failed request) naming the step, the URL and the server's error.
@@ -69,25 +74,30 @@ class OAuth(httpx.Auth):
         store: TokenStore | None = None,
         approval: Approval | None = None,
         grant: Grant = "authorization_code",
+        assertion: AssertionSource | None = None,
         login: bool = True,
         timeout: float = 30.0,
     ) -> None:
-        if grant == "client_credentials" and client is None:
-            raise ValueError("the client_credentials grant needs ClientCredentials")
-        if grant not in ("authorization_code", "client_credentials"):
+        if grant not in ("authorization_code", "client_credentials", "jwt_bearer"):
             raise ValueError(f"unknown grant {grant!r}")
+        if grant != "authorization_code" and client is None:
+            raise ValueError(f"the {grant} grant needs ClientCredentials")
+        if (grant == "jwt_bearer") != (assertion is not None):
+            raise ValueError("an assertion goes with the jwt_bearer grant, and only with it")
         self.client = client
         self.metadata = metadata or ClientMetadata()
         self.scopes = tuple(scopes)
         self.store: TokenStore = store if store is not None else MemoryStore()
         self.approval: Approval = approval if approval is not None else Browser()
         self.grant: Grant = grant
+        self.assertion = assertion
         self.login_allowed = login
         self.timeout = timeout
         self._server: str | None = None  # canonical URI of the MCP endpoint
         self._origin: tuple[str, str] | None = None
         self._lock_loop: asyncio.AbstractEventLoop | None = None
         self._lock_object: asyncio.Lock | None = None
+        self._failed: tuple[float, OAuthError] | None = None  # the last failed authorization
 
     # -- public ------------------------------------------------------------------------------
 
@@ -239,18 +249,41 @@ class OAuth(httpx.Auth):
     async def _obtain(
         self, http: httpx.AsyncClient, server: AuthServer, scope: str | None
     ) -> Tokens:
-        """Fresh tokens from `server` by this OAuth's grant; stored before they are returned."""
-        if self.grant == "client_credentials":
-            assert self.client is not None
-            registration = preregistered(self.client, server)
-            grant = {"grant_type": "client_credentials", **({"scope": scope} if scope else {})}
-            tokens = await request_tokens(
-                http, server, ClientAuth.of(registration, self.client), grant, scope=scope
-            )
-        else:
-            tokens = await self._authorization_code(http, server, scope)
+        """Fresh tokens from `server` by this OAuth's grant; stored before they are returned.
+
+        A failure is answered again, without a new attempt, for FAILED_LOGIN_PAUSE seconds:
+        the client's era probe falls back to `initialize` after a failed request, and a
+        second browser window (or a retried assertion) would follow."""
+        if self._failed is not None and time.monotonic() - self._failed[0] < FAILED_LOGIN_PAUSE:
+            raise self._failed[1]
+        try:
+            if self.grant == "authorization_code":
+                tokens = await self._authorization_code(http, server, scope)
+            else:
+                tokens = await self._client_grant(http, server, scope)
+        except OAuthError as exc:
+            self._failed = (time.monotonic(), exc)
+            raise
+        self._failed = None
         self._save(tokens=tokens)
         return tokens
+
+    async def _client_grant(
+        self, http: httpx.AsyncClient, server: AuthServer, scope: str | None
+    ) -> Tokens:
+        """client_credentials, or jwt_bearer with the assertion source's JWT."""
+        assert self.client is not None
+        registration = preregistered(self.client, server)
+        if self.grant == "jwt_bearer":
+            assert self.assertion is not None
+            jwt = await assertion_for(self.assertion, server.issuer, server.resource)
+            grant = {"grant_type": JWT_BEARER, "assertion": jwt}
+        else:
+            grant = {"grant_type": "client_credentials"}
+        if scope:
+            grant["scope"] = scope
+        auth = ClientAuth.of(registration, self.client)
+        return await request_tokens(http, server, auth, grant, scope=scope)
 
     async def _authorization_code(
         self, http: httpx.AsyncClient, server: AuthServer, scope: str | None

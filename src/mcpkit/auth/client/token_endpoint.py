@@ -57,9 +57,9 @@ class ClientAuth:
         registration = self.registration
         method = registration.auth_method
         if method == "client_secret_basic" and registration.client_secret is not None:
-            secret = quote(registration.client_secret, safe="")
-            pair = f"{quote(registration.client_id, safe='')}:{secret}"
-            headers["authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+            headers["authorization"] = basic_authorization(
+                registration.client_id, registration.client_secret
+            )
         elif method == "client_secret_post" and registration.client_secret is not None:
             form["client_id"] = registration.client_id
             form["client_secret"] = registration.client_secret
@@ -94,6 +94,12 @@ class ClientAuth:
                 server.token_endpoint,
                 f"cannot sign the client assertion with {algorithm}: {type(exc).__name__}",
             ) from None
+
+
+def basic_authorization(client_id: str, secret: str) -> str:
+    """The HTTP Basic header of client_secret_basic: both parts form-urlencoded first."""
+    pair = f"{quote(client_id, safe='')}:{quote(secret, safe='')}"
+    return "Basic " + base64.b64encode(pair.encode()).decode()
 
 
 def key_algorithm(pem: str) -> str:
