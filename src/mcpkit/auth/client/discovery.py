@@ -56,6 +56,7 @@ class AuthServer:
     auth_methods_supported: tuple[str, ...] = ("client_secret_basic",)  # RFC 8414 default
     code_challenge_methods: tuple[str, ...] = ()
     grant_types_supported: tuple[str, ...] = ("authorization_code", "implicit")
+    dpop_algorithms: tuple[str, ...] = ()  # dpop_signing_alg_values_supported (RFC 9449)
     from_metadata: bool = True  # False: the 2025-03-26 default endpoints, no metadata found
 
     def supports_s256(self) -> bool:
@@ -191,6 +192,7 @@ def _from_metadata(
         code_challenge_methods=strings(metadata.get("code_challenge_methods_supported")) or (),
         grant_types_supported=strings(metadata.get("grant_types_supported"))
         or ("authorization_code", "implicit"),
+        dpop_algorithms=strings(metadata.get("dpop_signing_alg_values_supported")) or (),
     )
 
 

@@ -31,6 +31,7 @@ from mcpkit.auth.client.authorize import AuthorizationRequest
 from mcpkit.auth.client.challenge import Challenge
 from mcpkit.auth.client.config import ClientCredentials, ClientMetadata
 from mcpkit.auth.client.discovery import AuthServer, discover
+from mcpkit.auth.client.dpop import ALGORITHM, DPoPKey
 from mcpkit.auth.client.errors import OAuthError
 from mcpkit.auth.client.records import Registration, Tokens
 from mcpkit.auth.client.registration import metadata_document, preregistered, register
@@ -98,6 +99,7 @@ class OAuth(httpx.Auth):
         self._lock_loop: asyncio.AbstractEventLoop | None = None
         self._lock_object: asyncio.Lock | None = None
         self._failed: tuple[float, OAuthError] | None = None  # the last failed authorization
+        self._dpop: DPoPKey | None = None
 
     # -- public ------------------------------------------------------------------------------
 
@@ -105,6 +107,7 @@ class OAuth(httpx.Auth):
         """Authorize now (whatever is stored) for the MCP server at `server_url`; the new
         tokens. Raises OAuthError."""
         self._bind(httpx.URL(server_url), force=True)
+        self._failed = None  # asked for explicitly: try again now
         async with self._lock(), self._http() as http:
             challenge = await _challenge_of_probe(http, server_url) or Challenge()
             server = await discover(http, self._server_url(), challenge)
@@ -164,13 +167,16 @@ class OAuth(httpx.Auth):
         self, request: httpx.Request
     ) -> AsyncGenerator[httpx.Request, httpx.Response]:
         tokens = await self._usable_tokens()
-        _sign(request, tokens)
+        self._sign(request, tokens)
         response = yield request
+        if self._nonce_wanted(response, tokens):
+            self._sign(request, tokens)
+            response = yield request
         for attempt in (1, 2):
             if response.status_code != 401:
                 break
             tokens, refreshed = await self._recover(_challenge(response), tokens, attempt == 1)
-            _sign(request, tokens)
+            self._sign(request, tokens)
             response = yield request
             if not refreshed:
                 break
@@ -179,7 +185,7 @@ class OAuth(httpx.Auth):
             if challenge.error == "insufficient_scope":
                 upgraded = await self._step_up(challenge, tokens)
                 if upgraded is not None:
-                    _sign(request, upgraded)
+                    self._sign(request, upgraded)
                     yield request
 
     def sync_auth_flow(self, request: httpx.Request) -> Any:
@@ -283,7 +289,9 @@ class OAuth(httpx.Auth):
         if scope:
             grant["scope"] = scope
         auth = ClientAuth.of(registration, self.client)
-        return await request_tokens(http, server, auth, grant, scope=scope)
+        return await request_tokens(
+            http, server, auth, grant, scope=scope, dpop=self._dpop_for(server)
+        )
 
     async def _authorization_code(
         self, http: httpx.AsyncClient, server: AuthServer, scope: str | None
@@ -312,7 +320,9 @@ class OAuth(httpx.Auth):
             "code_verifier": request.verifier,
         }
         auth = ClientAuth.of(registration, self.client)
-        return await request_tokens(http, server, auth, grant, scope=scope)
+        return await request_tokens(
+            http, server, auth, grant, scope=scope, dpop=self._dpop_for(server)
+        )
 
     async def _refresh(
         self, http: httpx.AsyncClient, tokens: Tokens, server: AuthServer | None = None
@@ -330,8 +340,9 @@ class OAuth(httpx.Auth):
         grant = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token}
         auth = ClientAuth.of(registration, self.client)
         try:
+            dpop = self._dpop_key(create=False) if tokens.token_type == "DPoP" else None
             fresh = await request_tokens(
-                http, server, auth, grant, scope=tokens.scope, previous=tokens
+                http, server, auth, grant, scope=tokens.scope, previous=tokens, dpop=dpop
             )
         except OAuthError as exc:
             if exc.error is None and exc.problem.startswith("the request failed"):
@@ -403,6 +414,45 @@ class OAuth(httpx.Auth):
             chosen.append(OFFLINE_ACCESS)
         return " ".join(chosen) or None
 
+    # -- presenting tokens (Bearer, or DPoP with a fresh proof) -------------------------------
+
+    def _sign(self, request: httpx.Request, tokens: Tokens | None) -> None:
+        if tokens is None:
+            return
+        if tokens.token_type != "DPoP":
+            request.headers["authorization"] = f"Bearer {tokens.access_token}"
+            return
+        key = self._dpop_key(create=False)
+        if key is None:  # the key went missing with the store: the token is useless
+            return
+        request.headers["authorization"] = f"DPoP {tokens.access_token}"
+        request.headers["dpop"] = key.proof(request.method, str(request.url), tokens.access_token)
+
+    def _nonce_wanted(self, response: httpx.Response, tokens: Tokens | None) -> bool:
+        """A 401 `use_dpop_nonce` with a new nonce for a DPoP request: worth one retry."""
+        if response.status_code != 401 or tokens is None or tokens.token_type != "DPoP":
+            return False
+        key = self._dpop_key(create=False)
+        return (
+            key is not None
+            and _challenge(response).error == "use_dpop_nonce"
+            and key.remember_nonce(str(response.request.url), response.headers.get("dpop-nonce"))
+        )
+
+    def _dpop_for(self, server: AuthServer) -> DPoPKey | None:
+        """The DPoP key to bind tokens from `server` to (None: it does not do ES256 DPoP)."""
+        return self._dpop_key(create=True) if ALGORITHM in server.dpop_algorithms else None
+
+    def _dpop_key(self, create: bool) -> DPoPKey | None:
+        if self._dpop is None:
+            pem = (self.store.load(self._server_url()) or {}).get("dpop_key")
+            if isinstance(pem, str):
+                self._dpop = DPoPKey(pem)
+            elif create:
+                self._dpop = DPoPKey()
+                self._save(dpop_key=self._dpop.pem)
+        return self._dpop
+
     # -- plumbing ----------------------------------------------------------------------------
 
     def _bind(self, url: httpx.URL, force: bool = False) -> bool:
@@ -425,6 +475,8 @@ class OAuth(httpx.Auth):
         if "tokens" in parts:
             tokens = parts["tokens"]
             record["tokens"] = tokens.to_json() if tokens is not None else None
+        if "dpop_key" in parts:
+            record["dpop_key"] = parts["dpop_key"]
         if "client" in parts:
             registration = parts["client"]
             clients = record.get("clients")
@@ -447,11 +499,6 @@ def _credentials_method(client: ClientCredentials) -> str:
     if client.private_key is not None:
         return "private_key_jwt"
     return "none" if client.client_secret is None else "client_secret_basic"
-
-
-def _sign(request: httpx.Request, tokens: Tokens | None) -> None:
-    if tokens is not None:
-        request.headers["authorization"] = f"Bearer {tokens.access_token}"
 
 
 def _challenge(response: httpx.Response) -> Challenge:

@@ -5,8 +5,9 @@ Client authentication (RFC 6749 section 2.3, OAuth 2.1 section 2.4): `client_sec
 `none` (only `client_id` in the body), and `private_key_jwt` (RFC 7523 section 2.2: a short-
 lived JWT signed with the client's key, `iss` = `sub` = client id, `aud` = the authorization
 server's issuer). Grants: `authorization_code` (with the PKCE verifier), `refresh_token`
-(rotation: a new refresh token replaces the old one; none keeps the old one) and
-`client_credentials`, each with the `resource` parameter (RFC 8707).
+(rotation: a new refresh token replaces the old one; none keeps the old one),
+`client_credentials` and `jwt_bearer`, each with the `resource` parameter (RFC 8707). With a
+DPoP key each request carries a proof (`dpop.py`), and the answer may be a DPoP token.
 
 A refused request raises OAuthError carrying the server's `error` and `error_description`;
 `refresh` callers tell "this refresh token is dead" (`invalid_grant`) by `error`.
@@ -24,6 +25,7 @@ import httpx
 
 from mcpkit.auth.client.config import ClientCredentials
 from mcpkit.auth.client.discovery import AuthServer
+from mcpkit.auth.client.dpop import DPoPKey
 from mcpkit.auth.client.errors import OAuthError
 from mcpkit.auth.client.records import Registration, Tokens
 from mcpkit.auth.client.wire import json_object, text
@@ -128,23 +130,37 @@ async def request_tokens(
     *,
     scope: str | None,
     previous: Tokens | None = None,
+    dpop: DPoPKey | None = None,
 ) -> Tokens:
     """POST a grant to the token endpoint; the tokens it answers with.
 
     `scope` is what was asked for (the grant carries it where the grant type takes one); it is
     recorded with the tokens, with whatever else the answer says was granted;
     `previous` is the token set a refresh replaces (its refresh token survives when the server
-    does not rotate it). Raises OAuthError (step "token").
+    does not rotate it); `dpop` proves possession of that key (RFC 9449), following one
+    `use_dpop_nonce` answer. Raises OAuthError (step "token").
     """
-    form = {**grant, "resource": server.resource}
-    headers = {"accept": "application/json"}
-    client.apply(form, headers, server)
     url = server.token_endpoint
-    try:
-        response = await http.post(url, data=form, headers=headers)
-    except httpx.HTTPError as exc:
-        raise OAuthError("token", url, f"the request failed: {type(exc).__name__}") from None
-    body = json_object(response)
+    for attempt in (1, 2):
+        form = {**grant, "resource": server.resource}
+        headers = {"accept": "application/json"}
+        client.apply(form, headers, server)
+        if dpop is not None:
+            headers["dpop"] = dpop.proof("POST", url)
+        try:
+            response = await http.post(url, data=form, headers=headers)
+        except httpx.HTTPError as exc:
+            raise OAuthError("token", url, f"the request failed: {type(exc).__name__}") from None
+        body = json_object(response)
+        nonce = response.headers.get("dpop-nonce")
+        if (
+            attempt == 1
+            and dpop is not None
+            and body.get("error") == "use_dpop_nonce"
+            and dpop.remember_nonce(url, nonce)
+        ):
+            continue
+        break
     if response.status_code != 200:
         raise OAuthError(
             "token",
@@ -153,23 +169,31 @@ async def request_tokens(
             error=text(body.get("error")),
             error_description=text(body.get("error_description")),
         )
-    return _tokens(body, server, url, scope, previous)
+    return _tokens(body, server, url, scope, previous=previous, dpop=dpop is not None)
 
 
 def _tokens(
-    body: JSONObject, server: AuthServer, url: str, scope: str | None, previous: Tokens | None
+    body: JSONObject,
+    server: AuthServer,
+    url: str,
+    scope: str | None,
+    *,
+    previous: Tokens | None,
+    dpop: bool,
 ) -> Tokens:
     access = body.get("access_token")
     token_type = body.get("token_type")
     if not isinstance(access, str) or not access:
         raise OAuthError("token", url, "the answer carries no access_token")
-    if not isinstance(token_type, str) or token_type.lower() != "bearer":
+    accepted = ("bearer", "dpop") if dpop else ("bearer",)
+    if not isinstance(token_type, str) or token_type.lower() not in accepted:
         raise OAuthError("token", url, f"unsupported token_type {text(token_type)!r}")
     expires_in = body.get("expires_in")
     refresh = body.get("refresh_token")
     granted = body.get("scope")
     return Tokens(
         access_token=access,
+        token_type="DPoP" if token_type.lower() == "dpop" else "Bearer",
         issuer=server.issuer,
         token_endpoint=server.token_endpoint,
         resource=server.resource,
