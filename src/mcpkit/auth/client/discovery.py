@@ -242,3 +242,21 @@ async def _fetch_json(http: httpx.AsyncClient, url: str) -> JSONObject | None:
     except orjson.JSONDecodeError:
         return None
     return document if isinstance(document, dict) else None
+
+
+async def probe_challenge(http: httpx.AsyncClient, server_url: str) -> Challenge | None:
+    """The challenge an unauthenticated request meets (a JSON-RPC ping, harmless anywhere);
+    None when the server does not refuse it. Raises OAuthError when it does not answer."""
+    try:
+        response = await http.post(
+            server_url,
+            json={"jsonrpc": "2.0", "id": 0, "method": "ping"},
+            headers={"accept": "application/json, text/event-stream"},
+        )
+    except httpx.HTTPError as exc:
+        raise OAuthError(
+            "discovery", server_url, f"the server did not answer: {type(exc).__name__}"
+        ) from None
+    if response.status_code not in (401, 403):
+        return None
+    return Challenge.parse(response.headers.get_list("www-authenticate"))

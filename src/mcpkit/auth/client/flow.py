@@ -30,11 +30,12 @@ from mcpkit.auth.client.assertions import JWT_BEARER, AssertionSource, assertion
 from mcpkit.auth.client.authorize import AuthorizationRequest
 from mcpkit.auth.client.challenge import Challenge
 from mcpkit.auth.client.config import ClientCredentials, ClientMetadata
-from mcpkit.auth.client.discovery import AuthServer, discover
+from mcpkit.auth.client.discovery import AuthServer, discover, probe_challenge
 from mcpkit.auth.client.dpop import ALGORITHM, DPoPKey
 from mcpkit.auth.client.errors import OAuthError
 from mcpkit.auth.client.records import Registration, Tokens
 from mcpkit.auth.client.registration import metadata_document, preregistered, register
+from mcpkit.auth.client.scopes import select_scope
 from mcpkit.auth.client.store import MemoryStore, TokenStore
 from mcpkit.auth.client.token_endpoint import ClientAuth, request_tokens
 from mcpkit.auth.wellknown import canonical_resource
@@ -42,8 +43,6 @@ from mcpkit.auth.wellknown import canonical_resource
 logger = logging.getLogger("mcpkit.auth.client")
 Grant = Literal["authorization_code", "client_credentials", "jwt_bearer"]
 FAILED_LOGIN_PAUSE = 10.0  # seconds a failed authorization is answered again, not retried
-OFFLINE_ACCESS = "offline_access"
-_DEAD_GRANT = ("invalid_grant", "invalid_client", "unauthorized_client", "invalid_request")
 
 
 class OAuth(httpx.Auth):
@@ -100,6 +99,7 @@ class OAuth(httpx.Auth):
         self._lock_object: asyncio.Lock | None = None
         self._failed: tuple[float, OAuthError] | None = None  # the last failed authorization
         self._dpop: DPoPKey | None = None
+        self._servers: dict[str, AuthServer] = {}  # issuer -> as last discovered
 
     # -- public ------------------------------------------------------------------------------
 
@@ -109,9 +109,9 @@ class OAuth(httpx.Auth):
         self._bind(httpx.URL(server_url), force=True)
         self._failed = None  # asked for explicitly: try again now
         async with self._lock(), self._http() as http:
-            challenge = await _challenge_of_probe(http, server_url) or Challenge()
+            challenge = await probe_challenge(http, server_url) or Challenge()
             server = await discover(http, self._server_url(), challenge)
-            return await self._obtain(http, server, self._scopes_for(challenge, server, None))
+            return await self._obtain(http, server, self._scope(challenge, server, None))
 
     async def prepare(self, server_url: str) -> Tokens | None:
         """Get ready to talk to `server_url` before any MCP request: the stored tokens
@@ -124,11 +124,11 @@ class OAuth(httpx.Auth):
         if tokens is not None:
             return tokens
         async with self._lock(), self._http() as http:
-            challenge = await _challenge_of_probe(http, server_url)
+            challenge = await probe_challenge(http, server_url)
             if challenge is None:
                 return None
             server = await discover(http, self._server_url(), challenge)
-            return await self._obtain(http, server, self._scopes_for(challenge, server, None))
+            return await self._obtain(http, server, self._scope(challenge, server, None))
 
     def logout(self, server_url: str) -> None:
         """Forget the tokens and client registrations stored for `server_url`."""
@@ -227,7 +227,7 @@ class OAuth(httpx.Auth):
                     refreshed = await self._refresh(http, current, server)
                     if refreshed is not None:
                         return refreshed, True
-                scope = self._scopes_for(challenge, server, current)
+                scope = self._scope(challenge, server, current)
                 return await self._obtain(http, server, scope), False
 
     async def _step_up(self, challenge: Challenge, sent: Tokens | None) -> Tokens | None:
@@ -237,8 +237,7 @@ class OAuth(httpx.Auth):
             current = self.tokens()
             held = current.scopes() if current is not None else set()
             if not needed or needed <= held:
-                fresh = current is not None and sent is not None
-                if fresh and current.access_token != sent.access_token:  # type: ignore[union-attr]
+                if current and sent and current.access_token != sent.access_token:
                     return current  # another request stepped up meanwhile
                 logger.info(
                     "%s refused scopes %s we hold; not re-authorizing", self._server, needed
@@ -246,7 +245,7 @@ class OAuth(httpx.Auth):
                 return None
             async with self._http() as http:
                 server = await discover(http, self._server_url(), challenge)
-                scope = self._scopes_for(challenge, server, current)
+                scope = self._scope(challenge, server, current)
                 logger.info("%s needs scope %s: re-authorizing", self._server, challenge.scope)
                 return await self._obtain(http, server, scope)
 
@@ -271,6 +270,7 @@ class OAuth(httpx.Auth):
             self._failed = (time.monotonic(), exc)
             raise
         self._failed = None
+        self._servers[server.issuer] = server
         self._save(tokens=tokens)
         return tokens
 
@@ -328,15 +328,22 @@ class OAuth(httpx.Auth):
         self, http: httpx.AsyncClient, tokens: Tokens, server: AuthServer | None = None
     ) -> Tokens | None:
         """Tokens from a refresh (None when it was refused: the refresh token is dropped)."""
-        registration = self._known_registration(tokens.issuer)
+        server = (
+            server
+            or self._servers.get(tokens.issuer)
+            or AuthServer(
+                issuer=tokens.issuer,
+                resource=tokens.resource,
+                authorization_endpoint=None,
+                token_endpoint=tokens.token_endpoint,
+            )
+        )
+        if self.client is not None and self.client.issuer in (None, server.issuer):
+            registration: Registration | None = preregistered(self.client, server)
+        else:
+            registration = self._stored_registration(server.issuer)
         if tokens.refresh_token is None or registration is None:
             return None
-        server = server or AuthServer(
-            issuer=tokens.issuer,
-            resource=tokens.resource,
-            authorization_endpoint=None,
-            token_endpoint=tokens.token_endpoint,
-        )
         grant = {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token}
         auth = ClientAuth.of(registration, self.client)
         try:
@@ -345,8 +352,8 @@ class OAuth(httpx.Auth):
                 http, server, auth, grant, scope=tokens.scope, previous=tokens, dpop=dpop
             )
         except OAuthError as exc:
-            if exc.error is None and exc.problem.startswith("the request failed"):
-                raise  # the server is unreachable: nothing is known about the token
+            if exc.error is None:
+                raise  # unreachable or broken: nothing is known about the refresh token
             logger.info(
                 "refreshing the token at %s failed (%s): logging in again", exc.url, exc.error
             )
@@ -375,44 +382,11 @@ class OAuth(httpx.Auth):
         self._save(client=registration)
         return registration, redirect_uri
 
-    def _known_registration(self, issuer: str) -> Registration | None:
-        """The registration tokens from `issuer` were obtained with."""
-        if self.client is not None and self.client.issuer in (None, issuer):
-            return Registration(
-                client_id=self.client.client_id,
-                issuer=issuer,
-                auth_method=self.client.auth_method or _credentials_method(self.client),
-                client_secret=self.client.client_secret,
-            )
-        return self._stored_registration(issuer)
-
     def _stored_registration(self, issuer: str) -> Registration | None:
         record = self.store.load(self._server_url()) or {}
         clients = record.get("clients")
         found = Registration.from_json(clients.get(issuer)) if isinstance(clients, dict) else None
         return None if found is None or found.expired() else found
-
-    # -- scopes ------------------------------------------------------------------------------
-
-    def _scopes_for(
-        self, challenge: Challenge, server: AuthServer, previous: Tokens | None
-    ) -> str | None:
-        """The scope to ask for: the challenge's, else the resource's `scopes_supported`;
-        with what we held at the same server and what the user configured; `offline_access`
-        exactly when the authorization server lists it (and a user is there to refresh for)."""
-        if challenge.scope is not None:
-            wanted = challenge.scope.split()
-        else:
-            wanted = list(server.resource_scopes or ())
-        if previous is not None and previous.issuer == server.issuer:
-            wanted = (previous.scope or "").split() + wanted
-        wanted += self.scopes
-        supported = server.scopes_supported or ()
-        offline = self.grant == "authorization_code" and OFFLINE_ACCESS in supported
-        chosen = [s for s in dict.fromkeys(wanted) if s != OFFLINE_ACCESS]
-        if offline:
-            chosen.append(OFFLINE_ACCESS)
-        return " ".join(chosen) or None
 
     # -- presenting tokens (Bearer, or DPoP with a fresh proof) -------------------------------
 
@@ -464,6 +438,13 @@ class OAuth(httpx.Auth):
             return True
         return origin == self._origin
 
+    def _scope(
+        self, challenge: Challenge, server: AuthServer, previous: Tokens | None
+    ) -> str | None:
+        held = previous.scope if previous is not None and previous.issuer == server.issuer else None
+        refreshable = self.grant == "authorization_code"
+        return select_scope(challenge, server, held, self.scopes, offline=refreshable)
+
     def _server_url(self) -> str:
         assert self._server is not None
         return self._server
@@ -495,28 +476,5 @@ class OAuth(httpx.Auth):
         return httpx.AsyncClient(timeout=self.timeout, follow_redirects=False)
 
 
-def _credentials_method(client: ClientCredentials) -> str:
-    if client.private_key is not None:
-        return "private_key_jwt"
-    return "none" if client.client_secret is None else "client_secret_basic"
-
-
 def _challenge(response: httpx.Response) -> Challenge:
     return Challenge.parse(response.headers.get_list("www-authenticate"))
-
-
-async def _challenge_of_probe(http: httpx.AsyncClient, server_url: str) -> Challenge | None:
-    """The challenge an unauthenticated request meets (a JSON-RPC ping, harmless anywhere);
-    None when the server does not refuse it."""
-    try:
-        response = await http.post(
-            server_url,
-            json={"jsonrpc": "2.0", "id": 0, "method": "ping"},
-            headers={"accept": "application/json, text/event-stream"},
-        )
-    except httpx.HTTPError as exc:
-        raise OAuthError(
-            "discovery", server_url, f"the server did not answer: {type(exc).__name__}"
-        ) from None
-    await response.aclose()
-    return _challenge(response) if response.status_code in (401, 403) else None
