@@ -69,6 +69,7 @@ def oauth_for(scenario: str, context: dict[str, Any]) -> OAuth:
 
 async def main(url: str) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
+    logging.getLogger("mcpkit.client").setLevel(logging.DEBUG)  # why the era probe fell back
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     auth = oauth_for(scenario, context)

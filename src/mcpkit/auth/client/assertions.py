@@ -78,12 +78,11 @@ class IdJagExchange:
         body = json_object(response)
         granted = text(body.get("access_token"))
         if response.status_code != 200 or granted is None:
-            raise OAuthError(
+            raise OAuthError.answered(
                 "token",
                 url,
                 f"the identity provider refused the exchange (HTTP {response.status_code})",
-                error=text(body.get("error")),
-                error_description=text(body.get("error_description")),
+                body,
             )
         if body.get("issued_token_type") not in (None, ID_JAG):
             raise OAuthError(

@@ -8,11 +8,11 @@ secret, authorization code, code verifier or token, only step, URL and the serve
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import httpx
 
-from mcpkit.auth.client.wire import printable
+from mcpkit.auth.client.wire import printable, text
 from mcpkit.errors import MCPError
 
 Step = Literal["discovery", "registration", "authorization", "token"]
@@ -42,6 +42,17 @@ class OAuthError(MCPError, httpx.HTTPError):
             text += f" (error {printable(error, 300)!r}"
             text += f": {printable(error_description, 300)})" if error_description else ")"
         httpx.HTTPError.__init__(self, text)
+
+    @classmethod
+    def answered(cls, step: Step, url: str, problem: str, body: dict[str, Any]) -> OAuthError:
+        """The error for a refusal whose JSON body may carry `error`/`error_description`."""
+        return cls(
+            step,
+            url,
+            problem,
+            error=text(body.get("error")),
+            error_description=text(body.get("error_description")),
+        )
 
     def __str__(self) -> str:
         return str(self.args[0])

@@ -154,7 +154,12 @@ class OAuth(httpx.Auth):
         try:
             outgoing = await flow.__anext__()
             while True:
-                outgoing = await flow.asend((yield outgoing))
+                response = yield outgoing
+                if self._nonce_wanted(response):  # DPoP: the same token, a proof with the nonce
+                    await response.aread()
+                    self._sign_dpop(outgoing, outgoing.headers["authorization"][5:])
+                    response = yield outgoing
+                outgoing = await flow.asend(response)
         except StopAsyncIteration:
             return
         except OAuthError as exc:
@@ -169,12 +174,10 @@ class OAuth(httpx.Auth):
         tokens = await self._usable_tokens()
         self._sign(request, tokens)
         response = yield request
-        if self._nonce_wanted(response, tokens):
-            self._sign(request, tokens)
-            response = yield request
         for attempt in (1, 2):
             if response.status_code != 401:
                 break
+            await response.aread()  # frees its connection while we are away (maybe long)
             tokens, refreshed = await self._recover(_challenge(response), tokens, attempt == 1)
             self._sign(request, tokens)
             response = yield request
@@ -183,6 +186,7 @@ class OAuth(httpx.Auth):
         if response.status_code == 403:
             challenge = _challenge(response)
             if challenge.error == "insufficient_scope":
+                await response.aread()
                 upgraded = await self._step_up(challenge, tokens)
                 if upgraded is not None:
                     self._sign(request, upgraded)
@@ -393,18 +397,22 @@ class OAuth(httpx.Auth):
     def _sign(self, request: httpx.Request, tokens: Tokens | None) -> None:
         if tokens is None:
             return
-        if tokens.token_type != "DPoP":
+        if tokens.token_type == "DPoP":
+            self._sign_dpop(request, tokens.access_token)
+        else:
             request.headers["authorization"] = f"Bearer {tokens.access_token}"
-            return
+
+    def _sign_dpop(self, request: httpx.Request, access_token: str) -> None:
         key = self._dpop_key(create=False)
         if key is None:  # the key went missing with the store: the token is useless
             return
-        request.headers["authorization"] = f"DPoP {tokens.access_token}"
-        request.headers["dpop"] = key.proof(request.method, str(request.url), tokens.access_token)
+        request.headers["authorization"] = f"DPoP {access_token}"
+        request.headers["dpop"] = key.proof(request.method, str(request.url), access_token)
 
-    def _nonce_wanted(self, response: httpx.Response, tokens: Tokens | None) -> bool:
+    def _nonce_wanted(self, response: httpx.Response) -> bool:
         """A 401 `use_dpop_nonce` with a new nonce for a DPoP request: worth one retry."""
-        if response.status_code != 401 or tokens is None or tokens.token_type != "DPoP":
+        sent = response.request.headers.get("authorization", "")
+        if response.status_code != 401 or not sent.startswith("DPoP "):
             return False
         key = self._dpop_key(create=False)
         return (

@@ -102,12 +102,11 @@ async def register(
         raise OAuthError("registration", url, f"the request failed: {type(exc).__name__}") from None
     answer = json_object(response)
     if response.status_code not in (200, 201) or not isinstance(answer.get("client_id"), str):
-        raise OAuthError(
+        raise OAuthError.answered(
             "registration",
             url,
             f"HTTP {response.status_code}, no client_id",
-            error=text(answer.get("error")),
-            error_description=text(answer.get("error_description")),
+            answer,
         )
     secret = text(answer.get("client_secret"))
     granted_method = text(answer.get("token_endpoint_auth_method"))

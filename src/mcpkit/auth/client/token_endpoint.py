@@ -162,12 +162,11 @@ async def request_tokens(
             continue
         break
     if response.status_code != 200:
-        raise OAuthError(
+        raise OAuthError.answered(
             "token",
             url,
             f"HTTP {response.status_code}",
-            error=text(body.get("error")),
-            error_description=text(body.get("error_description")),
+            body,
         )
     return _tokens(body, server, url, scope, previous=previous, dpop=dpop is not None)
 
