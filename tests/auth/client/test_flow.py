@@ -225,6 +225,16 @@ async def test_callback_approval_gets_the_url_and_returns_where_it_landed() -> N
         assert await add(url, oauth) == ("modern", {"result": 5})
 
 
+async def test_prepare_logs_in_before_the_first_request_and_then_reuses() -> None:
+    async with deployment() as (url, auth, app):
+        oauth = headless()
+        tokens = await oauth.prepare(url)
+        assert tokens is not None and auth.count("authorize") == 1
+        assert await oauth.prepare(url) == tokens  # stored and fresh: nothing to do
+        await add(url, oauth)
+        assert app.statuses.count(401) == 1  # only prepare's own unauthenticated ping
+
+
 async def test_login_and_logout() -> None:
     async with deployment() as (url, auth, _):
         oauth = headless()
@@ -240,6 +250,7 @@ async def test_a_server_that_asks_nothing_sees_no_token() -> None:
     app = make_server().http_app()
     async with serving(app) as base:
         oauth = headless()
+        assert await oauth.prepare(base + "/mcp") is None
         assert await add(base + "/mcp", oauth) == ("modern", {"result": 5})
         assert oauth.tokens(base + "/mcp") is None
 
