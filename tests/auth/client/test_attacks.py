@@ -136,6 +136,8 @@ def test_the_browser_flow_refuses_a_non_loopback_redirect_uri() -> None:
     assert Browser().redirect_uri(["https://app.example.com/cb", "http://127.0.0.1:8123/cb"]) == (
         "http://127.0.0.1:8123/cb"
     )
+    fresh = Browser().redirect_uri(["http://127.0.0.1/callback"])  # loopback, but no port
+    assert fresh.startswith("http://127.0.0.1:") and fresh.endswith("/callback")
 
 
 async def test_the_browser_flow_will_not_listen_for_a_remote_redirect() -> None:

@@ -235,6 +235,20 @@ async def test_prepare_logs_in_before_the_first_request_and_then_reuses() -> Non
         assert app.statuses.count(401) == 1  # only prepare's own unauthenticated ping
 
 
+async def test_a_registration_made_headless_is_replaced_for_the_browser() -> None:
+    store = MemoryStore()
+
+    def browse(url: str) -> None:
+        threading.Thread(target=httpx.get, args=(url,), kwargs={"follow_redirects": True}).start()
+
+    async with deployment() as (url, auth, _):
+        await headless(store=store).login(url)
+        await OAuth(store=store, approval=Browser(open=browse, timeout=10)).login(url)
+        first, second = [e[1]["redirect_uris"] for e in auth.log if e[0] == "register"]
+        assert first == ["http://127.0.0.1/callback"]
+        assert second[0].startswith("http://127.0.0.1:")
+
+
 async def test_login_and_logout() -> None:
     async with deployment() as (url, auth, _):
         oauth = headless()

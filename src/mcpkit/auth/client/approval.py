@@ -115,16 +115,19 @@ class Browser:
     open: Callable[[str], object] = webbrowser.open
 
     def redirect_uri(self, registered: Sequence[str]) -> str:
-        for uri in registered:
+        """The first registered loopback URI with a port; a new one when there is none
+        (a port of our own); OAuthError when every registered URI points off this machine."""
+        loopback = [u for u in registered if is_loopback_host(urlsplit(u).hostname)]
+        for uri in loopback:
             parts = urlsplit(uri)
-            if parts.scheme == "http" and is_loopback_host(parts.hostname) and parts.port:
+            if parts.scheme == "http" and parts.port:
                 return uri
-        if registered:
+        if registered and not loopback:
             raise OAuthError(
                 "authorization",
                 registered[0],
                 "the browser flow only listens on loopback (127.0.0.1); none of the redirect "
-                "URIs is a loopback http URL with a port",
+                "URIs is a loopback URL",
             )
         return f"http://127.0.0.1:{self.port or _free_port()}{self.path}"
 

@@ -18,6 +18,7 @@ one MCP server (the first URL it sees, or the one given to `login`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncGenerator, Sequence
@@ -373,11 +374,15 @@ class OAuth(httpx.Auth):
     ) -> tuple[Registration, str]:
         """The client to authorize as at `server`, and the redirect URI to use."""
         if self.client is not None:
-            redirect_uri = self.approval.redirect_uri(self.metadata.redirect_uris)
-            return preregistered(self.client, server), redirect_uri
+            configured = self.approval.redirect_uri(self.metadata.redirect_uris)
+            return preregistered(self.client, server), configured
         stored = self._stored_registration(server.issuer)
-        registered = stored.redirect_uris if stored is not None else self.metadata.redirect_uris
-        redirect_uri = self.approval.redirect_uri(registered)
+        redirect_uri: str | None = None
+        if stored is not None:  # registered with another approval, maybe: then register again
+            with contextlib.suppress(OAuthError):
+                redirect_uri = self.approval.redirect_uri(stored.redirect_uris)
+        if redirect_uri is None:
+            redirect_uri = self.approval.redirect_uri(self.metadata.redirect_uris)
         if stored is not None and redirect_uri in stored.redirect_uris:
             return stored, redirect_uri
         registration = metadata_document(self.metadata, server, redirect_uri)
