@@ -198,6 +198,7 @@ class Protected:
         self.scope = scope
         self.method_scopes = method_scopes or {}
         self.statuses: list[int] = []
+        self.methods: list[str | None] = []  # the JSON-RPC method of each request, as received
 
     @property
     def resource(self) -> str:
@@ -216,6 +217,7 @@ class Protected:
             await _json(send, 200, document)
             return
         body = await _body(receive)
+        self.methods.append(_method(body))
         metadata_url = f"{self.base}/.well-known/oauth-protected-resource{self.path}"
         token = _headers(scope).get("authorization", "")
         info = (
@@ -251,6 +253,14 @@ class Protected:
             message.get("params", {}).get("name") if message.get("method") == "tools/call" else None
         )
         return self.method_scopes.get(f"{message.get('method')}:{name}")
+
+
+def _method(body: bytes) -> str | None:
+    try:
+        message = orjson.loads(body) if body else None
+    except orjson.JSONDecodeError:
+        return None
+    return message.get("method") if isinstance(message, dict) else None
 
 
 def _s256(verifier: str) -> str:

@@ -68,9 +68,14 @@ async def add(url: str, oauth: OAuth, mode: str = "auto", **options: Any) -> Any
 
 
 @pytest.mark.parametrize(
-    ("mode", "era"), [("auto", "modern"), ("legacy", "legacy"), ("2026-07-28", "modern")]
+    ("mode", "era", "first"),
+    [
+        ("auto", "modern", "server/discover"),  # the era probe is the request refused
+        ("legacy", "legacy", "initialize"),
+        ("2026-07-28", "modern", "server/discover"),
+    ],
 )
-async def test_logs_in_and_calls_in_each_era(mode: str, era: str) -> None:
+async def test_logs_in_and_calls_in_each_era(mode: str, era: str, first: str) -> None:
     async with deployment() as (url, auth, app):
         oauth = headless()
         assert await add(url, oauth, mode) == (era, {"result": 5})
@@ -79,6 +84,7 @@ async def test_logs_in_and_calls_in_each_era(mode: str, era: str) -> None:
         assert request["resource"] == url and request["code_challenge_method"] == "S256"
         assert request["scope"] == "mcp"
         assert app.statuses[0] == 401 and app.statuses[-1] == 200
+        assert app.methods[:2] == [first, first]  # refused, then resent with the token
         assert oauth.tokens(url) is not None
 
 
