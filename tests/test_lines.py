@@ -64,3 +64,30 @@ def test_one_chunk_done_per_chunk_that_completed_lines() -> None:
     splitter.feed(b"c")  # no line completed: no chunk_done
     splitter.feed(b"\n")
     assert seen.lines == [b"a", b"b", b"cc"] and seen.chunks == 2
+
+
+def test_a_last_line_without_a_newline_arrives_at_eof_once() -> None:
+    splitter = LineSplitter(limit=1000)
+    seen = Recorder(splitter)
+    splitter.feed(b'{"a":1}\n{"b"')
+    splitter.feed(b":2}")
+    assert seen.lines == [b'{"a":1}']
+    splitter.feed_eof()
+    splitter.feed_eof()
+    assert seen.lines == [b'{"a":1}', b'{"b":2}'] and seen.ended
+
+
+def test_a_last_line_fed_before_attach_arrives_at_eof_too() -> None:
+    splitter = LineSplitter(limit=1000)
+    splitter.feed(b'{"a":1}')
+    splitter.feed_eof()
+    seen = Recorder(splitter)
+    assert seen.lines == [b'{"a":1}'] and seen.ended
+
+
+def test_an_oversized_last_line_is_not_delivered_at_eof() -> None:
+    splitter = LineSplitter(limit=10)
+    seen = Recorder(splitter)
+    splitter.feed(b"x" * 25)
+    splitter.feed_eof()
+    assert seen.lines == [TOO_LONG] and seen.ended

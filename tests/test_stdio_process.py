@@ -22,6 +22,7 @@ import pytest
 
 from mcpkit import Client
 from mcpkit.errors import ConnectionClosed, RequestTimeout
+from mcpkit.protocol import Outgoing
 from mcpkit.transports.stdio import SubprocessTransport
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -371,7 +372,7 @@ async def test_close_of_a_well_behaved_server_needs_no_signal() -> None:
     transport = await SubprocessTransport.spawn(SERVER, shutdown_timeout=5)
     received: asyncio.Queue[bytes] = asyncio.Queue()
     transport.attach(received.put_nowait, lambda: None, lambda: None)
-    transport.write([(orjson.dumps(request(1, "ping")), 1)])
+    transport.write([Outgoing(orjson.dumps(request(1, "ping")))])
     assert orjson.loads(await asyncio.wait_for(received.get(), 5))["id"] == 1  # it is up
     loop = asyncio.get_running_loop()
     started = loop.time()
@@ -466,3 +467,20 @@ def test_server_exits_cleanly_with_stdin_from_dev_null() -> None:
         done = subprocess.run(SERVER, stdin=devnull, capture_output=True, timeout=10, check=False)
     assert done.returncode == 0
     assert done.stdout == b""
+
+
+@pytest.mark.parametrize("stdin_kind", ["pipe", "file"])
+def test_a_last_message_without_its_newline_is_answered(stdin_kind: str, tmp_path: Path) -> None:
+    # `printf '{...}' | python server.py`: the final line has no newline before EOF. It was
+    # dropped silently; it is a message like any other.
+    ping = orjson.dumps(request(7, "ping"))
+    if stdin_kind == "pipe":
+        done = subprocess.run(SERVER, input=ping, capture_output=True, timeout=10, check=False)
+    else:
+        (tmp_path / "in.json").write_bytes(ping)
+        with open(tmp_path / "in.json", "rb") as stdin:
+            done = subprocess.run(SERVER, stdin=stdin, capture_output=True, timeout=10, check=False)
+    assert done.returncode == 0
+    assert [orjson.loads(line) for line in done.stdout.splitlines()] == [
+        {"jsonrpc": "2.0", "id": 7, "result": {}}
+    ]

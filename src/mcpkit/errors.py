@@ -36,6 +36,9 @@ METHOD_NOT_FOUND: Final = -32601
 INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 # MCP-specific codes.
+# Implementation-defined server errors (-32000 to -32099): ours for refusals with no better
+# code (busy, a transport-level refusal).
+SERVER_ERROR: Final = -32000
 RESOURCE_NOT_FOUND: Final = -32002  # handshake era; 2026-07-28 uses INVALID_PARAMS
 HEADER_MISMATCH: Final = -32020
 MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021

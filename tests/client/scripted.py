@@ -19,7 +19,7 @@ from mcpkit.protocol import (
     Outgoing,
     RequestReceived,
 )
-from mcpkit.runtime import Session
+from mcpkit.runtime import Incoming, PullTransport, Session
 from mcpkit.transports.memory import MemoryTransport, memory_pair
 
 JSONObject = dict[str, Any]
@@ -101,7 +101,7 @@ async def _awaited(outcome: Any) -> Any:
     return await outcome
 
 
-class Recording:
+class Recording(PullTransport):
     """The client's end of the pair, keeping every message the client wrote (decoded)."""
 
     def __init__(self, inner: MemoryTransport) -> None:
@@ -109,8 +109,14 @@ class Recording:
         self.written: list[JSONObject] = []
 
     def write(self, messages: list[Outgoing]) -> None:
-        self.written += [orjson.loads(data) for data, _ in messages]
+        self.written += [orjson.loads(out.data) for out in messages]
         self.inner.write(messages)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+    async def read(self) -> Incoming | None:
+        return await self.inner.read()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    async def closed_reason(self) -> str:
+        return await self.inner.closed_reason()

@@ -26,6 +26,7 @@ import pytest
 from mcpkit import Client
 from mcpkit.client import Elicitation, Sampling
 from mcpkit.errors import ProtocolError, URLElicitationRequired
+from mcpkit.testing import texts
 from mcpkit.types import (
     BlobResourceContents,
     CreateMessageRequestParams,
@@ -69,10 +70,6 @@ async def everything(**options: Any) -> AsyncIterator[Client]:
     argv = [*npm_command("mcp-server-everything"), "stdio"]
     async with Client(argv, env=node_env(), **options) as client:
         yield client
-
-
-def texts(result: Any) -> list[str]:
-    return [block.text for block in result.content if isinstance(block, TextContent)]
 
 
 async def next_item(queue: asyncio.Queue[Any]) -> Any:

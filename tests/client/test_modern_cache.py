@@ -14,6 +14,7 @@ import pytest
 
 from mcpkit import Client
 from mcpkit.client import era as era_module
+from mcpkit.protocol import Outgoing
 from mcpkit.transports.memory import memory_pair
 
 JSONObject = dict[str, Any]
@@ -78,7 +79,7 @@ class CachingServer:
         return {"resultType": "complete"}
 
     def _send(self, message: JSONObject) -> None:
-        self._end.write([(orjson.dumps({"jsonrpc": "2.0", **message}), None)])
+        self._end.write([Outgoing(orjson.dumps({"jsonrpc": "2.0", **message}))])
 
     def notify(self, method: str, params: JSONObject | None = None) -> None:
         self._send({"method": method, "params": params or {}})

@@ -20,6 +20,7 @@ from mcpkit import Client, Server
 from mcpkit.client import era as era_module
 from mcpkit.client.era import EraMismatch
 from mcpkit.errors import LocalProtocolViolation, ProtocolError
+from mcpkit.protocol import Outgoing
 from mcpkit.transports.memory import memory_pair
 
 JSONObject = dict[str, Any]
@@ -74,7 +75,7 @@ class RawServer:
                 reply["error"] = {"code": code, "message": text, "data": data_}
             else:
                 reply["result"] = outcome
-            self._end.write([(orjson.dumps(reply), None)])
+            self._end.write([Outgoing(orjson.dumps(reply))])
 
     def methods(self) -> list[str]:
         return [m["method"] for m in self.seen if "method" in m]

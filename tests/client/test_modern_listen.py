@@ -16,6 +16,7 @@ from mcpkit import Client, Server
 from mcpkit.client import era as era_module
 from mcpkit.client.listen import Notification
 from mcpkit.errors import ConnectionClosed, RequestTimeout
+from mcpkit.protocol import Outgoing
 from mcpkit.transports.memory import memory_pair
 
 JSONObject = dict[str, Any]
@@ -69,7 +70,7 @@ class ListenServer:
                 self._send({"id": request_id, "result": {"resultType": "complete"}})
 
     def _send(self, message: JSONObject) -> None:
-        self._end.write([(orjson.dumps({"jsonrpc": "2.0", **message}), None)])
+        self._end.write([Outgoing(orjson.dumps({"jsonrpc": "2.0", **message}))])
 
     def push(self, subscription: Any, method: str, params: JSONObject | None = None) -> None:
         params = {**(params or {}), "_meta": {SUB: subscription}}

@@ -17,6 +17,7 @@ from mcpkit import Client
 from mcpkit.client import era as era_module
 from mcpkit.client.mrtr import InputRequired, InputRequiredError
 from mcpkit.errors import InvalidResult
+from mcpkit.protocol import Outgoing
 from mcpkit.transports.memory import memory_pair
 
 JSONObject = dict[str, Any]
@@ -76,7 +77,7 @@ class Fake:
             else:
                 result = self.rounds[message["method"]].pop(0)
             reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
-            self._end.write([(orjson.dumps(reply), None)])
+            self._end.write([Outgoing(orjson.dumps(reply))])
 
     def sent(self, method: str) -> list[JSONObject]:
         return [m for m in self.seen if m["method"] == method]

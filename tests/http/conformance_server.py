@@ -77,7 +77,7 @@ def test_multiple_content_types() -> dict[str, Any]:
 async def test_tool_with_logging(ctx: Context) -> str:
     """Sends log messages while it runs."""
     for text in ("Tool execution started", "Tool processing data", "Tool execution completed"):
-        ctx.session.notify(
+        ctx.peer.notify(
             "notifications/message",
             {"level": "info", "data": text},
             related_id=ctx.request_id,
@@ -123,7 +123,7 @@ async def test_elicitation(message: str, ctx: Context) -> str:
         },
         "required": ["username", "email"],
     }
-    answer = await ctx.session.request(
+    answer = await ctx.peer.request(
         "elicitation/create",
         {"message": message, "requestedSchema": schema},
         related_id=ctx.request_id,
@@ -184,7 +184,7 @@ server.tools.put(_schema_tool.name, _schema_tool)
 
 
 async def _elicit(ctx: Context, message: str, schema: dict[str, Any]) -> dict[str, Any]:
-    return await ctx.session.request(
+    return await ctx.peer.request(
         "elicitation/create",
         {"message": message, "requestedSchema": schema},
         related_id=ctx.request_id,

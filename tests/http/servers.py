@@ -6,17 +6,20 @@ import asyncio
 import contextlib
 import json
 import socket
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx
 import uvicorn
 
 
 @contextlib.asynccontextmanager
-async def serving(app: Any) -> AsyncIterator[str]:
-    """Serve an ASGI app on 127.0.0.1; yields its base URL (no trailing slash)."""
+async def serving(app: Any, port: int = 0) -> AsyncIterator[str]:
+    """Serve an ASGI app on 127.0.0.1 (at `port`, else an ephemeral one); yields its base URL
+    (no trailing slash)."""
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_level="warning", lifespan="auto", ws="none"
+        app, host="127.0.0.1", port=port, log_level="warning", lifespan="auto", ws="none"
     )
     server = uvicorn.Server(config)
     task = asyncio.get_running_loop().create_task(server.serve())
@@ -30,6 +33,19 @@ async def serving(app: Any) -> AsyncIterator[str]:
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, 5)
+
+
+def wait_until_listening(url: str, seconds: float = 6.0) -> None:
+    """Block until something answers HTTP at `url` (a server process starting up)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def unused_port() -> int:

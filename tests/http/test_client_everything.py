@@ -17,7 +17,8 @@ import pytest
 
 from mcpkit import Client
 from mcpkit.client import Sampling
-from mcpkit.types import CreateMessageRequestParams, TextContent
+from mcpkit.testing import texts
+from mcpkit.types import CreateMessageRequestParams
 from tests.peers import node_env, npm_command
 
 from .servers import unused_port
@@ -58,10 +59,6 @@ def streamable() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def legacy() -> Iterator[str]:
     yield from start("sse")
-
-
-def texts(result: Any) -> list[str]:
-    return [block.text for block in result.content if isinstance(block, TextContent)]
 
 
 async def exercise(client: Client) -> None:

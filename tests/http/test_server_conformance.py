@@ -17,16 +17,14 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.peers import conformance_next, node_env, npm_command, scored_scenarios
 
-from .servers import unused_port
+from .servers import unused_port, wait_until_listening
 
 ROOT = Path(__file__).resolve().parents[2]
 # Run but not scored (pending upstream, or added after the revision's release); passed anyway.
@@ -47,12 +45,7 @@ def server_url() -> Iterator[str]:
     process = subprocess.Popen([sys.executable, str(script), str(port)], cwd=ROOT)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        for _ in range(300):
-            try:
-                httpx.get(url, timeout=1)
-                break
-            except httpx.TransportError:
-                time.sleep(0.02)
+        wait_until_listening(url)
         yield url
     finally:
         process.terminate()

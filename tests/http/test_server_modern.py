@@ -284,7 +284,8 @@ async def test_the_same_id_from_two_clients_at_once() -> None:
         answers = await asyncio.gather(*(post(c, m, headers_for(m)) for m in messages))
         assert [a.status_code for a in answers] == [200, 200, 200]
         assert all(a.json()["id"] == 1 for a in answers)
-        assert len(app.modern) == 3
+        assert [a.json()["result"]["content"][0]["text"] for a in answers] == ["done"] * 3
+        assert not app.sessionless.busy()
 
 
 async def test_progress_then_the_answer_on_an_event_stream() -> None:
@@ -322,11 +323,9 @@ async def test_closing_the_response_cancels_the_request(chatter: bool) -> None:
                 break
             await asyncio.sleep(0.02)
         assert tag in cancelled
-        assert not app.modern.busy()
-        # the id is free again, on the same lane
-        again = tool_call(3, "add", a=1, b=2)
+        assert not app.sessionless.busy()
+        again = tool_call(3, "add", a=1, b=2)  # the id is free again
         assert (await post(c, again, headers_for(again))).status_code == 200
-        assert len(app.modern) == 1
 
 
 async def test_origin_and_host_checks_apply() -> None:
@@ -369,13 +368,13 @@ async def test_listen_over_http_acknowledges_then_streams_tagged_notifications()
                 "method": "notifications/tools/list_changed",
                 "params": {"_meta": {SUBSCRIPTION_ID: "s1"}},
             }
-            assert len(hub) == 1 and app.modern.busy()
+            assert len(hub) == 1 and app.sessionless.busy()
         # the client closed the stream: the subscription ends, nothing is left in flight
         for _ in range(100):
-            if not len(hub) and not app.modern.busy():
+            if not len(hub) and not app.sessionless.busy():
                 break
             await asyncio.sleep(0.02)
-        assert len(hub) == 0 and not app.modern.busy()
+        assert len(hub) == 0 and not app.sessionless.busy()
         assert hub.publish("notifications/tools/list_changed") == 0
 
 
@@ -447,22 +446,23 @@ async def test_uvicorn_shutdown_ends_subscriptions_with_their_result() -> None:
     assert len(hub) == 0
 
 
-async def test_renewed_lanes_serve_a_changed_configuration() -> None:
+async def test_a_changed_configuration_is_served_from_the_next_request() -> None:
     server = Server("empty")  # no tools yet: it does not declare them
     app = server.http_app()
     async with serving(app) as base, httpx.AsyncClient(base_url=base) as c:
         listing = body(1, "tools/list")
         assert (await post(c, listing, headers_for(listing))).status_code == 404
-        server.add_tool(lambda: "x", name="x")
-        # a lane's connection keeps the configuration it started with, until renewed
-        assert (await post(c, listing, headers_for(listing))).status_code == 404
-        racing = asyncio.ensure_future(post(c, listing, headers_for(listing)))
-        app.modern.renew()
+        discover = body(2, "server/discover")
+        before = (await post(c, discover, headers_for(discover))).json()["result"]
+        assert "tools" not in before["capabilities"]
+        server.add_tool(lambda: "x", name="x")  # the first tool: the capability appears
+        server.instructions = "now with a tool"
         answer = await post(c, listing, headers_for(listing))
         assert answer.status_code == 200
         assert [t["name"] for t in answer.json()["result"]["tools"]] == ["x"]
-        await racing
-        assert len(app.modern) == 1
+        after = (await post(c, discover, headers_for(discover))).json()["result"]
+        assert "tools" in after["capabilities"]
+        assert after["instructions"] == "now with a tool"
 
 
 async def test_answers_given_in_the_same_loop_turn_each_reach_their_request() -> None:

@@ -27,8 +27,8 @@ class Pair:
 
     def _move(self, source: Connection, target: Connection) -> list[Event]:
         events: list[Event] = []
-        for data, _ in source.data_to_send():
-            events.extend(target.receive(data, self.now))
+        for out in source.data_to_send():
+            events.extend(target.receive(out.data, self.now))
         return events
 
     def handshake(self, version: str | None = None) -> None:
@@ -67,7 +67,7 @@ def make_pair(
 
 def sent(connection: Connection) -> list[Any]:
     """Everything the connection queued, decoded."""
-    return [orjson.loads(data) for data, _ in connection.data_to_send()]
+    return [orjson.loads(out.data) for out in connection.data_to_send()]
 
 
 def line(message: dict[str, Any]) -> bytes:

@@ -192,7 +192,8 @@ def test_notifications_related_to_a_modern_request_flow_before_any_handshake() -
         "notifications/message", {"level": "info", "data": 1}, related_id=4
     )
     progress, log = pair.server.data_to_send()
-    assert progress[1] == 4 and log[1] == 4
+    assert progress.related == 4 and log.related == 4
+    assert not progress.final and not log.final
     with pytest.raises(LocalProtocolViolation):
         pair.server.send_notification("notifications/roots/list_changed", related_id=4)
 

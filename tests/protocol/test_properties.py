@@ -222,7 +222,9 @@ def check_answer(obj: Any) -> None:
 def take_answers(connection: Connection) -> list[Any]:
     """Drain the outbox; every item must be an answer or a non-empty array of answers."""
     out: list[Any] = []
-    for data, related in connection.data_to_send():
+    for sent in connection.data_to_send():
+        data, related = sent.data, sent.related
+        assert sent.final, "only answers are expected here"
         assert type(data) is bytes and b"\n" not in data  # one stdio line each
         value = orjson.loads(data)
         if type(value) is list:
@@ -552,8 +554,8 @@ class PairMachine(RuleBasedStateMachine):
             raise AssertionError(f"unexpected event at the client: {event}")
 
     def _pull_client(self) -> None:
-        for data, _ in self.pair.client.data_to_send():
-            self.to_server.append(data)
+        for out in self.pair.client.data_to_send():
+            self.to_server.append(out.data)
 
     # -- server side
 
@@ -617,18 +619,20 @@ class PairMachine(RuleBasedStateMachine):
         self._pull_server()
 
     def _pull_server(self) -> None:
-        for data, related in self.pair.server.data_to_send():
-            message = orjson.loads(data)
+        for out in self.pair.server.data_to_send():
+            message = orjson.loads(out.data)
             if "method" in message:
-                assert message["method"] == "notifications/progress"
-                assert related in self.working
+                assert message["method"] == "notifications/progress" == out.method
+                assert out.related in self.working and not out.final
             else:
+                assert out.final and out.related == message["id"]
+                assert out.code == (message["error"]["code"] if "error" in message else None)
                 check_answer(message)
                 request_id = message["id"]
                 assert request_id not in self.cancelled, "answered after seeing the cancellation"
                 self.responses_on_wire[request_id] += 1
                 assert self.responses_on_wire[request_id] == 1, "answered twice"
-            self.to_client.append(data)
+            self.to_client.append(out.data)
 
     # -- invariants
 
@@ -718,7 +722,9 @@ def test_deadlines_fire_once_and_next_deadline_follows_progress(
     for op, first, second in ops:
         if op == "send":
             request_id = client.send_request("tools/list", now=now, timeout=first, progress=second)
-            [(data, _)] = client.data_to_send()
+            [out] = client.data_to_send()
+            data = out.data
+            assert out.id == request_id and out.method == "tools/list" and not out.final
             meta = (orjson.loads(data).get("params") or {}).get("_meta") or {}
             if "progressToken" in meta:
                 tokens[request_id] = meta["progressToken"]
@@ -758,7 +764,7 @@ def test_deadlines_fire_once_and_next_deadline_follows_progress(
             events = client.expire(now)
             assert sorted(e.id for e in events if isinstance(e, RequestTimedOut)) == due
             assert len(events) == len(due)
-            cancels = [orjson.loads(data) for data, _ in client.data_to_send()]
+            cancels = [orjson.loads(out.data) for out in client.data_to_send()]
             assert sorted(c["params"]["requestId"] for c in cancels) == due
             for request_id in due:
                 del pending[request_id]

@@ -257,5 +257,5 @@ def test_batch_answer_is_related_to_its_first_request() -> None:
         b'{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","id":9,"method":"ping"}]',
         0,
     )
-    [(data, related)] = pair.server.data_to_send()
-    assert data.startswith(b"[") and related == "a"
+    [out] = pair.server.data_to_send()
+    assert out.data.startswith(b"[") and out.related == "a" and out.final

@@ -18,6 +18,7 @@ import pytest
 
 from mcpkit import Server
 from mcpkit.errors import ProtocolError
+from mcpkit.protocol import Outgoing
 from mcpkit.protocol.modern import DEFAULT_CACHE_HINTS
 from mcpkit.server import CacheHint, Context
 from mcpkit.transports.memory import MemoryTransport, memory_pair
@@ -54,7 +55,7 @@ class RawPeer:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
-        self.end.write([(orjson.dumps(message), None)])
+        self.end.write([Outgoing(orjson.dumps(message))])
         while True:
             data = await asyncio.wait_for(self.end.read(), 2)
             assert data is not None, "the server closed the connection"
@@ -185,7 +186,7 @@ async def test_both_eras_on_one_connection() -> None:
             },
         )
         assert init["result"]["protocolVersion"] == "2025-06-18"
-        peer.end.write([(b'{"jsonrpc":"2.0","method":"notifications/initialized"}', None)])
+        peer.end.write([Outgoing(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')])
         legacy = await peer.send("tools/call", call("era"))
         assert text(legacy["result"]) == "False 2025-06-18"
         assert "resultType" not in legacy["result"]
@@ -249,7 +250,7 @@ async def test_a_session_log_level_does_not_leak_into_modern_requests() -> None:
                 "clientInfo": {"name": "old", "version": "1"},
             },
         )
-        peer.end.write([(b'{"jsonrpc":"2.0","method":"notifications/initialized"}', None)])
+        peer.end.write([Outgoing(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')])
         assert "result" in await peer.send("logging/setLevel", {"level": "debug"})
         assert text((await peer.send("tools/call", call("chatty")))["result"]) == "True"
         peer.seen.clear()

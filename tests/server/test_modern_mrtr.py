@@ -14,7 +14,7 @@ import pytest
 
 from mcpkit import Server
 from mcpkit.protocol import RequestReceived
-from mcpkit.runtime import Session
+from mcpkit.runtime import Principal, Session
 from mcpkit.server import Context, mrtr
 
 from .peer import connect
@@ -216,16 +216,23 @@ async def test_state_is_bound_to_the_principal() -> None:
     answer = {"elicit-1": {"action": "accept", "content": {"name": "Ada"}}}
     async with raw(server) as peer:
         transport = peer.server_end
-        transport.principal = "alice"  # type: ignore[attr-defined]
+        transport.principal = Principal("alice")
         first = await peer.request("tools/call", params, EVERYTHING)
-        transport.principal = "mallory"  # type: ignore[attr-defined]
+        transport.principal = Principal("mallory")
         error = await peer.error(
             "tools/call",
             {**params, "inputResponses": answer, "requestState": first["requestState"]},
             EVERYTHING,
         )
         assert error["code"] == -32602
-        transport.principal = "alice"  # type: ignore[attr-defined]
+        transport.principal = Principal("alice", client_id="other-app")  # another client
+        error = await peer.error(
+            "tools/call",
+            {**params, "inputResponses": answer, "requestState": first["requestState"]},
+            EVERYTHING,
+        )
+        assert error["code"] == -32602
+        transport.principal = Principal("alice")
         assert (await retry(peer, first, answer, params))["resultType"] == "input_required"
 
 

@@ -49,7 +49,7 @@ class ModernPeer:
 
     async def listen(self, request_id: int, **notifications: Any) -> asyncio.Task[dict[str, Any]]:
         """Open a subscription; the task ends with its completion result (or is cancelled)."""
-        self.session.connection._next_id = request_id  # the subscription id: pick it
+        self.session.connection._outbound.next_id = request_id  # the subscription id: pick it
         task = asyncio.ensure_future(
             self.session.request("subscriptions/listen", {"notifications": notifications})
         )

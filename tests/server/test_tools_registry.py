@@ -15,16 +15,8 @@ from mcpkit import Client, Server
 from mcpkit.errors import ProtocolError
 from mcpkit.server.context import Context
 from mcpkit.server.tools import Tool
+from mcpkit.testing import call, tools_by_name
 from mcpkit.types import Icon, ToolAnnotations
-
-
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    return await client.request("tools/call", {"name": tool, "arguments": arguments})
-
-
-async def tools_by_name(client: Client) -> dict[str, dict[str, Any]]:
-    listed = await client.request("tools/list")
-    return {tool["name"]: tool for tool in listed["tools"]}
 
 
 def text(result: dict[str, Any]) -> str:

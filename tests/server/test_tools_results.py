@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from mcpkit import Client, Server
 from mcpkit.server.content import Audio, File, Image, ResourceLink
+from mcpkit.testing import call, tools_by_name
 from mcpkit.types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8
@@ -34,15 +35,6 @@ class Reading:
 class Totals(TypedDict):
     count: int
     names: list[str]
-
-
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    return await client.request("tools/call", {"name": tool, "arguments": arguments})
-
-
-async def tools_by_name(client: Client) -> dict[str, dict[str, Any]]:
-    listed = await client.request("tools/list")
-    return {tool["name"]: tool for tool in listed["tools"]}
 
 
 def returning(value: Any) -> Any:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from mcpkit import Client, Server
 from mcpkit.errors import INVALID_PARAMS, ProtocolError
+from mcpkit.testing import call, tools_by_name
 
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
@@ -47,15 +48,6 @@ class Point:
 class Movie(TypedDict):
     title: str
     year: NotRequired[int]
-
-
-async def tools_by_name(client: Client) -> dict[str, dict[str, Any]]:
-    listed = await client.request("tools/list")
-    return {tool["name"]: tool for tool in listed["tools"]}
-
-
-async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
-    return await client.request("tools/call", {"name": tool, "arguments": arguments})
 
 
 def text(result: dict[str, Any]) -> str:

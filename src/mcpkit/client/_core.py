@@ -340,7 +340,7 @@ class ClientCore:
         else:
             hit = cache.get(method, params, now=self._now())
             if hit is not None:
-                return hit  # type: ignore[no-any-return]
+                return hit
         sent = params
         if self._log_level is not None and session.connection.modern:
             sent = _with_meta(params, {LOG_LEVEL: self._log_level})

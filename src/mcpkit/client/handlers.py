@@ -28,7 +28,7 @@ from mcpkit.errors import INTERNAL_ERROR, InvalidParams, ProtocolError
 
 if TYPE_CHECKING:
     from mcpkit.protocol import RequestReceived
-    from mcpkit.runtime import Session
+    from mcpkit.runtime import Peer
     from mcpkit.types import (
         CreateMessageRequestParams,
         CreateMessageResult,
@@ -174,7 +174,7 @@ class ServerRequests:
         """Replace the roots: a list (normalized now) or a callable (asked at each roots/list)."""
         self.roots = roots if callable(roots) else roots_to_wire(roots)
 
-    def __call__(self, session: Session, event: RequestReceived) -> Any:
+    def __call__(self, peer: Peer, event: RequestReceived) -> Any:
         method = event.method
         if method == "roots/list" and isinstance(self.roots, list):
             return {"roots": self.roots}  # answered inline, no task

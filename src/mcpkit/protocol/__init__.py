@@ -1,6 +1,7 @@
 """The sans-IO MCP core: bytes and time in, events and bytes out; no asyncio, sockets or clock."""
 
-from mcpkit.protocol.connection import Connection, ConnectionConfig, Outgoing, State
+from mcpkit.protocol.config import ConnectionConfig
+from mcpkit.protocol.connection import Connection, State
 from mcpkit.protocol.deadlines import Timeout
 from mcpkit.protocol.events import (
     ErrorReceived,
@@ -15,7 +16,9 @@ from mcpkit.protocol.events import (
     RequestTimedOut,
     ResponseReceived,
 )
-from mcpkit.protocol.jsonrpc import Prepared, RequestId
+from mcpkit.protocol.jsonrpc import Parsed, Prepared, RequestId
+from mcpkit.protocol.outgoing import Outgoing
+from mcpkit.protocol.serving import ServerRules
 
 __all__ = [
     "Connection",
@@ -27,6 +30,7 @@ __all__ = [
     "MessageRejected",
     "NotificationReceived",
     "Outgoing",
+    "Parsed",
     "Prepared",
     "ProgressReceived",
     "RequestCancelled",
@@ -34,6 +38,7 @@ __all__ = [
     "RequestReceived",
     "RequestTimedOut",
     "ResponseReceived",
+    "ServerRules",
     "State",
     "Timeout",
 ]

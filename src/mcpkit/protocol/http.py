@@ -3,17 +3,15 @@
 The ASGI app in `mcpkit.transports.http` does the I/O and asks this module every question
 whose answer is a rule of the specification: is this Accept header good enough, is that
 protocol version one we speak, is this Host or Origin allowed, what does a body contain (one
-message, a batch, requests or only notifications), is a queued message the final answer of
-the request whose stream it is on, how event ids encode their stream. Nothing here reads a
-socket or a clock.
+message, a batch, requests or only notifications), what status a 2026-07-28 answer gets, how
+event ids encode their stream. Nothing here reads a socket or a clock.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
-
-import orjson
 
 from mcpkit.errors import (
     HEADER_MISMATCH,
@@ -22,12 +20,14 @@ from mcpkit.errors import (
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     PARSE_ERROR,
+    SERVER_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
     ProtocolError,
 )
 from mcpkit.protocol.jsonrpc import (
     Invalid,
     Notification,
+    Parsed,
     Request,
     RequestId,
     encode_error,
@@ -35,12 +35,15 @@ from mcpkit.protocol.jsonrpc import (
     is_valid_id,
     parse,
 )
+from mcpkit.protocol.lifecycle import BATCH_VERSIONS, batch_refused
 from mcpkit.protocol.modern import (
     PROTOCOL_VERSION,
+    Envelope,
     read_envelope,
     request_meta,
     unsupported_version,
 )
+from mcpkit.protocol.outgoing import Outgoing
 from mcpkit.types.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
 
 JSON = "application/json"
@@ -50,9 +53,6 @@ RESUMABLE_VERSIONS = frozenset({"2025-11-25"})  # priming events and early strea
 ENDPOINT_METHODS = "GET, POST, DELETE"
 STATELESS_METHODS = "POST"
 MODERN_METHODS = "POST"  # 2026-07-28: no GET stream, no sessions to DELETE
-
-# A JSON-RPC error code for transport-level refusals that have no better code.
-SERVER_ERROR = -32000
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,9 +176,15 @@ def _split_host(value: str) -> tuple[str, str | None]:
     return host, port
 
 
+# RFC 9110 Host: a reg-name or IPv4 address, or an IP literal in brackets, then an optional
+# numeric port. Anything else (userinfo `a@b`, spaces, a path) is not a host at all.
+_HOST = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]+)(:[0-9]{1,5})?")
+
+
 def host_allowed(host: str | None, allowed: tuple[str, ...]) -> bool:
-    """`allowed` entries are "name", "name:port" or "name:*" (any port)."""
-    if not host:
+    """`allowed` entries are "name", "name:port" or "name:*" (any port). A Host header that
+    is not a well-formed host is never allowed (`localhost:80@evil.example` included)."""
+    if not host or _HOST.fullmatch(host.strip()) is None:
         return False
     name, port = _split_host(host)
     for entry in allowed:
@@ -229,19 +235,21 @@ def misdirected_host() -> Refusal:
 
 @dataclass(frozen=True, slots=True)
 class Body:
-    """What a POST body holds, once parsed. `message` is the one message of a body that is
-    not a batch; `modern` says it is a request carrying the 2026-07-28 envelope."""
+    """What a POST body holds, parsed once: `parsed` is what the session is fed. `request` is
+    the one request of a body that is not a batch, `modern` says it carries the 2026-07-28
+    envelope."""
 
     request_ids: tuple[RequestId, ...]
     initialize: bool
     batch: bool
     cancelled: tuple[RequestId, ...]  # ids named by notifications/cancelled
-    message: Any = field(default=None, compare=False)
+    parsed: Parsed = field(compare=False)
+    request: Request | None = field(default=None, compare=False)
     modern: bool = False
 
 
 def inspect_body(data: bytes) -> Body | Refusal:
-    """Classify a POST body; a body that is not JSON-RPC at all is refused with 400."""
+    """Parse and classify a POST body; a body that is not JSON-RPC at all is refused with 400."""
     parsed = parse(data)
     items: list[Any] = parsed if type(parsed) is list else [parsed]
     batch = type(parsed) is list
@@ -261,9 +269,10 @@ def inspect_body(data: bytes) -> Body | Refusal:
             if is_valid_id(request_id):
                 cancelled.append(request_id)
     if batch:
-        return Body(tuple(ids), initialize, batch, tuple(cancelled))
-    modern = type(parsed) is Request and _has_envelope(parsed.params)
-    return Body(tuple(ids), initialize, batch, tuple(cancelled), parsed, modern)
+        return Body(tuple(ids), initialize, batch, tuple(cancelled), parsed)
+    request = parsed if type(parsed) is Request else None
+    modern = request is not None and _has_envelope(request.params)
+    return Body(tuple(ids), initialize, batch, tuple(cancelled), parsed, request, modern)
 
 
 def _has_envelope(params: Any) -> bool:
@@ -271,33 +280,12 @@ def _has_envelope(params: Any) -> bool:
     return type(meta) is dict and PROTOCOL_VERSION in meta
 
 
-def final_prefix(request_id: RequestId) -> bytes:
-    """The bytes the answer to `request_id` starts with, up to the key after the id.
-
-    Answers are encoded by `mcpkit.protocol.jsonrpc` with keys in the order jsonrpc, id,
-    result|error; a request of ours with the same id continues with "method" instead.
-    """
-    return b'{"jsonrpc":"2.0","id":' + orjson.dumps(request_id) + b',"'
-
-
-def is_final(data: bytes, prefix: bytes, batch: bool) -> bool:
-    """Whether `data` (queued for the stream whose request has this prefix) ends the stream."""
-    if batch:
-        return data[:1] == b"["
-    if not data.startswith(prefix):
-        return False
-    key = data[len(prefix) : len(prefix) + 1]
-    return key in (b"r", b"e")
-
-
-def negotiated_version(initialize_answer: bytes) -> str | None:
-    """The protocolVersion of an initialize result, None for an error answer."""
-    try:
-        result = orjson.loads(initialize_answer).get("result")
-    except (orjson.JSONDecodeError, AttributeError):
-        return None
-    version = result.get("protocolVersion") if type(result) is dict else None
-    return version if type(version) is str else None
+def check_batch(body: Body, version: str | None) -> Refusal | None:
+    """A batch at a revision that forbids batches (all but 2025-03-26): 400 -32600 at once,
+    before anything is fed to a session (no id is registered, no session is made)."""
+    if body.batch and version not in BATCH_VERSIONS:
+        return refusal(400, batch_refused(version))
+    return None
 
 
 # -- event ids -------------------------------------------------------------------------------
@@ -310,16 +298,20 @@ def event_id(stream_id: str, sequence: int) -> str:
     return f"{stream_id}.{sequence}"
 
 
+_EVENT_ID = re.compile(r"([0-9]{1,18})\.([0-9]{1,18})")  # ASCII digits, int-sized
+
+
 def event_stream(value: str) -> str | None:
-    """The stream an event id belongs to; None for an id we never minted."""
-    stream, sep, sequence = value.partition(".")
-    if not sep or not stream.isdigit() or not sequence.isdigit():
-        return None
-    return stream
+    """The stream an event id belongs to; None for an id we never minted (anything but two
+    short runs of ASCII digits: a header is client input)."""
+    match = _EVENT_ID.fullmatch(value)
+    return None if match is None else match.group(1)
 
 
 def event_sequence(value: str) -> int:
-    return int(value.partition(".")[2])
+    """The sequence number of an event id `event_stream` accepts (-1 for any other)."""
+    match = _EVENT_ID.fullmatch(value)
+    return -1 if match is None else int(match.group(2))
 
 
 # -- 2026-07-28 ("modern"): no sessions, one message per POST -------------------------------
@@ -344,29 +336,27 @@ def is_modern_post(session_id: str | None, version_header: str | None, body: Bod
 
 def check_modern_request(
     body: Body, supported: tuple[str, ...] = SUPPORTED_VERSIONS
-) -> Refusal | None:
+) -> Envelope | Refusal | None:
     """A modern POST holds one message, and a request a well-formed envelope (400 otherwise):
     -32600 for a batch, -32602 for a missing or malformed envelope field, 404 -32601 for
-    initialize (a handshake-era method). A version we do not serve passes here: the headers
-    are checked against it first (`check_modern_version` comes after them). A request that
-    passes with a version we serve keeps its `Envelope` (`request.envelope`), read once."""
+    initialize (a handshake-era method). The request's `Envelope` when it is well formed at a
+    version we serve; None for a notification, or a request at a version we do not serve,
+    whose headers are checked first (`check_modern_version` comes after them)."""
     if body.batch:
         message = "Invalid Request: a 2026-07-28 POST carries exactly one JSON-RPC message"
         return refusal(400, message)
-    request = body.message
-    if type(request) is not Request:
+    request = body.request
+    if request is None:
         return None
-    if request.method == "initialize":  # never on a shared lane: it would start a handshake
+    if request.method == "initialize":
         error = encode_error(request.id, METHOD_NOT_FOUND, "Method not found: initialize")
         return Refusal(404, error)
     meta = request_meta(request.params)
     if meta is not None:
-        # The common case: a well-formed envelope at a version we serve per request. It is
-        # read once, here, and kept on the request for `check_modern_version` and the
-        # connection. Anything else is worked out below, in the order errors are reported.
+        # The common case: a well-formed envelope at a version we serve, read once, here.
+        # Anything else is worked out below, in the order errors are reported.
         try:
-            request.envelope = read_envelope(meta, supported)
-            return None
+            return read_envelope(meta, supported)
         except ProtocolError:
             pass
     try:
@@ -386,18 +376,12 @@ def check_modern_request(
 
 
 def check_modern_version(
-    body: Body, supported: tuple[str, ...] = SUPPORTED_VERSIONS
-) -> Refusal | None:
-    """400 -32022 (listing what we support) for a request at a version we do not serve per
-    request; run after `check_modern_request` and the header checks."""
-    request = body.message
-    if type(request) is not Request or request.envelope is not None:
-        return None  # an envelope read by `check_modern_request` is at a version we serve
+    request: Request, supported: tuple[str, ...] = SUPPORTED_VERSIONS
+) -> Refusal:
+    """400 -32022 (listing what we support) for a request whose envelope names a version we do
+    not serve per request; run after `check_modern_request` and the header checks."""
     meta = request_meta(request.params) or {}
-    version = meta.get(PROTOCOL_VERSION)
-    if version in MODERN_VERSIONS and version in supported:
-        return None
-    error = unsupported_version(version, supported)
+    error = unsupported_version(meta.get(PROTOCOL_VERSION), supported)
     return Refusal(400, encode_error(request.id, error.code, error.message, error.data))
 
 
@@ -406,30 +390,11 @@ def header_mismatch(request_id: RequestId, problem: str) -> Refusal:
     return Refusal(400, encode_error(request_id, HEADER_MISMATCH, problem))
 
 
-def modern_status(answer: bytes, prefix: bytes) -> int:
-    """The HTTP status of a modern request's final answer sent as JSON (`prefix`: see
-    `final_prefix`): 200 for a result, 404 for -32601, 400 for the modern protocol errors."""
-    if data_is_result(answer, prefix):
-        return 200
-    try:
-        error = orjson.loads(answer).get("error")
-    except (orjson.JSONDecodeError, AttributeError):
-        return 200
-    code = error.get("code") if type(error) is dict else None
-    return MODERN_ERROR_STATUS.get(code, 200) if type(code) is int else 200
-
-
-def data_is_result(answer: bytes, prefix: bytes) -> bool:
-    return answer.startswith(prefix) and answer[len(prefix) : len(prefix) + 1] == b"r"
-
-
-def modern_stream_refusal(session_id: str | None) -> Refusal | None:
-    """GET or DELETE without a session: 405 (Allow: POST). There is no stream to open and no
-    session to end -- 2026-07-28 has neither, and a handshake-era client always names the
-    session it got from initialize. With a session id the handshake-era rules apply."""
-    if session_id is None:
-        return method_not_allowed(MODERN_METHODS)
-    return None
+def modern_status(answer: Outgoing) -> int:
+    """The HTTP status of a modern request's final answer sent as JSON: 200 for a result, 404
+    for -32601, 400 for the modern protocol errors."""
+    code = answer.code
+    return 200 if code is None else MODERN_ERROR_STATUS.get(code, 200)
 
 
 def cancellation(request_id: RequestId) -> bytes:

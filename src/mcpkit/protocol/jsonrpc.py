@@ -8,14 +8,12 @@ message never raises out of the core.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeGuard
+import json
+from typing import Any, TypeGuard
 
 import orjson
 
 from mcpkit.errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
-
-if TYPE_CHECKING:  # modern imports this module
-    from mcpkit.protocol.modern import Envelope
 
 RequestId = str | int
 JSONObject = dict[str, Any]
@@ -25,11 +23,13 @@ __all__ = [
     "Invalid",
     "Message",
     "Notification",
+    "Parsed",
     "Prepared",
     "Request",
     "RequestId",
     "Response",
     "classify",
+    "dumps",
     "encode_error",
     "encode_notification",
     "encode_request",
@@ -40,16 +40,12 @@ __all__ = [
 
 
 class Request:
-    __slots__ = ("envelope", "id", "method", "params")
+    __slots__ = ("id", "method", "params")
 
     def __init__(self, id: RequestId, method: str, params: JSONObject | None) -> None:
         self.id = id
         self.method = method
         self.params = params
-        # The 2026-07-28 `Envelope` of `params._meta`, once a transport has read and checked
-        # it (HTTP does, to route the POST); the connection then uses it instead of reading
-        # `_meta` again. None: not read yet.
-        self.envelope: Envelope | None = None
 
 
 class Notification:
@@ -91,6 +87,8 @@ class Invalid:
 
 
 Message = Request | Notification | Response | ErrorResponse
+# What `parse` makes of one JSON text: a message, a rejection, or a batch of them.
+Parsed = Message | Invalid | list[Message | Invalid]
 
 
 def is_valid_id(value: object) -> TypeGuard[RequestId]:
@@ -99,7 +97,7 @@ def is_valid_id(value: object) -> TypeGuard[RequestId]:
     return kind is str or kind is int
 
 
-def parse(data: bytes | str) -> Message | Invalid | list[Message | Invalid]:
+def parse(data: bytes | str) -> Parsed:
     """Parse one JSON text. A list comes back for a JSON array (a batch)."""
     try:
         obj = orjson.loads(data)
@@ -177,16 +175,38 @@ def _invalid(msg_id: RequestId | None, message: str, reply: bool) -> Invalid:
 # Dict literals in wire order; orjson emits no newlines, which the stdio framing relies on.
 
 
+def dumps(value: Any, *, default: Any = None, option: int = 0) -> bytes:
+    """JSON for a value (`default` and `option` as for `orjson.dumps`). orjson first; JSON
+    numbers have no size limit, so an integer past 64 bits (which orjson refuses) falls back
+    to the standard library, keys sorted when `option` asks for it.
+
+    Raises TypeError for a value JSON cannot represent.
+    """
+    try:
+        return orjson.dumps(value, default=default, option=option)
+    except orjson.JSONEncodeError as exc:
+        if "64-bit" not in str(exc):
+            raise
+    sort_keys = bool(option & orjson.OPT_SORT_KEYS)
+    try:
+        text = json.dumps(
+            value, default=default, sort_keys=sort_keys, ensure_ascii=False, separators=(",", ":")
+        )
+    except ValueError as exc:
+        raise TypeError(str(exc)) from None
+    return text.encode()
+
+
 def encode_request(msg_id: RequestId, method: str, params: JSONObject | None) -> bytes:
     if params is None:
-        return orjson.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method})
-    return orjson.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        return dumps({"jsonrpc": "2.0", "id": msg_id, "method": method})
+    return dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
 
 
 def encode_notification(method: str, params: JSONObject | None) -> bytes:
     if params is None:
-        return orjson.dumps({"jsonrpc": "2.0", "method": method})
-    return orjson.dumps({"jsonrpc": "2.0", "method": method, "params": params})
+        return dumps({"jsonrpc": "2.0", "method": method})
+    return dumps({"jsonrpc": "2.0", "method": method, "params": params})
 
 
 class Prepared:
@@ -195,14 +215,14 @@ class Prepared:
     __slots__ = ("json",)
 
     def __init__(self, result: JSONObject) -> None:
-        self.json = orjson.dumps(result)
+        self.json = dumps(result)
 
 
 def encode_result(msg_id: RequestId, result: JSONObject | Prepared) -> bytes:
     """Raises TypeError when `result` holds something JSON cannot represent."""
     if type(result) is Prepared:
         return b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (orjson.dumps(msg_id), result.json)
-    return orjson.dumps({"jsonrpc": "2.0", "id": msg_id, "result": result})
+    return dumps({"jsonrpc": "2.0", "id": msg_id, "result": result})
 
 
 def encode_error(msg_id: RequestId | None, code: int, message: str, data: Any = None) -> bytes:
@@ -210,8 +230,8 @@ def encode_error(msg_id: RequestId | None, code: int, message: str, data: Any = 
     if data is not None:
         error["data"] = data
     try:
-        return orjson.dumps({"jsonrpc": "2.0", "id": msg_id, "error": error})
+        return dumps({"jsonrpc": "2.0", "id": msg_id, "error": error})
     except TypeError:
         # Unserializable data must not cost the peer its answer.
         del error["data"]
-        return orjson.dumps({"jsonrpc": "2.0", "id": msg_id, "error": error})
+        return dumps({"jsonrpc": "2.0", "id": msg_id, "error": error})

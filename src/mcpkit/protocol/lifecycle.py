@@ -95,3 +95,12 @@ def check_initialize_result(result: JSONObject) -> str | None:
 
 def is_handshake_version(version: str) -> bool:
     return version in HANDSHAKE_VERSIONS
+
+
+def batch_refused(version: str | None) -> str:
+    """The -32600 message for a JSON-RPC batch at a revision that forbids batches."""
+    revision = version or "none negotiated yet"
+    return (
+        "Invalid Request: JSON-RPC batches are only accepted at protocol revision "
+        f"2025-03-26 (this session: {revision})"
+    )

@@ -15,14 +15,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mcpkit.errors import (
-    INTERNAL_ERROR,
-    CapabilityNotDeclared,
-    ConnectionClosed,
-    MCPError,
-    ProtocolError,
-    RequestTimeout,
-)
+from mcpkit.errors import ConnectionClosed, MCPError, RequestTimeout
 from mcpkit.protocol import (
     Connection,
     ErrorReceived,
@@ -40,12 +33,11 @@ from mcpkit.protocol import (
     ResponseReceived,
     Timeout,
 )
-from mcpkit.runtime.transport import MessageTransport, PushTransport
+from mcpkit.runtime.handling import RequestHandler, failure
+from mcpkit.runtime.principal import Principal
+from mcpkit.runtime.transport import Incoming, MessageTransport, PullTransport, PushTransport
 
 JSONObject = dict[str, Any]
-RequestHandler = Callable[
-    ["Session", RequestReceived], "JSONObject | Prepared | Awaitable[JSONObject | Prepared]"
-]
 NotificationHandler = Callable[["Session", NotificationReceived], "Awaitable[None] | None"]
 ProgressCallback = Callable[[float, float | None, str | None], "Awaitable[None] | None"]
 
@@ -66,7 +58,7 @@ class Session:
     ) -> None:
         self.connection = connection
         self.transport = transport
-        self.state: Any = None  # whatever the layer above keeps per connection
+        self.state: Any = None  # whatever the server keeps per connection
         self._on_request = on_request
         self._on_notification = on_notification
         self._on_initialized = on_initialized
@@ -105,19 +97,19 @@ class Session:
     async def run(self) -> None:
         """Pump messages until the peer goes away, then fail whatever still waits."""
         try:
-            if hasattr(self.transport, "attach"):
-                await self._run_pushed(self.transport)  # type: ignore[arg-type]
+            transport = self.transport
+            if isinstance(transport, PushTransport):
+                await self._run_pushed(transport)
             else:
-                await self._run_pulled()
+                await self._run_pulled(transport)
         finally:
             # A peer that stopped sending may still be reading: answers already produced go
             # out before the connection counts as closed (input and EOF can arrive together).
             self._flush()
             await self._connection_lost()
 
-    async def _run_pulled(self) -> None:
-        connection, transport = self.connection, self.transport
-        loop = self._loop
+    async def _run_pulled(self, transport: PullTransport) -> None:
+        connection, loop = self.connection, self._loop
         while True:
             data = await transport.read()
             if data is None:
@@ -134,7 +126,7 @@ class Session:
 
         react = self._react
 
-        def receive(data: Any) -> None:  # bytes, or a request the transport parsed
+        def receive(data: Incoming) -> None:
             # No flush scheduled here: `chunk_done` follows and sends what the chunk produced.
             react(connection.receive(data, loop.time()))
 
@@ -157,6 +149,27 @@ class Session:
     @property
     def closed(self) -> bool:
         return self._closed_error is not None
+
+    # -- what handlers see (`Peer`) ----------------------------------------------------------
+
+    @property
+    def principal(self) -> Principal | None:
+        return self.transport.principal
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self.connection.protocol_version
+
+    @property
+    def peer_info(self) -> JSONObject | None:
+        return self.connection.peer_info
+
+    @property
+    def peer_capabilities(self) -> JSONObject | None:
+        return self.connection.peer_capabilities
+
+    def close_stream(self, request_id: RequestId) -> bool:
+        return self.transport.close_stream(request_id)
 
     async def close(self) -> None:
         """Close the transport and wait for the pump to finish."""
@@ -279,13 +292,7 @@ class Session:
 
     def _answer_failure(self, event: RequestReceived, exc: Exception) -> None:
         """Answer a request whose handler raised `exc` (at once or later, the same way)."""
-        if isinstance(exc, ProtocolError):
-            self.connection.send_error(event.id, exc.code, exc.message, exc.data)
-        elif isinstance(exc, CapabilityNotDeclared):  # the handler asked the peer what it lacks
-            self.connection.send_error(event.id, INTERNAL_ERROR, f"Internal error: {exc}")
-        else:
-            logger.error("handler for %s failed", event.method, exc_info=exc)
-            self.connection.send_error(event.id, INTERNAL_ERROR, "Internal error")
+        self.connection.send_error(event.id, *failure(event.method, exc))
 
     # -- our requests ----------------------------------------------------------------------
 

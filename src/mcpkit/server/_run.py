@@ -1,5 +1,5 @@
 """`Server.run` and `Server.http_app`: the one place the server framework reaches for a
-concrete transport."""
+concrete transport. It gets the pieces of a server it wires (`Serving`), not the `Server`."""
 
 from __future__ import annotations
 
@@ -7,13 +7,29 @@ import asyncio
 import contextlib
 import logging
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
 
-if TYPE_CHECKING:
-    from mcpkit.server.server import Server
+from mcpkit.runtime import MessageTransport, SessionlessServer
+
+ToolHeaders = Callable[[str], "dict[str, tuple[str, ...]] | None"]
 
 
-def run(server: Server, transport: str, **options: Any) -> None:
+@dataclass(frozen=True, slots=True)
+class Serving:
+    """What a transport needs from a server: run a session (`serve`), serve sessionless
+    requests, enter the lifespan (`running`), the Mcp-Param headers of each tool, and a way to
+    end long-lived 2026-07-28 requests gracefully before shutdown."""
+
+    serve: Callable[[MessageTransport], Coroutine[Any, Any, None]]
+    sessionless: SessionlessServer
+    running: Callable[[], contextlib.AbstractAsyncContextManager[Any]]
+    tool_headers: ToolHeaders
+    close_subscriptions: Callable[[], Any]
+
+
+def run(server: Serving, transport: str, **options: Any) -> None:
     if transport not in ("stdio", "http"):
         raise ValueError(f"unknown transport {transport!r} (available: 'stdio', 'http')")
     if not logging.getLogger().handlers:
@@ -25,14 +41,14 @@ def run(server: Server, transport: str, **options: Any) -> None:
         asyncio.run(_serve_stdio(server, **options))
 
 
-async def _serve_stdio(server: Server, **options: Any) -> None:
+async def _serve_stdio(server: Serving, **options: Any) -> None:
     from mcpkit.transports.stdio import stdio_server_transport
 
     async with stdio_server_transport(**options) as transport:
         await server.serve(transport)
 
 
-def http_app(server: Server, **options: Any) -> Any:
+def http_app(server: Serving, **options: Any) -> Any:
     """Options are `HTTPOptions` fields; security ones (allowed_hosts, allowed_origins,
     dns_rebinding_protection, trusted_proxies, bind_host) may be given flat."""
     from mcpkit.transports.http.app import HTTPOptions, MCPHTTPApp
@@ -49,15 +65,16 @@ def http_app(server: Server, **options: Any) -> Any:
         options["security"] = Security(**flat)
     return MCPHTTPApp(
         server.serve,
+        server.sessionless,
         server.running,
         HTTPOptions(**options),
-        tool_headers=server.tools.header_paths,
-        close_subscriptions=server.subscriptions.aclose_all,
+        tool_headers=server.tool_headers,
+        close_subscriptions=server.close_subscriptions,
     )
 
 
 def _serve_http(
-    server: Server,
+    server: Serving,
     host: str = "127.0.0.1",
     port: int = 8000,
     log_level: str = "warning",

@@ -30,14 +30,10 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from mcpkit.errors import InvalidParams
-from mcpkit.server.context import Context
-from mcpkit.server.schema import context_parameter
-
-if TYPE_CHECKING:
-    from mcpkit.server.server import Server
+from mcpkit.server.context import Context, context_parameter
 
 JSONObject = dict[str, Any]
 MAX_VALUES = 100
@@ -86,12 +82,10 @@ class Completions:
     """Completion providers, automatic choices, and the completion/complete handler.
 
     `prompts` and `resources` are where automatic choices come from (and how an unknown prompt
-    is told apart); without them, the serving server's `prompts` registry is used.
+    is told apart).
     """
 
-    def __init__(
-        self, prompts: ChoiceSource | None = None, resources: ChoiceSource | None = None
-    ) -> None:
+    def __init__(self, prompts: ChoiceSource, resources: ChoiceSource) -> None:
         self._providers: dict[tuple[str, str, str | None], Provider] = {}
         self._prompts = prompts
         self._resources = resources
@@ -99,7 +93,7 @@ class Completions:
     def __len__(self) -> int:
         """Providers plus arguments with automatic choices (the server declares the
         capability when this is not zero)."""
-        sources = (s for s in (self._prompts, self._resources) if s is not None)
+        sources = (self._prompts, self._resources)
         return len(self._providers) + sum(_choice_count(s) for s in sources)
 
     def handlers(self) -> dict[str, Callable[[Context], Any]]:
@@ -144,7 +138,7 @@ class Completions:
         provider = self._providers.get((ref_type, name, argument)) or self._providers.get(
             (ref_type, name, None)
         )
-        source = self._source(ref_type, ctx.server)
+        source = self._prompts if ref_type == "ref/prompt" else self._resources
         if provider is None and ref_type == "ref/prompt" and name not in source:
             raise InvalidParams(f"Unknown prompt: {name}", {"name": name})
         choices = _argument_choices(source, name, argument)
@@ -154,12 +148,6 @@ class Completions:
         if inspect.isawaitable(outcome):
             return _answer_later(outcome, choices, value)
         return answer(_matching(choices, value) if outcome is None else outcome)
-
-    def _source(self, ref_type: str, server: Server) -> Any:
-        # Until the server hands its registries to the constructor, read them off the server.
-        if ref_type == "ref/prompt":
-            return self._prompts if self._prompts is not None else server.prompts
-        return self._resources if self._resources is not None else server.resources
 
 
 def _read_params(params: JSONObject) -> tuple[str, str, str, str, dict[str, str]]:

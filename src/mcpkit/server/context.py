@@ -9,20 +9,26 @@ input-required answer (see `mrtr`), so handler code does not change between eras
 A context knows its request's era: `envelope` is set for a 2026-07-28 request (which carries
 its protocol version, client capabilities, client info, log level and trace context in
 `params._meta`), None for a request on an initialized (handshake) connection.
+
+A context sees the client through a `Peer` (a session, or one sessionless request) and the
+server through the narrow `ServerView`: never a transport, never the whole `Server`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
+import types
+import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from mcpkit.errors import CapabilityNotDeclared
 from mcpkit.protocol import RequestReceived
 from mcpkit.protocol.modern import INPUT_REQUIRED_METHODS, LOG_LEVELS, Envelope
-from mcpkit.runtime import Session
-from mcpkit.server.elicitation import Elicited, parse_answer, requested_schema
-from mcpkit.server.mrtr import (
+from mcpkit.runtime import Peer, Principal
+from mcpkit.server.asks import (
     Ask,
     Round,
     cannot_ask,
@@ -31,9 +37,8 @@ from mcpkit.server.mrtr import (
     needs_url_elicitation,
     sampling_needs,
 )
-
-if TYPE_CHECKING:
-    from mcpkit.server.server import Server
+from mcpkit.server.elicitation import Elicited, parse_answer, requested_schema
+from mcpkit.server.schema import resolve_hints
 
 JSONObject = dict[str, Any]
 T = TypeVar("T")
@@ -53,20 +58,33 @@ class SessionState:
         return self.log_level is not None and _SEVERITY[level] >= _SEVERITY[self.log_level]
 
 
+class ServerView(Protocol):
+    """What a `Context` needs of the server that serves it."""
+
+    @property
+    def lifespan_state(self) -> Any: ...
+
+    def capabilities(self) -> JSONObject:
+        """What the server declares now."""
+        ...
+
+    async def read_resource(self, uri: str, ctx: Context) -> JSONObject: ...
+
+
 class Context:
     """The request being served: who asked, what they declared, and ways to talk back."""
 
-    __slots__ = ("request", "round", "server", "session")
+    __slots__ = ("peer", "request", "round", "server")
 
     def __init__(
         self,
-        server: Server,
-        session: Session,
+        server: ServerView,
+        peer: Peer,
         request: RequestReceived,
         round: Round | None = None,
     ) -> None:
         self.server = server
-        self.session = session
+        self.peer = peer  # the client: a session, or this one sessionless request
         self.request = request
         # A modern request that may answer input_required: the answers it carried (None in a
         # first round until the handler asks).
@@ -98,7 +116,7 @@ class Context:
         envelope = self.request.envelope
         if envelope is not None:
             return envelope.version
-        return self.session.connection.protocol_version
+        return self.peer.protocol_version
 
     @property
     def client_info(self) -> JSONObject:
@@ -106,7 +124,7 @@ class Context:
         envelope = self.request.envelope
         if envelope is not None:
             return envelope.client_info or {}
-        return self.session.connection.peer_info or {}
+        return self.peer.peer_info or {}
 
     @property
     def client_capabilities(self) -> JSONObject:
@@ -114,7 +132,7 @@ class Context:
         envelope = self.request.envelope
         if envelope is not None:
             return envelope.capabilities
-        return self.session.connection.peer_capabilities or {}
+        return self.peer.peer_capabilities or {}
 
     @property
     def trace(self) -> JSONObject:
@@ -129,20 +147,18 @@ class Context:
         return {k: meta[k] for k in _TRACE_KEYS if type(meta.get(k)) is str}
 
     @property
-    def principal(self) -> Any:
-        """Who is calling, as authenticated by the transport (None without authorization).
-
-        A hook for authorization: a transport that authenticates its peer exposes it as its
-        `principal` attribute (a string, or an object with a `subject`). Request state
+    def principal(self) -> Principal | None:
+        """Who is calling, as the transport authenticated them (None without authorization):
+        subject, client id, scopes and claims of the verified token. Request state
         (input_required rounds) is bound to it: a state issued to one principal is refused
-        for another.
-        """
-        return getattr(self.session.transport, "principal", None)
+        for another."""
+        return self.peer.principal
 
     @property
-    def state(self) -> SessionState:
-        """This client's session state (log level, subscriptions)."""
-        return self.session.state  # type: ignore[no-any-return]
+    def state(self) -> SessionState | None:
+        """This client's session state (log level, subscriptions); None for a request that
+        belongs to no session (2026-07-28, or a stateless endpoint)."""
+        return self.peer.state  # type: ignore[no-any-return]
 
     @property
     def lifespan(self) -> Any:
@@ -164,7 +180,7 @@ class Context:
 
         Raises LocalProtocolViolation when `progress` does not increase.
         """
-        return self.session.report_progress(self.request.id, progress, total, message)
+        return self.peer.report_progress(self.request.id, progress, total, message)
 
     async def log(self, level: LogLevel, data: Any, logger: str | None = None) -> bool:
         """Send a log message to the client if it asked for this level; True when sent.
@@ -172,22 +188,22 @@ class Context:
         Handshake era: the level the client set with logging/setLevel. A 2026-07-28
         request: the `logLevel` in its envelope; none there means no message at all.
         """
-        if not self.wants_log(level) or "logging" not in self.server.capabilities():
+        if not self.wants_log(level):  # logging is always declared
             return False
         params: JSONObject = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        self.session.notify("notifications/message", params, related_id=self.request.id)
+        self.peer.notify("notifications/message", params, related_id=self.request.id)
         return True
 
     def wants_log(self, level: LogLevel) -> bool:
         """Whether a message at `level` would reach the client for this request."""
         envelope = self.request.envelope
         if envelope is None:
-            state: SessionState = self.session.state
-            return state.wants_log(level)
+            state: SessionState | None = self.peer.state
+            return state is not None and state.wants_log(level)
         wanted = envelope.log_level
-        return wanted is not None and _SEVERITY[level] >= _SEVERITY[wanted]  # type: ignore[index]
+        return wanted is not None and _SEVERITY[level] >= _SEVERITY[wanted]
 
     async def debug(self, data: Any) -> bool:
         return await self.log("debug", data)
@@ -206,15 +222,14 @@ class Context:
 
         Raises ProtocolError (resource not found) like the resources/read request would.
         """
-        return await self.server.resources.read(uri, self)
+        return await self.server.read_resource(uri, self)
 
     def close_sse_stream(self) -> bool:
         """Streamable HTTP (2025-11-25, with an event store): end this request's SSE stream
         now; the client resumes it with GET + Last-Event-ID and nothing is lost. Useful to
         free a connection during a long wait. False when the transport cannot (stdio, no
         event store, not streaming)."""
-        close = getattr(self.session.transport, "close_sse_stream", None)
-        return bool(close(self.request.id)) if close is not None else False
+        return self.peer.close_stream(self.request.id)
 
     # -- asking the client -----------------------------------------------------------------
 
@@ -291,7 +306,8 @@ class Context:
             return [ask.parse(result) for ask, result in zip(asks, results, strict=True)]
         if self.round is None:
             if self.request.method not in INPUT_REQUIRED_METHODS:
-                raise cannot_ask(self, asks[0].method if asks else "a request")
+                asked = asks[0].method if asks else "a request"
+                raise cannot_ask(self.request.method, self.protocol_version, asked)
             self.round = Round({})  # a first round: nothing answered yet
         return self.round.resolve(asks, self.request.envelope.capabilities)
 
@@ -362,7 +378,7 @@ class Context:
     async def _send(self, ask: Ask) -> JSONObject:
         # Handshake era: a real request. The connection refuses (CapabilityNotDeclared) what
         # the client did not declare.
-        return await self.session.request(ask.method, ask.params, related_id=self.request.id)
+        return await self.peer.request(ask.method, ask.params, related_id=self.request.id)
 
 
 def _same(result: JSONObject) -> JSONObject:
@@ -372,3 +388,23 @@ def _same(result: JSONObject) -> JSONObject:
 def _roots(result: JSONObject) -> list[JSONObject]:
     roots: list[JSONObject] = result.get("roots", [])
     return roots
+
+
+def context_parameter(fn: Callable[..., Any], hints: JSONObject | None = None) -> str | None:
+    """The name of the parameter annotated `Context` (or `Context | None`), if any.
+
+    An annotation that could not be evaluated (say `ctx: "Context"` imported only under
+    TYPE_CHECKING) counts when its last dotted name is `Context`.
+    """
+    hints = resolve_hints(fn) if hints is None else hints
+    for name in inspect.signature(fn).parameters:
+        annotation = hints.get(name)
+        if isinstance(annotation, str):
+            if annotation.replace(" ", "").split("|")[0].rsplit(".", 1)[-1] == "Context":
+                return name
+            continue
+        union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+        candidates = typing.get_args(annotation) if union else (annotation,)
+        if any(isinstance(c, type) and issubclass(c, Context) for c in candidates):
+            return name
+    return None

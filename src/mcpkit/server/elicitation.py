@@ -66,7 +66,7 @@ def parse_answer(shape: type[T] | JSONObject, result: JSONObject) -> Elicited[T]
         return Elicited(action, None, result)
     content = result.get("content") or {}
     if isinstance(shape, dict):
-        return Elicited("accept", content, result)  # type: ignore[arg-type]
+        return Elicited("accept", content, result)
     from pydantic import TypeAdapter, ValidationError
 
     try:

@@ -8,20 +8,22 @@ Python levels to the syslog-style levels MCP uses.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from mcpkit.errors import InvalidParams
-from mcpkit.server.context import LOG_LEVELS, Context, LogLevel, SessionState
-
-if TYPE_CHECKING:
-    from mcpkit.server.server import Server
+from mcpkit.protocol.modern import LOG_LEVELS
+from mcpkit.runtime import Session
+from mcpkit.server.context import Context, LogLevel, SessionState
 
 
 def set_level(ctx: Context) -> dict[str, Any]:
     level = ctx.params.get("level")
     if level not in LOG_LEVELS:
         raise InvalidParams(f"Invalid log level {level!r}; expected one of {', '.join(LOG_LEVELS)}")
-    ctx.state.log_level = level
+    state = ctx.state
+    if state is not None:  # without a session there is nothing to remember it in
+        state.log_level = level
     return {}
 
 
@@ -40,14 +42,14 @@ def mcp_level(levelno: int) -> LogLevel:
 class ClientLogHandler(logging.Handler):
     """Sends the server logger's records to every client that asked for their level."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, sessions: Callable[[], Iterable[Session]]) -> None:
         super().__init__()
-        self._server = server
+        self._sessions = sessions
 
     def emit(self, record: logging.LogRecord) -> None:
         level = mcp_level(record.levelno)
         params = None
-        for session in self._server.sessions():
+        for session in self._sessions():
             state: SessionState = session.state
             if not state.wants_log(level):
                 continue

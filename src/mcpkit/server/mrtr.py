@@ -25,163 +25,21 @@ Asks must come in the same order on every run for the keys to match their answer
 
 from __future__ import annotations
 
-import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from mcpkit.errors import INTERNAL_ERROR, InvalidParams, ProtocolError
+from mcpkit.errors import InvalidParams
 from mcpkit.protocol import Prepared
-from mcpkit.protocol.modern import missing_capability
+from mcpkit.runtime.principal import Principal
+from mcpkit.server.asks import InputRequired, Round
+from mcpkit.server.context import Context
 
-if TYPE_CHECKING:
-    from mcpkit.server.context import Context
+if TYPE_CHECKING:  # imported when a round needs it: the AES-GCM codec loads `cryptography`
     from mcpkit.server.request_state import RequestStateCodec
 
 JSONObject = dict[str, Any]
 Outcome = JSONObject | Prepared | Awaitable[JSONObject | Prepared]
-logger = logging.getLogger("mcpkit.server")
-
-# The key prefix of each kind of ask ("elicit-1", "sample-2", "roots-3").
-_KEY_PREFIX = {
-    "elicitation/create": "elicit",
-    "sampling/createMessage": "sample",
-    "roots/list": "roots",
-}
-
-
-class InputRequired(BaseException):
-    """A modern request's handler asked for input the client has not given yet.
-
-    Raised by the asking `Context` methods and caught by the server, which answers with
-    resultType "input_required". A BaseException, so `except Exception` lets it through.
-    """
-
-    def __init__(self, requests: dict[str, JSONObject]) -> None:
-        super().__init__(", ".join(requests))
-        self.requests = requests
-
-
-@dataclass(frozen=True, slots=True)
-class Ask:
-    """One thing a handler asks the client: the request, what parses its answer, the
-    client capability it needs (`needs(capabilities)` -> the missing ones, or None) and,
-    optionally, the key of its InputRequest (None: generated from the call order)."""
-
-    method: str
-    params: JSONObject | None
-    parse: Callable[[JSONObject], Any]
-    needs: Callable[[JSONObject], JSONObject | None]
-    key: str | None = None
-
-    def request(self) -> JSONObject:
-        """The InputRequest object (method and params)."""
-        if self.params is None:
-            return {"method": self.method}
-        return {"method": self.method, "params": self.params}
-
-
-class Round:
-    """One run of a handler serving a modern request that may ask the client.
-
-    `answers` are what the client has given (carried state and this request's
-    inputResponses); `used` collects those the run consumed, to be carried forward.
-    """
-
-    __slots__ = ("answers", "asked", "count", "used")
-
-    def __init__(self, answers: JSONObject) -> None:
-        self.answers = answers
-        self.used: JSONObject = {}
-        self.asked: set[str] = set()
-        self.count = 0
-
-    def resolve(self, asks: Sequence[Ask], capabilities: JSONObject) -> list[Any]:
-        """The parsed answers of `asks`, in order.
-
-        Raises ProtocolError -32021 when an unanswered ask needs a capability the request
-        did not declare, InputRequired when some are unanswered, ValueError for a key
-        already asked in this run, and whatever an ask's parser raises (ValueError for an
-        answer that does not fit).
-        """
-        keys = []
-        for ask in asks:
-            self.count += 1
-            key = ask.key or f"{_KEY_PREFIX.get(ask.method, 'input')}-{self.count}"
-            # Two asks under one key would share (and overwrite) one answer.
-            if key in keys or key in self.asked:
-                raise ValueError(f"input request key {key!r} is already used in this request")
-            keys.append(key)
-        self.asked.update(keys)
-        pending: dict[str, Ask] = {}
-        for key, ask in zip(keys, asks, strict=True):
-            answer = self.answers.get(key)
-            if answer is None:
-                pending[key] = ask
-            else:
-                self.used[key] = answer
-        if pending:
-            required: JSONObject = {}
-            for ask in pending.values():
-                _merge(required, ask.needs(capabilities) or {})
-            if required:
-                raise missing_capability(required)
-            raise InputRequired({key: ask.request() for key, ask in pending.items()})
-        return [ask.parse(self.answers[key]) for key, ask in zip(keys, asks, strict=True)]
-
-
-def _merge(into: JSONObject, more: JSONObject) -> None:
-    for name, value in more.items():
-        current = into.get(name)
-        if isinstance(current, dict) and isinstance(value, dict):
-            _merge(current, value)
-        else:
-            into[name] = value
-
-
-# -- capabilities an ask needs ------------------------------------------------------------------
-
-
-def needs_form_elicitation(capabilities: JSONObject) -> JSONObject | None:
-    """Form mode: `elicitation` declared, empty (form only) or with `form`."""
-    elicitation = capabilities.get("elicitation")
-    if isinstance(elicitation, dict) and (not elicitation or "form" in elicitation):
-        return None
-    return {"elicitation": {"form": {}}}
-
-
-def needs_url_elicitation(capabilities: JSONObject) -> JSONObject | None:
-    elicitation = capabilities.get("elicitation")
-    if isinstance(elicitation, dict) and "url" in elicitation:
-        return None
-    return {"elicitation": {"url": {}}}
-
-
-def sampling_needs(params: JSONObject) -> Callable[[JSONObject], JSONObject | None]:
-    """Sampling; `sampling.tools` for a request with tools, `sampling.context` for one that
-    includes context from servers (deprecated)."""
-    wanted: JSONObject = {}
-    if params.get("tools") is not None:
-        wanted["tools"] = {}
-    if params.get("includeContext") in ("thisServer", "allServers"):
-        wanted["context"] = {}
-
-    def needs(capabilities: JSONObject) -> JSONObject | None:
-        sampling = capabilities.get("sampling")
-        if not isinstance(sampling, dict):
-            return {"sampling": wanted}
-        lacking = {name: {} for name in wanted if name not in sampling}
-        return {"sampling": lacking} if lacking else None
-
-    return needs
-
-
-def needs_roots(capabilities: JSONObject) -> JSONObject | None:
-    return None if isinstance(capabilities.get("roots"), dict) else {"roots": {}}
-
-
-# -- the server side ----------------------------------------------------------------------------
 
 
 def begin(ctx: Context, codec: Callable[[], RequestStateCodec]) -> Round | None:
@@ -266,25 +124,6 @@ def input_required(ctx: Context, exc: InputRequired, codec: RequestStateCodec) -
     return {"resultType": "input_required", "inputRequests": exc.requests, "requestState": state}
 
 
-def cannot_ask(ctx: Context, method: str) -> ProtocolError:
-    """An ask during a modern request that cannot answer input_required (logged)."""
-    version = ctx.protocol_version
-    message = (
-        f"Internal error: the handler of {ctx.request.method} tried to send {method}, but a "
-        f"server cannot ask the client during {ctx.request.method} at {version} (only "
-        "tools/call, prompts/get and resources/read may answer input_required)"
-    )
-    logger.error("%s", message)
-    return ProtocolError(INTERNAL_ERROR, message)
-
-
-def principal_id(principal: Any) -> str | None:
-    """The string a request state is bound to: the principal itself when it is a string,
-    its `subject` (or `id`) attribute otherwise, None without one."""
-    if principal is None or type(principal) is str:
-        return principal
-    for name in ("subject", "id", "client_id"):
-        value = getattr(principal, name, None)
-        if isinstance(value, str):
-            return value
-    return str(principal)
+def principal_id(principal: Principal | None) -> str | None:
+    """The string a request state is bound to (None without authorization)."""
+    return None if principal is None else principal.key

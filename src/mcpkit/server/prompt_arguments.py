@@ -19,8 +19,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mcpkit.server.context import context_parameter
 from mcpkit.server.docstrings import describe_function
-from mcpkit.server.schema import context_parameter, resolve_hints
+from mcpkit.server.schema import resolve_hints
 
 JSONObject = dict[str, Any]
 Convert = Callable[[str], Any]

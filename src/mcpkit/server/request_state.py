@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from mcpkit.errors import InvalidParams
+from mcpkit.protocol.jsonrpc import dumps
 
 ENV_KEYS = "MCPKIT_REQUEST_STATE_KEYS"
 _VERSION = b"\x01"
@@ -93,7 +94,7 @@ class RequestStateCodec:
     ) -> str:
         key_id, cipher = self._sealer
         nonce = os.urandom(_NONCE)
-        plain = orjson.dumps({"exp": now + self.ttl, "p": payload})
+        plain = dumps({"exp": now + self.ttl, "p": payload})
         sealed = cipher.encrypt(nonce, plain, _bound(method, digest, principal))
         return base64.urlsafe_b64encode(_VERSION + key_id + nonce + sealed).rstrip(b"=").decode()
 
@@ -129,7 +130,7 @@ class RequestStateCodec:
 def request_digest(params: dict[str, Any]) -> str:
     """A digest of a request's arguments: the same in every round of one request."""
     kept = {k: v for k, v in params.items() if k not in _ROUND_PARAMS}
-    return hashlib.sha256(orjson.dumps(kept, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    return hashlib.sha256(dumps(kept, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 def _bound(method: str, digest: str, principal: str | None) -> bytes:

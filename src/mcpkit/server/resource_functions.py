@@ -26,9 +26,9 @@ from typing import Any, Literal
 import orjson
 
 from mcpkit.errors import MCPError
-from mcpkit.server.context import Context
+from mcpkit.protocol.jsonrpc import dumps
+from mcpkit.server.context import Context, context_parameter
 from mcpkit.server.resource_wire import ResourceContents, contents_item, not_found
-from mcpkit.server.schema import context_parameter
 from mcpkit.server.uri_template import UriTemplate, is_template
 
 JSONObject = dict[str, Any]
@@ -157,7 +157,7 @@ def read_result(value: Any, uri: str, mime_type: str | None) -> JSONObject:
         return {"contents": [_contents(value, uri, mime_type)]}
     if isinstance(value, list | tuple) and value and all(_is_contents(v) for v in value):
         return {"contents": [_contents(v, uri, mime_type) for v in value]}
-    text = orjson.dumps(value, default=_json_default, option=orjson.OPT_NON_STR_KEYS).decode()
+    text = dumps(value, default=_json_default, option=orjson.OPT_NON_STR_KEYS).decode()
     return {"contents": [{"uri": uri, "mimeType": mime_type or "application/json", "text": text}]}
 
 

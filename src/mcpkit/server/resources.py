@@ -41,7 +41,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcpkit.errors import InvalidParams, MCPError, ProtocolError
+from mcpkit.errors import INVALID_REQUEST, InvalidParams, MCPError, ProtocolError
 from mcpkit.protocol import Prepared
 from mcpkit.runtime import Session
 from mcpkit.server.context import Context
@@ -431,12 +431,14 @@ class ResourceRegistry:
             reader, detail = self._bind(uri)
             if reader is None:
                 raise not_found(uri, ctx, detail)
-        ctx.state.subscriptions.add(uri)
-        self._subscribers.add(ctx.session)
+        session = _session_of(ctx, "resources/subscribe")
+        session.state.subscriptions.add(uri)
+        self._subscribers.add(session)
         return {}
 
     def unsubscribe(self, ctx: Context) -> JSONObject:
-        ctx.state.subscriptions.discard(_uri_param(ctx, "resources/unsubscribe"))
+        uri = _uri_param(ctx, "resources/unsubscribe")
+        _session_of(ctx, "resources/unsubscribe").state.subscriptions.discard(uri)
         return {}
 
     def notify_updated(self, uri: str) -> int:
@@ -491,3 +493,15 @@ def _last_segment(uri: str) -> str:
     path = uri.split("://", 1)[-1].split("?", 1)[0].split("#", 1)[0]
     segments = [s for s in path.split("/") if s]
     return segments[-1] if segments else uri
+
+
+def _session_of(ctx: Context, method: str) -> Session:
+    """The session a subscription lives in. Raises ProtocolError (-32600) for a request that
+    belongs to none (a stateless endpoint): nothing would remember the subscription."""
+    peer = ctx.peer
+    if not isinstance(peer, Session):
+        raise ProtocolError(
+            INVALID_REQUEST,
+            f"Invalid Request: {method} needs a session; this endpoint is stateless",
+        )
+    return peer

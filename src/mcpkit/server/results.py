@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from mcpkit.protocol.jsonrpc import dumps
 from mcpkit.server.content import Content
 from mcpkit.server.schema import Output
 
@@ -109,7 +110,7 @@ def _is_block(item: Any) -> bool:
 
 def to_json(value: Any) -> str:
     """Compact JSON text for any value a tool may return."""
-    return orjson.dumps(value, default=_jsonable, option=orjson.OPT_NON_STR_KEYS).decode()
+    return dumps(value, default=_jsonable, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
 def _jsonable(value: Any) -> Any:
@@ -141,7 +142,7 @@ def structured_result(value: Any, output: Output) -> JSONObject:
         text = data
     else:
         try:
-            text = orjson.dumps(data).decode()
+            text = dumps(data).decode()
         except TypeError:
             # Data JSON cannot carry as it is (a set, a non-str key): send its JSON form.
             text = to_json(data)

@@ -32,10 +32,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from mcpkit.server.arguments import EMPTY, InvalidArguments
+
 JSONObject = dict[str, Any]
 Check = Callable[[Any], bool]
 Plain = tuple[JSONObject, Check]
-EMPTY = inspect.Parameter.empty
 
 _SCALARS: dict[Any, tuple[str, Check]] = {
     str: ("string", lambda v: type(v) is str),
@@ -79,14 +80,6 @@ def split_header(annotation: Any) -> tuple[Any, str | None]:
         raise ValueError(f"one Header per parameter (got {', '.join(h.name for h in headers)})")
     rest = [m for m in metadata if not isinstance(m, Header)]
     return (typing.Annotated[(base, *rest)] if rest else base), headers[0].name
-
-
-class InvalidArguments(ValueError):
-    """Arguments that do not fit a signature; `problems` has one message per bad field."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
 
 
 @dataclass(frozen=True, slots=True)
@@ -465,27 +458,6 @@ def _function_of(fn: Callable[..., Any]) -> Any:
         call = type(seen).__call__  # a callable object: its method has the annotations
         return getattr(call, "__func__", call)
     return seen
-
-
-def context_parameter(fn: Callable[..., Any], hints: JSONObject | None = None) -> str | None:
-    """The name of the parameter annotated `Context` (or `Context | None`), if any.
-
-    An annotation that could not be evaluated (say `ctx: "Context"` imported only under
-    TYPE_CHECKING) counts when its last dotted name is `Context`.
-    """
-    from mcpkit.server.context import Context
-
-    hints = resolve_hints(fn) if hints is None else hints
-    for name in inspect.signature(fn).parameters:
-        annotation = hints.get(name)
-        if isinstance(annotation, str):
-            if annotation.replace(" ", "").split("|")[0].rsplit(".", 1)[-1] == "Context":
-                return name
-            continue
-        candidates = typing.get_args(annotation) if _is_union(annotation) else (annotation,)
-        if any(isinstance(c, type) and issubclass(c, Context) for c in candidates):
-            return name
-    return None
 
 
 def _is_union(annotation: Any) -> bool:

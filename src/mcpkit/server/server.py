@@ -4,6 +4,11 @@ The server is a composition root: each feature (tools, resources, prompts, compl
 logging) is a registry that offers its request handlers and its capability; the server joins
 them into one dispatch table, keeps per-client state, and tells connected clients when a
 registry changes.
+
+What it declares (its configuration: name, version, instructions, capabilities) is worked out
+once and kept until something changes it -- a registry, or one of those attributes -- so a
+request that arrives after a change is served by the new configuration (`serving_rules`).
+A handshake session keeps what was declared at its `initialize`.
 """
 
 from __future__ import annotations
@@ -15,14 +20,21 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcpkit.errors import MethodNotFound
-from mcpkit.protocol import Connection, ConnectionConfig, Prepared, RequestReceived, State
+from mcpkit.protocol import (
+    Connection,
+    ConnectionConfig,
+    Prepared,
+    RequestReceived,
+    ServerRules,
+    State,
+)
 from mcpkit.protocol.modern import (
     CACHEABLE_METHODS,
     DEFAULT_CACHE_HINTS,
     INPUT_REQUIRED_METHODS,
     CacheHint,
 )
-from mcpkit.runtime import MessageTransport, Session
+from mcpkit.runtime import MessageTransport, Peer, Session, SessionlessServer
 from mcpkit.server import mrtr
 from mcpkit.server.completion import Completions
 from mcpkit.server.context import Context, SessionState
@@ -34,6 +46,7 @@ from mcpkit.server.subscriptions import SubscriptionHub
 from mcpkit.server.tools import Tool, ToolRegistry
 
 if TYPE_CHECKING:
+    from mcpkit.server._run import Serving
     from mcpkit.server.request_state import RequestStateCodec, RequestStateKeys
 
 JSONObject = dict[str, Any]
@@ -42,6 +55,10 @@ Handler = Callable[[Context], "JSONObject | Prepared | Awaitable[JSONObject | Pr
 Lifespan = Callable[["Server"], contextlib.AbstractAsyncContextManager[Any]]
 
 logger = logging.getLogger("mcpkit.server")
+# Attributes that change what the server declares: setting one makes new serving rules.
+_CONFIGURATION = frozenset(
+    {"name", "version", "title", "instructions", "cache_hints", "max_requests_in_flight"}
+)
 
 
 class Server:
@@ -50,6 +67,9 @@ class Server:
     `instructions` tell the client how to use the server; `lifespan` is an async context
     manager factory entered once around the server's life (its value is `ctx.lifespan`);
     `page_size` splits list results into pages (None: one page).
+
+    `max_requests_in_flight` bounds the requests one client (a connection, an HTTP session)
+    has served at once: one more is answered -32000 "server busy" (None: no bound).
 
     2026-07-28 requests: `cache` sets the ttlMs/cacheScope stamped on cacheable results,
     per method (a `CacheHint`, or an int: that ttl in ms with the method's default scope),
@@ -72,7 +92,9 @@ class Server:
         cache: Mapping[str, CacheHint | int] | None = None,
         request_state_keys: Sequence[bytes | str] | RequestStateKeys | None = None,
         request_state_ttl: float = 600.0,
+        max_requests_in_flight: int | None = 1024,
     ) -> None:
+        self._rules: ServerRules | None = None
         self.name = name
         self.version = version
         self.instructions = instructions
@@ -83,6 +105,7 @@ class Server:
         self._lifespan_stack: contextlib.AsyncExitStack | None = None
         self._sessions: weakref.WeakSet[Session] = weakref.WeakSet()
         self.paginator = Paginator(page_size)
+        self.max_requests_in_flight = max_requests_in_flight
         self.cache_hints = cache_hints(cache)
         self._state_keys = request_state_keys
         self._state_ttl = request_state_ttl
@@ -95,7 +118,7 @@ class Server:
         self.prompts = PromptRegistry(self.paginator, self._registry_changed)
         self.completions = Completions(self.prompts, self.resources)
         self.logger = logging.getLogger(f"mcpkit.server.{name}")
-        self._log_handler = ClientLogHandler(self)
+        self._log_handler = ClientLogHandler(self.sessions)
         self._handlers: dict[str, Handler] = {
             "logging/setLevel": set_level,
             "subscriptions/listen": self.subscriptions.listen,
@@ -180,6 +203,18 @@ class Server:
             capabilities["completions"] = {}
         return capabilities
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if name in _CONFIGURATION:
+            object.__setattr__(self, "_rules", None)
+
+    def serving_rules(self) -> ServerRules:
+        """The rules of the server's configuration as it is now (made again after a change)."""
+        rules = self._rules
+        if rules is None:
+            rules = self._rules = ServerRules(self.connection_config())
+        return rules
+
     def connection_config(self) -> ConnectionConfig:
         info: JSONObject = {"name": self.name, "version": self.version}
         if self.title is not None:
@@ -190,20 +225,25 @@ class Server:
             capabilities=self.capabilities(),
             instructions=self.instructions,
             cache_hints=self.cache_hints,
+            max_in_flight=self.max_requests_in_flight,
         )
 
     async def serve(self, transport: MessageTransport) -> None:
         """Serve one connection until the peer goes away."""
         async with self.running():
-            session = Session(
-                Connection(self.connection_config()), transport, on_request=self._handle_request
-            )
+            connection = Connection(self.connection_config(), rules=self.serving_rules)
+            session = Session(connection, transport, on_request=self._handle_request)
             session.state = SessionState()
             self._sessions.add(session)
             try:
                 await session.run()
             finally:
                 self._sessions.discard(session)
+
+    def sessionless(self) -> SessionlessServer:
+        """A server of requests that belong to no session (2026-07-28 over HTTP, stateless
+        endpoints), each served by the rules of the moment; HTTP apps use one."""
+        return SessionlessServer(self.serving_rules, self._handle_request)
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -234,26 +274,44 @@ class Server:
         """
         from mcpkit.server._run import http_app
 
-        return http_app(self, **options)
+        return http_app(self._serving(), **options)
 
     def run(self, transport: str = "stdio", **options: Any) -> None:
         """Serve from the command line: `transport="stdio"` (the default) or `"http"`
         (uvicorn; `host="127.0.0.1"`, `port=8000`, other options go to `http_app`)."""
         from mcpkit.server._run import run
 
-        run(self, transport, **options)
+        run(self._serving(), transport, **options)
+
+    def _serving(self) -> Serving:
+        from mcpkit.server._run import Serving
+
+        return Serving(
+            self.serve,
+            self.sessionless(),
+            self.running,
+            self.tools.header_paths,
+            self.subscriptions.aclose_all,
+        )
 
     def sessions(self) -> list[Session]:
         """Connected, initialized clients."""
         return [s for s in self._sessions if s.connection.state is State.READY]
 
+    async def read_resource(self, uri: str, ctx: Context) -> JSONObject:
+        """Read one of this server's resources for a handler (`ctx.read_resource`).
+
+        Raises ProtocolError (resource not found) like the resources/read request would.
+        """
+        return await self.resources.read(uri, ctx)
+
     def _handle_request(
-        self, session: Session, request: RequestReceived
+        self, peer: Peer, request: RequestReceived
     ) -> JSONObject | Prepared | Awaitable[JSONObject | Prepared]:
         handler = self._handlers.get(request.method)
         if handler is None:
             raise MethodNotFound(request.method)
-        ctx = Context(self, session, request)
+        ctx = Context(self, peer, request)
         if request.envelope is None or request.method not in INPUT_REQUIRED_METHODS:
             return handler(ctx)
         # 2026-07-28 tools/call, prompts/get, resources/read: may answer input_required.
@@ -273,6 +331,7 @@ class Server:
         return codec
 
     def _registry_changed(self, kind: str) -> None:
+        self._rules = None  # a capability may have appeared
         method = f"notifications/{kind}s/list_changed"
         self.subscriptions.publish(method)
         for session in self.sessions():

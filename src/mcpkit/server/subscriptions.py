@@ -21,7 +21,7 @@ from mcpkit.errors import InvalidParams, MCPError
 from mcpkit.protocol.modern import SUBSCRIPTION_ID
 
 if TYPE_CHECKING:
-    from mcpkit.runtime import Session
+    from mcpkit.runtime import Peer
     from mcpkit.server.context import Context
 
 JSONObject = dict[str, Any]
@@ -40,16 +40,16 @@ RESOURCE_SUBSCRIPTIONS = "resourceSubscriptions"
 
 
 class _Listener:
-    __slots__ = ("closed", "flags", "meta", "request_id", "session", "task", "uris")
+    __slots__ = ("closed", "flags", "meta", "peer", "request_id", "task", "uris")
 
     def __init__(
         self,
-        session: Session,
+        peer: Peer,
         request_id: str | int,
         flags: frozenset[str],
         uris: frozenset[str],
     ) -> None:
-        self.session = session
+        self.peer = peer
         self.request_id = request_id
         self.flags = flags  # honoured filter flags (toolsListChanged, ...)
         self.uris = uris  # honoured resource subscriptions
@@ -66,7 +66,7 @@ class _Listener:
         if not self.live():
             return False
         try:
-            self.session.notify(method, {"_meta": self.meta, **params}, related_id=self.request_id)
+            self.peer.notify(method, {"_meta": self.meta, **params}, related_id=self.request_id)
         except MCPError as exc:  # the connection closed or refuses (capability gone)
             logger.debug("subscription %r: %s not sent: %s", self.request_id, method, exc)
             return False
@@ -132,16 +132,16 @@ class SubscriptionHub:
         flags, uris = parse_filter(ctx.params.get("notifications"))
         flags, uris = honoured(flags, uris, ctx.server.capabilities())
         request_id = ctx.request_id
-        listener = _Listener(ctx.session, request_id, flags, uris)
+        listener = _Listener(ctx.peer, request_id, flags, uris)
         acknowledged: JSONObject = dict.fromkeys(sorted(flags), True)
         if uris:
             acknowledged[RESOURCE_SUBSCRIPTIONS] = sorted(uris)
-        ctx.session.notify(
+        ctx.peer.notify(
             ACKNOWLEDGED,
             {"_meta": listener.meta, "notifications": acknowledged},
             related_id=request_id,
         )
-        key = (id(ctx.session), request_id)
+        key = (id(ctx.peer), request_id)
         previous = self._listeners.get(key)
         if previous is not None:  # the same id reused after its handler ended unnoticed
             self._drop(key, previous)

@@ -28,7 +28,8 @@ from typing import Any, TypeVar
 
 from mcpkit.errors import INVALID_PARAMS, InvalidParams, ProtocolError
 from mcpkit.protocol.http_headers import HeaderPaths, InvalidHeaderAnnotation, header_paths
-from mcpkit.server.context import Context
+from mcpkit.server.arguments import InvalidArguments
+from mcpkit.server.context import Context, context_parameter
 from mcpkit.server.docstrings import parse_docstring
 from mcpkit.server.pagination import Paginator
 from mcpkit.server.registry import Registry
@@ -43,10 +44,8 @@ from mcpkit.server.results import (
     to_call_tool_result,
 )
 from mcpkit.server.schema import (
-    InvalidArguments,
     Output,
     Signature,
-    context_parameter,
     describe,
     describe_output,
     resolve_hints,

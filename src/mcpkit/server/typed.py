@@ -24,7 +24,7 @@ from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import ErrorDetails, to_jsonable_python
 
-from mcpkit.server.schema import EMPTY, InvalidArguments
+from mcpkit.server.arguments import EMPTY, InvalidArguments
 
 JSONObject = dict[str, Any]
 _BUILD_ERRORS = (PydanticSchemaGenerationError, PydanticUserError, TypeError, ValueError)

@@ -4,7 +4,8 @@ The pipe's protocol calls `feed` from the event loop's read callback; each compl
 straight to the session (no reader task to wake per message), then `chunk_done` lets the
 session send every answer the chunk produced in one write. A line longer than the limit is
 dropped as it streams in (the session sees a short placeholder, which it answers with a
-parse error), so memory stays bounded.
+parse error), so memory stays bounded. At EOF a last line without its newline is delivered
+too.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class LineSplitter:
         for data in early:
             self.feed(data)
         if self._ended:
+            self._last_line()
             eof()
 
     def feed(self, data: bytes) -> None:
@@ -75,8 +77,19 @@ class LineSplitter:
         if self._ended:
             return
         self._ended = True
+        if self._receive is None:
+            return  # `attach` delivers what came, the last line, then EOF
+        self._last_line()
         if self._eof is not None:
             self._eof()
+
+    def _last_line(self) -> None:
+        # A final message without its newline is still a message (`printf '{...}' | server`).
+        if self._partial and not self._skipping:
+            line = bytes(self._partial)
+            self._partial.clear()
+            self._deliver(line)
+            self._chunk_done()
 
     def _deliver(self, line: bytes) -> None:
         if line and not line.isspace():

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 
 from mcpkit.protocol import Outgoing
+from mcpkit.runtime.transport import PullTransport
 
 
-class MemoryTransport:
+class MemoryTransport(PullTransport):
     """One end of an in-memory pair. Messages keep their bytes form, as on a real wire."""
 
     def __init__(self, inbox: asyncio.Queue[bytes | None], outbox: asyncio.Queue[bytes | None]):
@@ -26,14 +27,8 @@ class MemoryTransport:
     def write(self, messages: list[Outgoing]) -> None:
         if self._closed:
             raise ConnectionError("the in-memory transport is closed")
-        for data, _ in messages:
-            self._outbox.put_nowait(data)
-
-    def backlogged(self) -> bool:
-        return False
-
-    async def drain(self) -> None:
-        return None
+        for out in messages:
+            self._outbox.put_nowait(out.data)
 
     async def close(self) -> None:
         if not self._closed:

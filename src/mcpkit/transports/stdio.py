@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import BinaryIO
 
 from mcpkit.protocol import Outgoing
+from mcpkit.runtime.transport import Incoming, PushTransport
 from mcpkit.transports.lines import ChildProcessProtocol, LineProtocol, LineSplitter
 
 logger = logging.getLogger("mcpkit.stdio")
@@ -27,7 +28,7 @@ DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024  # bytes; a longer line is refused, 
 _BACKLOG_LIMIT = 1024 * 1024
 
 
-class PipeTransport:
+class PipeTransport(PushTransport):
     """Whole messages over pipes: lines pushed in by a `LineSplitter`, written out with a
     StreamWriter. Reading pauses while written data piles up (the peer is not reading)."""
 
@@ -45,7 +46,7 @@ class PipeTransport:
 
     def attach(
         self,
-        receive: Callable[[bytes], None],
+        receive: Callable[[Incoming], None],
         chunk_done: Callable[[], None],
         eof: Callable[[], None],
     ) -> None:
@@ -53,9 +54,9 @@ class PipeTransport:
 
     def write(self, messages: list[Outgoing]) -> None:
         if len(messages) == 1:
-            self._writer.write(messages[0][0] + b"\n")
+            self._writer.write(messages[0].data + b"\n")
         else:
-            self._writer.write(b"\n".join([data for data, _ in messages]) + b"\n")
+            self._writer.write(b"\n".join([out.data for out in messages]) + b"\n")
         if self._reading is not None and not self._paused and self.backlogged():
             self._paused = True
             self._reading.pause_reading()

@@ -50,8 +50,8 @@ import orjson
 from mcpkit.errors import INTERNAL_ERROR
 from mcpkit.protocol import Outgoing
 from mcpkit.protocol.http_headers import request_headers
-from mcpkit.protocol.modern import PROTOCOL_VERSION, request_meta
 from mcpkit.protocol.sse import SSEParser
+from mcpkit.runtime.transport import PullTransport
 
 logger = logging.getLogger("mcpkit.http.client")
 
@@ -73,7 +73,7 @@ class _Stream:
     events: int = 0  # messages (not priming events) seen on the current connection
 
 
-class StreamableHTTPTransport:
+class StreamableHTTPTransport(PullTransport):
     """A `MessageTransport` over Streamable HTTP, with fallback to HTTP+SSE (2024-11-05).
 
     `headers` go on every request; `auth` is an `httpx.Auth` (e.g. the OAuth flow); `timeout`
@@ -108,7 +108,7 @@ class StreamableHTTPTransport:
         self._renew_lock = asyncio.Lock()
         self._handshake: tuple[bytes, bytes] | None = None  # initialize, notifications/initialized
         self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
-        self._outbox: asyncio.Queue[bytes] = asyncio.Queue()
+        self._outbox: asyncio.Queue[Outgoing] = asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()
         self._in_flight: dict[tuple[type, Any], asyncio.Task[None]] = {}  # request -> its POST
         self._sender = self._spawn(self._send_loop())
@@ -139,14 +139,8 @@ class StreamableHTTPTransport:
         if self._legacy is not None:
             self._legacy.write(messages)
             return
-        for data, _ in messages:
-            self._outbox.put_nowait(data)
-
-    def backlogged(self) -> bool:
-        return False
-
-    async def drain(self) -> None:
-        return None
+        for out in messages:
+            self._outbox.put_nowait(out)
 
     async def close(self) -> None:
         """Stop every stream, end the session on the server (DELETE), release connections."""
@@ -173,21 +167,20 @@ class StreamableHTTPTransport:
 
     async def _send_loop(self) -> None:
         while True:
-            data = await self._outbox.get()
+            out = await self._outbox.get()
             if self._legacy is not None:
-                self._legacy.write([(data, None)])
+                self._legacy.write([out])
                 continue
-            message = _parse(data)
-            method, request_id = message.get("method"), message.get("id")
-            if method == "notifications/cancelled" and self._cancels_modern(message):
-                self._forget(message.get("params"))  # closing its stream is the cancellation
-            elif method is None or request_id is None:  # a notification or a response
+            data, method, request_id = out.data, out.method, out.id
+            if method == "notifications/cancelled" and self._cancels_modern(out.params):
+                self._forget(out.params)  # closing its stream is the cancellation
+            elif request_id is None:  # a notification or an answer to the server
                 await self._post(data, None)
                 if method == "notifications/initialized":
                     self._handshake = (self._handshake or (b"", b""))[0], data
                     self._spawn(self._listen())
                 elif method == "notifications/cancelled":
-                    self._forget(message.get("params"))
+                    self._forget(out.params)
             elif method == "initialize":
                 self._handshake = data, b""
                 self._initialize_id = request_id
@@ -195,7 +188,7 @@ class StreamableHTTPTransport:
             else:
                 key = _key(request_id)
                 try:
-                    extra = self._modern_headers(message)
+                    extra = self._modern_headers(out)
                 except (ValueError, TypeError) as exc:
                     self._answer_error(request_id, f"cannot send {method}: {exc}")
                     continue
@@ -210,23 +203,19 @@ class StreamableHTTPTransport:
             del self._in_flight[key]
             self._modern.discard(key)
 
-    def _cancels_modern(self, message: Any) -> bool:
-        params = message.get("params")
+    def _cancels_modern(self, params: Any) -> bool:
         return isinstance(params, dict) and _key(params.get("requestId")) in self._modern
 
-    def _modern_headers(self, message: Any) -> dict[str, str] | None:
+    def _modern_headers(self, out: Outgoing) -> dict[str, str] | None:
         """The headers of a 2026-07-28 request (None for a handshake-era one)."""
-        params = message.get("params")
-        meta = request_meta(params) if isinstance(params, dict) else None
-        version = meta.get(PROTOCOL_VERSION) if meta is not None else None
-        if not isinstance(version, str):
+        version, method, params = out.version, out.method, out.params
+        if version is None or method is None:
             return None
-        method = message.get("method")
         headers = {VERSION_HEADER: version}
         paths: dict[str, tuple[str, ...]] = {}
-        if method == "tools/call" and isinstance(params.get("name"), str):
+        if method == "tools/call" and params is not None and isinstance(params.get("name"), str):
             paths = self.tool_header_paths.get(params["name"], {})
-        for name, value in request_headers(method, params, paths):
+        for name, value in request_headers(method, params or {}, paths):
             headers[name.lower()] = value
         return headers
 
@@ -553,7 +542,7 @@ class StreamableHTTPTransport:
             )
             return
         self._legacy = legacy
-        legacy.write([(initialize, None)])
+        legacy.write([Outgoing(initialize)])
 
     def _spawn(self, work: Any) -> asyncio.Task[None]:
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(work)

@@ -1,7 +1,8 @@
 """The 2024-11-05 HTTP+SSE transport: GET opens an event stream whose first event, `endpoint`,
 names the URL to POST messages to; every server message travels on that one stream.
 
-The session lives as long as the GET stream: when the client goes away, it ends.
+The session lives as long as the GET stream: when the client goes away, it ends. With
+authorization it belongs to the principal that opened it: POSTs by another are not found.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from urllib.parse import parse_qs
 
 from mcpkit.protocol import http as rules
 from mcpkit.protocol.sse import encode_event
-from mcpkit.transports.http.sessions import HTTPSessionTransport, Serve
+from mcpkit.runtime.principal import Principal
+from mcpkit.transports.http.requests import read_body, refuse
+from mcpkit.transports.http.sessions import HTTPSessionTransport, Serve, same_principal
 from mcpkit.transports.http.streams import Receive, Send, send_json, stream_events
 
 
@@ -24,12 +27,14 @@ class LegacySSE:
         self._max_body = max_body
         self.sessions: dict[str, HTTPSessionTransport] = {}
 
-    async def connect(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+    async def connect(
+        self, scope: dict[str, Any], receive: Receive, send: Send, principal: Principal | None
+    ) -> None:
         session_id = secrets.token_hex(16)
-        transport = HTTPSessionTransport(session_id, None)
+        transport = HTTPSessionTransport(session_id, None, principal)
         transport.standalone.attached = True
         self.sessions[session_id] = transport
-        task = asyncio.get_running_loop().create_task(self._serve(transport))
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(self._serve(transport))
         endpoint = f"{scope.get('root_path', '')}{self._message_path}?session_id={session_id}"
         try:
             await stream_events(
@@ -47,43 +52,37 @@ class LegacySSE:
             transport.shut()
             await asyncio.gather(task, return_exceptions=True)
 
-    async def post(self, scope: dict[str, Any], receive: Receive, send: Send, method: str) -> None:
+    async def post(
+        self,
+        scope: dict[str, Any],
+        receive: Receive,
+        send: Send,
+        method: str,
+        principal: Principal | None,
+    ) -> None:
         if method != "POST":
-            await _refuse(send, rules.method_not_allowed("POST"))
+            await refuse(send, rules.method_not_allowed("POST"))
             return
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         session_id = (query.get("session_id") or [None])[0]
         if session_id is None:
-            await _refuse(send, rules.refusal(400, "Bad Request: session_id is required"))
+            await refuse(send, rules.refusal(400, "Bad Request: session_id is required"))
             return
         transport = self.sessions.get(session_id)
-        if transport is None:
-            await _refuse(send, rules.session_not_found())
+        if transport is None or not same_principal(transport.principal, principal):
+            await refuse(send, rules.session_not_found())
             return
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self._max_body:
-                await _refuse(send, rules.too_large(self._max_body))
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        data = b"".join(chunks)
+        data = await read_body(receive, self._max_body)
+        if data is None:
+            await refuse(send, rules.too_large(self._max_body))
+            return
         body = rules.inspect_body(data)
-        if type(body) is rules.Refusal:
-            await _refuse(send, body)
+        if isinstance(body, rules.Refusal):
+            await refuse(send, body)
             return
-        transport.feed(data)
+        transport.feed(body.parsed)
         await send_json(send, 202, b"")
 
     async def terminate_all(self) -> None:
         for transport in list(self.sessions.values()):
             transport.shut()
-
-
-async def _refuse(send: Send, refused: rules.Refusal) -> None:
-    await send_json(send, refused.status, refused.body, list(refused.headers))

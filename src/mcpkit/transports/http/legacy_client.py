@@ -23,11 +23,12 @@ import orjson
 from mcpkit.errors import INTERNAL_ERROR
 from mcpkit.protocol import Outgoing
 from mcpkit.protocol.sse import SSEParser
+from mcpkit.runtime.transport import PullTransport
 
 logger = logging.getLogger("mcpkit.http.legacy_client")
 
 
-class LegacySSETransport:
+class LegacySSETransport(PullTransport):
     """A `MessageTransport` over the 2024-11-05 HTTP+SSE transport."""
 
     def __init__(
@@ -134,14 +135,8 @@ class LegacySSETransport:
     def write(self, messages: list[Outgoing]) -> None:
         if self._closing or self._reason is not None:
             raise ConnectionError(self._reason or "the HTTP+SSE transport is closed")
-        for data, _ in messages:
-            self._outbox.put_nowait(data)
-
-    def backlogged(self) -> bool:
-        return False
-
-    async def drain(self) -> None:
-        return None
+        for out in messages:
+            self._outbox.put_nowait(out.data)
 
     async def close(self) -> None:
         if self._closing:

@@ -1,19 +1,15 @@
 """HTTP sessions: a message transport per MCP session, and a bounded registry of them.
 
 `HTTPSessionTransport` is what `Server.serve` runs a session on: `read()` yields the POST
-bodies fed to it, and `write()` routes each outgoing message by the id of the request it
-relates to -- to that request's `ResponseStream` while the request is open, otherwise to the
-session's GET stream (one message goes to one stream). The registry mints session ids,
-caps their number and ends sessions left idle; ending a session closes its transport, which
-ends `serve`, and drops every reference so the memory goes back.
+bodies fed to it (parsed once, by the app), and `write()` routes each outgoing message by the
+request it relates to -- to that request's `ResponseStream` while the request is open,
+otherwise to the session's GET stream (one message goes to one stream); the request's answer
+(`Outgoing.final`) ends its stream. The registry mints session ids, caps their number and
+ends sessions left idle; ending a session closes its transport, which ends `serve`, and
+drops every reference so the memory goes back.
 
-`ModernLanes` serve 2026-07-28 requests, which belong to no session: a few long-lived
-serving connections in no handshake state (the core serves each modern request on its own,
-whatever the state), shared by every client. A request goes to the first lane where its id
-is not in flight, so two clients that both count from 1 never meet; spare lanes beyond
-`keep` end when they fall idle. No event store: no event ids, nothing to resume. A lane is
-pushed to (`ModernLane.attach`): a request fed to it is served inside `feed`, so a handler
-that answers at once has answered before the POST's task waits for anything.
+Requests that belong to no session (2026-07-28, stateless endpoints) do not come here: see
+`mcpkit.runtime.sessionless`.
 """
 
 from __future__ import annotations
@@ -21,35 +17,33 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from mcpkit.protocol import Outgoing, RequestId
-from mcpkit.protocol.http import (
-    STANDALONE_STREAM,
-    cancellation,
-    event_id,
-    final_prefix,
-    is_final,
-)
-from mcpkit.protocol.jsonrpc import Request
+from mcpkit.protocol.http import STANDALONE_STREAM, event_id
+from mcpkit.runtime.principal import Principal
+from mcpkit.runtime.transport import Incoming, PullTransport
 from mcpkit.transports.http.event_store import EventStore
 from mcpkit.transports.http.streams import ResponseStream
 
-Serve = Callable[[Any], Awaitable[None]]
+Serve = Callable[[PullTransport], Coroutine[Any, Any, None]]
 
 
-class HTTPSessionTransport:
-    """The session side of Streamable HTTP, for one MCP session (or one stateless POST)."""
+class HTTPSessionTransport(PullTransport):
+    """The session side of Streamable HTTP, for one MCP session (or one legacy SSE session).
+    `principal`: who opened the session, when the endpoint authenticates."""
 
-    def __init__(self, session_id: str, event_store: EventStore | None) -> None:
+    def __init__(
+        self, session_id: str, event_store: EventStore | None, principal: Principal | None = None
+    ) -> None:
         self.session_id = session_id
         self.event_store = event_store
+        self.principal = principal
         self.pending: dict[RequestId, ResponseStream] = {}
-        self.standalone = ResponseStream(STANDALONE_STREAM)
+        self.standalone = ResponseStream(STANDALONE_STREAM, endless=True)
         self.standalone.attached = False
-        self.ignored: RequestId | None = None  # the synthetic initialize of a stateless POST
-        self._inbox: deque[bytes | None] = deque()
+        self._inbox: deque[Incoming | None] = deque()
         self._reader: asyncio.Future[None] | None = None
         self._streams = 0
         self._events = 0
@@ -57,28 +51,28 @@ class HTTPSessionTransport:
 
     # -- fed by the app ----------------------------------------------------------------------
 
-    def feed(self, body: bytes | None) -> None:
+    def feed(self, message: Incoming | None) -> None:
         if self._closed:
             return
-        self._inbox.append(body)
+        self._inbox.append(message)
         reader = self._reader
         if reader is not None and not reader.done():
             reader.set_result(None)
 
-    def open_stream(self, request_ids: tuple[RequestId, ...], batch: bool) -> ResponseStream:
+    def open_stream(self, request_ids: tuple[RequestId, ...]) -> ResponseStream:
         self._streams += 1
-        stream = ResponseStream(str(self._streams), final_prefix(request_ids[0]), batch)
+        stream = ResponseStream(str(self._streams))
         for request_id in request_ids:
             self.pending[request_id] = stream
         return stream
 
-    def close_stream(self, stream: ResponseStream) -> None:
+    def end_stream(self, stream: ResponseStream) -> None:
         """The request was cancelled: end its response; a late answer is dropped."""
         for request_id in [rid for rid, s in self.pending.items() if s is stream]:
             del self.pending[request_id]
         stream.end()
 
-    def close_sse_stream(self, request_id: RequestId) -> bool:
+    def close_stream(self, request_id: RequestId) -> bool:
         """End the SSE response of an open request now; the client resumes with GET and
         Last-Event-ID (2025-11-25). False when it cannot (no event store, no such stream)."""
         stream = self.pending.get(request_id)
@@ -100,9 +94,9 @@ class HTTPSessionTransport:
         store.append(self.session_id, eid, data)
         return eid
 
-    # -- MessageTransport ----------------------------------------------------------------------
+    # -- PullTransport -------------------------------------------------------------------------
 
-    async def read(self) -> bytes | None:
+    async def read(self) -> Incoming | None:
         inbox = self._inbox
         while not inbox:
             if self._closed:
@@ -116,34 +110,26 @@ class HTTPSessionTransport:
 
     def write(self, messages: list[Outgoing]) -> None:
         pending = self.pending
-        for data, related in messages:
+        for out in messages:
+            related = out.related
             stream = pending.get(related) if related is not None else None
             if stream is None:
-                if related is not None and related == self.ignored:
-                    continue
-                self._deliver(self.standalone, data, final=False)
+                self._deliver(self.standalone, out)
                 continue
-            final = is_final(data, stream.prefix, stream.batch)
-            if final:
+            if out.final:  # the answer: the stream (every request of its batch) is done
                 for request_id in [rid for rid, s in pending.items() if s is stream]:
                     del pending[request_id]
-            self._deliver(stream, data, final)
+            self._deliver(stream, out)
 
-    def divert(self, data: bytes) -> None:
+    def divert(self, out: Outgoing) -> None:
         """A related message that cannot travel on its request's JSON answer."""
-        self._deliver(self.standalone, data, final=False)
+        self._deliver(self.standalone, out)
 
-    def _deliver(self, stream: ResponseStream, data: bytes, final: bool) -> None:
+    def _deliver(self, stream: ResponseStream, out: Outgoing) -> None:
         if stream.attached:
-            stream.push(data, final)
+            stream.push(out)
         else:  # nobody is listening: keep it for a resume, or drop it
-            self.record(stream.stream_id, data)
-
-    def backlogged(self) -> bool:
-        return False
-
-    async def drain(self) -> None:
-        return None
+            self.record(stream.stream_id, out.data)
 
     async def close(self) -> None:
         self.shut()
@@ -166,57 +152,6 @@ class HTTPSessionTransport:
 
     async def closed_reason(self) -> str:
         return "the HTTP session ended"
-
-
-class ModernLane(HTTPSessionTransport):
-    """A modern lane: a push transport. `feed` hands the request (the POST's parsed
-    `Request`, or bytes) to the serving connection at once, and an inline answer is in its
-    stream when `feed` returns. What is fed before the connection attaches waits in the inbox."""
-
-    def __init__(self) -> None:
-        super().__init__("", None)
-        self._receive: Callable[[Any], None] | None = None
-        self._chunk_done: Callable[[], None] | None = None
-        self._eof: Callable[[], None] | None = None
-
-    def attach(
-        self,
-        receive: Callable[[Any], None],
-        chunk_done: Callable[[], None],
-        eof: Callable[[], None],
-    ) -> None:
-        self._receive, self._chunk_done, self._eof = receive, chunk_done, eof
-        inbox = self._inbox
-        while inbox:
-            item = inbox.popleft()
-            if item is None:
-                chunk_done()
-                eof()
-                return
-            receive(item)
-        chunk_done()
-        if self._closed:
-            eof()
-
-    def feed(self, body: bytes | Request | None) -> None:  # type: ignore[override]
-        if self._closed:
-            return
-        receive = self._receive
-        if receive is None:
-            self._inbox.append(body)  # type: ignore[arg-type]
-            return
-        if body is None:  # EOF, as for a pulled transport
-            self._eof()  # type: ignore[misc]
-            return
-        receive(body)
-        self._chunk_done()  # type: ignore[misc]
-
-    def shut(self) -> None:
-        if self._closed:
-            return
-        super().shut()
-        if self._eof is not None:
-            self._eof()
 
 
 class HTTPSession:
@@ -248,10 +183,10 @@ class SessionRegistry:
     def full(self) -> bool:
         return self.max_sessions is not None and len(self.sessions) >= self.max_sessions
 
-    def create(self, serve: Serve) -> HTTPSession:
+    def create(self, serve: Serve, principal: Principal | None = None) -> HTTPSession:
         loop = asyncio.get_running_loop()
         session_id = secrets.token_urlsafe(24)  # URL-safe base64: visible ASCII only
-        transport = HTTPSessionTransport(session_id, self.event_store)
+        transport = HTTPSessionTransport(session_id, self.event_store, principal)
         session = HTTPSession(session_id, transport, loop.time())
         session.task = loop.create_task(serve(transport))
         session.task.add_done_callback(lambda _: self._forget(session_id))
@@ -304,86 +239,8 @@ class SessionRegistry:
         self._sweeper = None
 
 
-class ModernLanes:
-    """The serving connections of 2026-07-28 requests (see the module docstring)."""
-
-    LINGER = 5.0  # s: a spare lane unused this long ends
-
-    def __init__(self, serve: Serve, keep: int = 16, limit: int = 1024) -> None:
-        self._serve = serve
-        self.keep = keep  # lanes kept however long they idle
-        self.limit = limit  # at most this many requests with the same id at once
-        self.lanes: list[ModernLane] = []
-        self._tasks: dict[ModernLane, asyncio.Task[None]] = {}
-        self._used: dict[ModernLane, float] = {}  # when each lane last finished a request
-        self._retired: set[ModernLane] = set()
-
-    def __len__(self) -> int:
-        return len(self.lanes)
-
-    def pick(self, request_id: RequestId) -> ModernLane | None:
-        """A lane where `request_id` is not in flight (a new one when every lane has it);
-        None when `limit` lanes all have it."""
-        lanes = self.lanes
-        for lane in lanes:
-            if request_id not in lane.pending:
-                return lane
-        if len(lanes) >= self.limit:
-            return None
-        lane = ModernLane()
-        task: asyncio.Task[None] = asyncio.ensure_future(self._serve(lane))
-        lanes.append(lane)
-        self._used[lane] = asyncio.get_running_loop().time()  # a new lane counts as just used
-        self._tasks[lane] = task
-        task.add_done_callback(lambda _: self._forget(lane))
-        return lane
-
-    def cancel(self, lane: ModernLane, stream: ResponseStream) -> None:
-        """The client left before the answer: end the stream and cancel its handler."""
-        ids = [rid for rid, s in lane.pending.items() if s is stream]
-        lane.close_stream(stream)
-        for request_id in ids:
-            lane.feed(cancellation(request_id))
-
-    def release(self, lane: ModernLane) -> None:
-        """A request on `lane` is over. A retired lane with nothing in flight ends; so does the
-        last spare lane once unused for LINGER s (one check per request: no timer)."""
-        if lane.pending:
-            return
-        if lane in self._retired:
-            self._forget(lane)
-            return
-        lanes = self.lanes
-        if len(lanes) <= self.keep:
-            return
-        now = asyncio.get_running_loop().time()
-        self._used[lane] = now
-        last = lanes[-1]
-        if not last.pending and now - self._used.get(last, 0.0) > self.LINGER:
-            self._forget(last)
-
-    def renew(self) -> None:
-        """Serve later requests on fresh lanes (a lane's connection keeps the server
-        configuration it started with); the current ones end once nothing is in flight."""
-        retired, self.lanes = self.lanes, []
-        self._retired.update(retired)
-        for lane in retired:
-            self.release(lane)
-
-    def busy(self) -> bool:
-        return any(lane.pending for lane in self._tasks)
-
-    async def close(self) -> None:
-        tasks = list(self._tasks.values())
-        for lane in list(self._tasks):
-            self._forget(lane)
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-    def _forget(self, lane: ModernLane) -> None:
-        self._tasks.pop(lane, None)
-        self._used.pop(lane, None)
-        self._retired.discard(lane)
-        if lane in self.lanes:
-            self.lanes.remove(lane)
-        lane.shut()
+def same_principal(owner: Principal | None, caller: Principal | None) -> bool:
+    """Whether `caller` may use what `owner` opened (no authorization: both None)."""
+    if owner is None or caller is None:
+        return owner is caller
+    return owner.key == caller.key

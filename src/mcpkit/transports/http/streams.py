@@ -15,6 +15,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from mcpkit.protocol import Outgoing
 from mcpkit.protocol.sse import encode_comment, encode_event
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -35,32 +36,31 @@ class ResponseStream:
     __slots__ = (
         "_waiter",
         "attached",
-        "batch",
+        "endless",
         "finished",
         "items",
         "on_final",
-        "prefix",
         "released",
         "stream_id",
     )
 
-    def __init__(self, stream_id: str, prefix: bytes = b"", batch: bool = False) -> None:
+    def __init__(self, stream_id: str, *, endless: bool = False) -> None:
         self.stream_id = stream_id
-        self.prefix = prefix  # how the final answer starts (empty: a GET stream, never final)
-        self.batch = batch
-        self.items: list[bytes] = []
+        self.endless = endless  # a GET stream: no message ends it, only `end()`
+        self.items: list[Outgoing] = []
         self.finished = False  # the final answer is in `items` (or the stream was ended)
         self.attached = True  # an HTTP response is sending what arrives
-        self.on_final: Callable[[bytes], None] | None = None
+        self.on_final: Callable[[Outgoing], None] | None = None
         self.released = False  # the server ends this HTTP response; the client resumes
         self._waiter: asyncio.Future[None] | None = None
 
-    def push(self, data: bytes, final: bool) -> None:
-        self.items.append(data)
-        if final:
+    def push(self, out: Outgoing) -> None:
+        """Add a message; a request's answer (`final`) finishes a stream that is not endless."""
+        self.items.append(out)
+        if out.final and not self.endless:
             self.finished = True
             if self.on_final is not None:
-                self.on_final(data)
+                self.on_final(out)
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
@@ -94,7 +94,7 @@ class ResponseStream:
                 timer.cancel()
         return bool(self.items or self.finished or self.released)
 
-    def take(self) -> list[bytes]:
+    def take(self) -> list[Outgoing]:
         items, self.items = self.items, []
         return items
 
@@ -146,8 +146,8 @@ async def respond(
     record: Record,
     priming_retry: int | None,
     keepalive: float | None,
-    divert: Callable[[bytes], None],
-    status_of: Callable[[bytes], int] | None = None,
+    divert: Callable[[Outgoing], None],
+    status_of: Callable[[Outgoing], int] | None = None,
     ticker: Ticker | None = None,
 ) -> bool:
     """Send `stream` as JSON (one final answer, nothing before it) or as SSE.
@@ -175,7 +175,7 @@ async def respond(
             status = 200 if status_of is None or not items else status_of(items[0])
             if mode != "sse" or status != 200:
                 if items:
-                    await send_json(send, status, items[0], headers)
+                    await send_json(send, status, items[0].data, headers)
                 else:
                     await send_json(send, 202, b"", headers)  # ended unanswered (cancelled)
                 return True
@@ -279,8 +279,8 @@ async def stream_events(
     try:
         while True:
             chunk = first + b"".join(
-                encode_event(data, event_id=record(stream.stream_id, data))
-                for data in stream.take()
+                encode_event(out.data, event_id=record(stream.stream_id, out.data))
+                for out in stream.take()
             )
             first = b""
             if stream.finished or stream.released:
@@ -302,8 +302,8 @@ async def stream_events(
     finally:
         watch.stop()
         stream.attached = False
-        for data in stream.take():  # arrived while we were leaving: keep them for a resume
-            record(stream.stream_id, data)
+        for out in stream.take():  # arrived while we were leaving: keep them for a resume
+            record(stream.stream_id, out.data)
 
 
 async def _next(
@@ -319,6 +319,11 @@ async def _next(
     if gone in done:
         return None
     return bool(done)
+
+
+def no_event_ids(stream_id: str, data: bytes) -> None:
+    """The `Record` of a stream that nobody can resume: its events get no ids."""
+    return None
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:

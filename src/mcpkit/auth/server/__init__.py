@@ -1,0 +1,60 @@
+"""mcpkit's own OAuth 2.1 authorization server, as a pure ASGI app.
+
+    from mcpkit.auth.server import AuthorizationServer, AuthServerOptions, PasswordUsers
+
+    server = AuthorizationServer(AuthServerOptions(
+        issuer="https://auth.example.com",
+        authenticate=PasswordUsers.from_passwords({"alice": "correct horse"}),
+        scopes=("mcp",),
+    ))
+    # `server` is the ASGI app; `server.paths` the paths it answers.
+
+See docs/authorization-server.md. Names resolve lazily; PyJWT is imported only when a token
+is signed or verified.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_LAZY = {
+    "AuthorizationServer": "mcpkit.auth.server.app",
+    "AuthServerOptions": "mcpkit.auth.server.options",
+    "ClientConfig": "mcpkit.auth.server.options",
+    "CIMDOptions": "mcpkit.auth.server.options",
+    "LoginAttempt": "mcpkit.auth.server.users",
+    "PasswordUsers": "mcpkit.auth.server.users",
+    "hash_password": "mcpkit.auth.server.users",
+    "AuthStore": "mcpkit.auth.server.store",
+    "MemoryStore": "mcpkit.auth.server.memory_store",
+    "SQLiteStore": "mcpkit.auth.server.sqlite_store",
+}
+
+if TYPE_CHECKING:
+    from mcpkit.auth.server.app import AuthorizationServer
+    from mcpkit.auth.server.memory_store import MemoryStore
+    from mcpkit.auth.server.options import AuthServerOptions, CIMDOptions, ClientConfig
+    from mcpkit.auth.server.sqlite_store import SQLiteStore
+    from mcpkit.auth.server.store import AuthStore
+    from mcpkit.auth.server.users import LoginAttempt, PasswordUsers, hash_password
+
+__all__ = [
+    "AuthServerOptions",
+    "AuthStore",
+    "AuthorizationServer",
+    "CIMDOptions",
+    "ClientConfig",
+    "LoginAttempt",
+    "MemoryStore",
+    "PasswordUsers",
+    "SQLiteStore",
+    "hash_password",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,172 @@
+"""Client authentication at the token, revocation and introspection endpoints.
+
+A client authenticates the one way it registered (`token_endpoint_auth_method`):
+client_secret_basic (HTTP Basic, RFC 6749 section 2.3.1: both parts form-urlencoded),
+client_secret_post (`client_id` + `client_secret` in the body), private_key_jwt (RFC 7523: a
+`client_assertion` JWT signed with one of its keys, `iss` = `sub` = its id, `aud` this server's
+issuer or the endpoint's URL, short-lived, its `jti` used once), or none (a public client
+names itself with `client_id`). Presenting two ways at once, or another way than its own, is
+refused. Secrets are compared as digests in constant time. Failures are 401 invalid_client,
+with a Basic challenge when the client tried Basic.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+from typing import Any
+from urllib.parse import unquote_plus
+
+from mcpkit.auth.server.asgi import OAuthError, Params, Request
+from mcpkit.auth.server.clients import Client, ClientDirectory
+from mcpkit.auth.server.fetch import FetchRefused, GuardedFetcher
+from mcpkit.auth.server.options import AuthServerOptions
+from mcpkit.auth.server.store import AuthStore, digest
+
+ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+ASSERTION_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384")
+MAX_ASSERTION_LIFETIME = 300
+LEEWAY = 30
+JWKS_CACHE_AGE = 300.0
+
+
+class ClientAuthenticator:
+    def __init__(
+        self,
+        options: AuthServerOptions,
+        directory: ClientDirectory,
+        store: AuthStore,
+        fetcher: GuardedFetcher,
+    ) -> None:
+        self._options = options
+        self._directory = directory
+        self._store = store
+        self._fetcher = fetcher
+        self._jwks: dict[str, tuple[Any, float]] = {}
+
+    async def authenticate(self, request: Request, params: Params, endpoint: str) -> Client:
+        """The client that sent `request` to `endpoint` (its absolute URL), authenticated.
+        Raises OAuthError: invalid_request for conflicting credentials, invalid_client
+        (401) when authentication fails."""
+        basic = _basic_credentials(request.header("authorization"))
+        secret = params.get("client_secret")
+        assertion = params.get("client_assertion")
+        named = params.get("client_id")
+        if sum(x is not None for x in (basic, secret, assertion)) > 1:
+            raise OAuthError("invalid_request", "use exactly one client authentication method")
+        challenge = basic is not None
+        if basic is not None:
+            if named is not None and named != basic[0]:
+                raise _failed("client_id does not match the credentials", challenge)
+            named, secret = basic
+        if assertion is not None:
+            if params.get("client_assertion_type") != ASSERTION_TYPE:
+                raise _failed("unsupported client_assertion_type", challenge)
+            named = named or _assertion_subject(assertion)
+        if not named:
+            raise _failed("client authentication required", challenge)
+        client = await self._find(named, challenge)
+        used = "private_key_jwt" if assertion is not None else "none"
+        if secret is not None:
+            used = "client_secret_basic" if basic is not None else "client_secret_post"
+        if used != client.auth_method:
+            raise _failed(f"this client authenticates with {client.auth_method}", challenge)
+        if secret is not None and not _secret_matches(secret, client.secret_hash):
+            raise _failed("client authentication failed", challenge)
+        if assertion is not None:
+            await self._check_assertion(client, assertion, endpoint)
+        return client
+
+    async def _find(self, client_id: str, challenge: bool) -> Client:
+        try:
+            client = await self._directory.find(client_id)
+        except OAuthError as exc:
+            raise _failed(exc.description, challenge) from None
+        if client is None:
+            raise _failed("unknown client", challenge)
+        return client
+
+    async def _check_assertion(self, client: Client, assertion: str, endpoint: str) -> None:
+        import jwt
+
+        try:
+            header = jwt.get_unverified_header(assertion)
+            algorithm = header.get("alg")
+            if algorithm not in ASSERTION_ALGORITHMS:
+                raise _failed("client assertion algorithm not accepted")
+            keys = jwt.PyJWKSet.from_dict(await self._client_keys(client)).keys
+            kid = header.get("kid")
+            key = next(k for k in keys if kid is None or k.key_id == kid)
+            claims = jwt.decode(
+                assertion,
+                key.key,
+                algorithms=[algorithm],
+                audience=[self._options.issuer, self._options.endpoint("token"), endpoint],
+                issuer=client.client_id,
+                leeway=LEEWAY,
+                options={"require": ["exp", "iss", "sub", "aud", "jti"]},
+            )
+        except (jwt.PyJWTError, StopIteration):
+            raise _failed("client assertion is not valid") from None
+        now = self._options.clock()
+        if claims["sub"] != client.client_id:
+            raise _failed("client assertion subject is not the client")
+        if claims["exp"] - now > MAX_ASSERTION_LIFETIME + LEEWAY:
+            raise _failed("client assertion lives too long")
+        used = f"assertion:{client.client_id}:{claims['jti']}"
+        if await self._store.is_revoked(used):
+            raise _failed("client assertion was already used")
+        await self._store.revoke(used, float(claims["exp"]) + LEEWAY)
+
+    async def _client_keys(self, client: Client) -> Any:
+        if client.jwks is not None:
+            return dict(client.jwks)
+        url = client.jwks_uri or ""
+        now = self._options.clock()
+        cached = self._jwks.get(url)
+        if cached is not None and cached[1] > now:
+            return cached[0]
+        try:
+            fetched = await self._fetcher.get_json(url)
+        except FetchRefused as exc:
+            raise _failed(f"client keys: {exc}") from None
+        self._jwks[url] = (fetched.document, now + JWKS_CACHE_AGE)
+        if len(self._jwks) > 256:
+            self._jwks.pop(next(iter(self._jwks)))
+        return fetched.document
+
+
+def _basic_credentials(header: str | None) -> tuple[str, str] | None:
+    if header is None or header[:6].lower() != "basic ":
+        return None
+    try:
+        decoded = base64.b64decode(header[6:].strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        raise _failed("malformed Basic credentials", True) from None
+    client_id, colon, secret = decoded.partition(":")
+    if not colon:
+        raise _failed("malformed Basic credentials", True)
+    return unquote_plus(client_id), unquote_plus(secret)
+
+
+def _assertion_subject(assertion: str) -> str | None:
+    import jwt
+
+    try:
+        claims = jwt.decode(assertion, options={"verify_signature": False})
+    except jwt.PyJWTError:
+        return None
+    subject = claims.get("sub")
+    return subject if isinstance(subject, str) else None
+
+
+def _secret_matches(secret: str, stored: str | None) -> bool:
+    if stored is None:
+        return False
+    return hmac.compare_digest(digest(secret), stored)
+
+
+def _failed(description: str, challenge: bool = False) -> OAuthError:
+    headers = [(b"www-authenticate", b'Basic realm="oauth"')] if challenge else []
+    return OAuthError("invalid_client", description, 401, headers)

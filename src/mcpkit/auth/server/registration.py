@@ -1,0 +1,65 @@
+"""Dynamic client registration (RFC 7591): POST the client's metadata, get a client id.
+
+The metadata passes `clients.check_metadata` (redirect URI rules, grant types open to
+self-registered clients, an authentication method and what it needs); a client that
+authenticates with a secret gets one, shown once in the answer and stored only as a digest.
+When `registration_token` is set, registering needs it as a bearer token (RFC 7591's initial
+access token). Refusals are 400 invalid_redirect_uri / invalid_client_metadata.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+from typing import Any
+
+from mcpkit.auth.server.asgi import NO_STORE, OAuthError, Request, Response, json_response
+from mcpkit.auth.server.clients import ClientDirectory, MetadataError, check_metadata
+from mcpkit.auth.server.issuing import new_id
+from mcpkit.auth.server.options import AuthServerOptions
+from mcpkit.auth.server.store import ClientRecord, digest
+
+SECRET_METHODS = ("client_secret_basic", "client_secret_post")
+
+
+class RegistrationEndpoint:
+    def __init__(self, options: AuthServerOptions, directory: ClientDirectory) -> None:
+        self._options = options
+        self._directory = directory
+
+    async def handle(self, request: Request) -> Response:
+        """Raises OAuthError for every refusal."""
+        self._check_token(request.header("authorization"))
+        kind = (request.header("content-type") or "").split(";", 1)[0].strip().lower()
+        if kind != "application/json":
+            raise MetadataError("send the client metadata as application/json")
+        try:
+            document = json.loads(request.body)
+        except ValueError:
+            raise MetadataError("the body is not JSON") from None
+        if not isinstance(document, dict):
+            raise MetadataError("the client metadata must be a JSON object")
+        accepted = check_metadata(document, self._options, default_method="client_secret_basic")
+        client_id = new_id()
+        now = int(self._options.clock())
+        secret = None
+        if accepted["token_endpoint_auth_method"] in SECRET_METHODS:
+            secret = secrets.token_urlsafe(32)
+        secret_hash = digest(secret) if secret is not None else None
+        await self._directory.register(ClientRecord(client_id, accepted, secret_hash, now))
+        answer: dict[str, Any] = {"client_id": client_id, "client_id_issued_at": now, **accepted}
+        if secret is not None:
+            answer.update(client_secret=secret, client_secret_expires_at=0)
+        return json_response(201, answer, NO_STORE)
+
+    def _check_token(self, header: str | None) -> None:
+        expected = self._options.registration_token
+        if expected is None:
+            return
+        given = header[7:].strip() if header and header[:7].lower() == "bearer " else ""
+        if not hmac.compare_digest(digest(given), digest(expected)):
+            challenge = (b"www-authenticate", b'Bearer error="invalid_token"')
+            raise OAuthError(
+                "invalid_token", "registration needs a valid initial access token", 401, [challenge]
+            )

@@ -1,0 +1,42 @@
+"""`ConnectionConfig`: who we are, as a connection (either role) sees it; `State`: where it is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from mcpkit.protocol.lifecycle import Role
+from mcpkit.protocol.modern import CacheHint
+from mcpkit.types.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+
+JSONObject = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionConfig:
+    """Who we are. `versions` are the handshake revisions we speak, oldest first (a client
+    offers the last); `modern` the per-request revisions (2026-07-28 on). A server stamps
+    modern results with `cache_hints` (None: the defaults) and, with `announce`, its info;
+    it answers a request past `max_in_flight` unanswered ones with -32000 (busy)."""
+
+    role: Role
+    info: JSONObject
+    capabilities: JSONObject = field(default_factory=dict)
+    instructions: str | None = None
+    versions: tuple[str, ...] = HANDSHAKE_VERSIONS
+    modern: tuple[str, ...] = MODERN_VERSIONS
+    cache_hints: dict[str, CacheHint] | None = None
+    announce: bool = True
+    max_in_flight: int | None = None  # the peer's requests served at once; None: no bound
+
+    @property
+    def all_versions(self) -> tuple[str, ...]:
+        return self.versions + self.modern
+
+
+class State(Enum):
+    NEW = "new"  # nothing exchanged yet
+    INITIALIZING = "initializing"  # client: initialize sent; server: answered, awaiting initialized
+    READY = "ready"
+    CLOSED = "closed"

@@ -1,0 +1,168 @@
+"""What a handler asks the client, in either era: `Ask`s, and the `Round` that answers them.
+
+An `Ask` is one request for input (sampling, elicitation, roots) with the parser of its
+answer and the client capability it needs. In the handshake era `Context` sends each as a
+request; for a 2026-07-28 request a `Round` resolves them from the answers the client has
+given, or stops the handler with `InputRequired` (see `mrtr` for the whole mechanism).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mcpkit.errors import INTERNAL_ERROR, ProtocolError
+from mcpkit.protocol.modern import missing_capability
+
+JSONObject = dict[str, Any]
+logger = logging.getLogger("mcpkit.server")
+
+# The key prefix of each kind of ask ("elicit-1", "sample-2", "roots-3").
+_KEY_PREFIX = {
+    "elicitation/create": "elicit",
+    "sampling/createMessage": "sample",
+    "roots/list": "roots",
+}
+
+
+class InputRequired(BaseException):
+    """A modern request's handler asked for input the client has not given yet.
+
+    Raised by the asking `Context` methods and caught by the server, which answers with
+    resultType "input_required". A BaseException, so `except Exception` lets it through.
+    """
+
+    def __init__(self, requests: dict[str, JSONObject]) -> None:
+        super().__init__(", ".join(requests))
+        self.requests = requests
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """One thing a handler asks the client: the request, what parses its answer, the
+    client capability it needs (`needs(capabilities)` -> the missing ones, or None) and,
+    optionally, the key of its InputRequest (None: generated from the call order)."""
+
+    method: str
+    params: JSONObject | None
+    parse: Callable[[JSONObject], Any]
+    needs: Callable[[JSONObject], JSONObject | None]
+    key: str | None = None
+
+    def request(self) -> JSONObject:
+        """The InputRequest object (method and params)."""
+        if self.params is None:
+            return {"method": self.method}
+        return {"method": self.method, "params": self.params}
+
+
+class Round:
+    """One run of a handler serving a modern request that may ask the client.
+
+    `answers` are what the client has given (carried state and this request's
+    inputResponses); `used` collects those the run consumed, to be carried forward.
+    """
+
+    __slots__ = ("answers", "asked", "count", "used")
+
+    def __init__(self, answers: JSONObject) -> None:
+        self.answers = answers
+        self.used: JSONObject = {}
+        self.asked: set[str] = set()
+        self.count = 0
+
+    def resolve(self, asks: Sequence[Ask], capabilities: JSONObject) -> list[Any]:
+        """The parsed answers of `asks`, in order.
+
+        Raises ProtocolError -32021 when an unanswered ask needs a capability the request
+        did not declare, InputRequired when some are unanswered, ValueError for a key
+        already asked in this run, and whatever an ask's parser raises (ValueError for an
+        answer that does not fit).
+        """
+        keys = []
+        for ask in asks:
+            self.count += 1
+            key = ask.key or f"{_KEY_PREFIX.get(ask.method, 'input')}-{self.count}"
+            # Two asks under one key would share (and overwrite) one answer.
+            if key in keys or key in self.asked:
+                raise ValueError(f"input request key {key!r} is already used in this request")
+            keys.append(key)
+        self.asked.update(keys)
+        pending: dict[str, Ask] = {}
+        for key, ask in zip(keys, asks, strict=True):
+            answer = self.answers.get(key)
+            if answer is None:
+                pending[key] = ask
+            else:
+                self.used[key] = answer
+        if pending:
+            required: JSONObject = {}
+            for ask in pending.values():
+                _merge(required, ask.needs(capabilities) or {})
+            if required:
+                raise missing_capability(required)
+            raise InputRequired({key: ask.request() for key, ask in pending.items()})
+        return [ask.parse(self.answers[key]) for key, ask in zip(keys, asks, strict=True)]
+
+
+def _merge(into: JSONObject, more: JSONObject) -> None:
+    for name, value in more.items():
+        current = into.get(name)
+        if isinstance(current, dict) and isinstance(value, dict):
+            _merge(current, value)
+        else:
+            into[name] = value
+
+
+# -- capabilities an ask needs ------------------------------------------------------------------
+
+
+def needs_form_elicitation(capabilities: JSONObject) -> JSONObject | None:
+    """Form mode: `elicitation` declared, empty (form only) or with `form`."""
+    elicitation = capabilities.get("elicitation")
+    if isinstance(elicitation, dict) and (not elicitation or "form" in elicitation):
+        return None
+    return {"elicitation": {"form": {}}}
+
+
+def needs_url_elicitation(capabilities: JSONObject) -> JSONObject | None:
+    elicitation = capabilities.get("elicitation")
+    if isinstance(elicitation, dict) and "url" in elicitation:
+        return None
+    return {"elicitation": {"url": {}}}
+
+
+def sampling_needs(params: JSONObject) -> Callable[[JSONObject], JSONObject | None]:
+    """Sampling; `sampling.tools` for a request with tools, `sampling.context` for one that
+    includes context from servers (deprecated)."""
+    wanted: JSONObject = {}
+    if params.get("tools") is not None:
+        wanted["tools"] = {}
+    if params.get("includeContext") in ("thisServer", "allServers"):
+        wanted["context"] = {}
+
+    def needs(capabilities: JSONObject) -> JSONObject | None:
+        sampling = capabilities.get("sampling")
+        if not isinstance(sampling, dict):
+            return {"sampling": wanted}
+        lacking: JSONObject = {name: {} for name in wanted if name not in sampling}
+        return {"sampling": lacking} if lacking else None
+
+    return needs
+
+
+def needs_roots(capabilities: JSONObject) -> JSONObject | None:
+    return None if isinstance(capabilities.get("roots"), dict) else {"roots": {}}
+
+
+def cannot_ask(method: str, version: str | None, asked: str) -> ProtocolError:
+    """An ask (`asked`) while serving a modern `method` that cannot answer input_required."""
+    message = (
+        f"Internal error: the handler of {method} tried to send {asked}, but a server cannot "
+        f"ask the client during {method} at {version} (only tools/call, prompts/get and "
+        "resources/read may answer input_required)"
+    )
+    logger.error("%s", message)
+    return ProtocolError(INTERNAL_ERROR, message)
