@@ -5,10 +5,13 @@
     mcpkit call TARGET TOOL key=value ...        values parse as JSON where they can
     mcpkit read TARGET URI
     mcpkit prompt TARGET NAME key=value ...
+    mcpkit login URL / mcpkit logout URL         OAuth: store (or forget) tokens for a server
 
 TARGET is a URL, a Python file, or a command line ("npx server"). A Python file that imports
 mcpkit is served with `mcpkit run`; any other (a server of the official SDK, FastMCP or no SDK
 at all) runs over stdio as `python FILE`, or, when it does not start itself, as `mcp run` would.
+A URL target uses the tokens `mcpkit login` stored and logs in when the server asks
+(`--no-login` fails instead; `--token` or $MCPKIT_TOKEN sends a bearer token instead).
 `--json` prints machine-readable JSON. Exit codes: 0 success, 1 the tool reported an error,
 2 usage error, 3 connection failure (could not connect, closed, timed out), 4 the server
 answered with a protocol error.
@@ -28,6 +31,8 @@ EXIT_PROTOCOL = 4
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from mcpkit.cli.auth import add_credential_options, add_login_commands
+
     parser = argparse.ArgumentParser(prog="mcpkit", description=__doc__.splitlines()[0])
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -57,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
             help="protocol era: auto (probe, then fall back), legacy (initialize), or a "
             "2026-07-28+ version (modern only)",
         )
+        add_credential_options(sub)
         return sub
 
     listing = talking("list", "list tools (and resources, templates, prompts)")
@@ -74,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     prompt = talking("prompt", "get a prompt")
     prompt.add_argument("name")
     prompt.add_argument("arguments", nargs="*", metavar="key=value")
+    add_login_commands(commands)
     return parser
 
 
@@ -93,6 +100,10 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 server.run()
             return 0
+        if args.command in ("login", "logout"):
+            from mcpkit.cli import auth
+
+            return asyncio.run(auth.login(args)) if args.command == "login" else auth.logout(args)
         return asyncio.run(run_command(args))
     except UsageError as exc:
         return _fail(args, f"error: {exc}", EXIT_USAGE, exc)

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from mcpkit.cli import EXIT_TOOL_ERROR
+from mcpkit.cli.auth import http_options
 from mcpkit.cli.loading import UsageError, target_for
 from mcpkit.cli.render import ProgressBar, as_json, content, table
 from mcpkit.client import Client
@@ -34,9 +35,15 @@ async def run_command(args: Any) -> int:
 async def connect(args: Any) -> AsyncIterator[Client]:
     env = dict(pair_of(item, "--env") for item in args.env) or None
     mode = getattr(args, "mode", "auto")
+    http = await http_options(args)
     try:
         client = Client(
-            target_for(args.target), timeout=args.timeout, env=env, cwd=args.cwd, mode=mode
+            target_for(args.target),
+            timeout=args.timeout,
+            env=env,
+            cwd=args.cwd,
+            mode=mode,
+            http=http,
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None

@@ -1,0 +1,41 @@
+"""The OAuth 2.1 client for MCP servers: an `httpx.Auth` that logs in, keeps and refreshes tokens.
+
+    from mcpkit import Client
+    from mcpkit.auth.client import OAuth
+    from mcpkit.client import HttpOptions
+
+    async with Client(url, http=HttpOptions(auth=OAuth())) as client: ...
+
+Modules: `flow` (`OAuth`, the httpx.Auth), `challenge` (WWW-Authenticate), `discovery`
+(resource and authorization server metadata), `registration` (pre-registered, client metadata
+documents, dynamic registration), `authorize` (the authorization request and the checks on its
+response), `token_endpoint` (client authentication and grants), `approval` and `loopback`
+(how the user approves), `assertions` (the jwt_bearer grant), `store` (where tokens live),
+`records`, `config`, `errors`.
+"""
+
+from mcpkit.auth.client.approval import Approval, Browser, Callback, Headless
+from mcpkit.auth.client.assertions import IdJagExchange
+from mcpkit.auth.client.config import ClientCredentials, ClientMetadata
+from mcpkit.auth.client.errors import OAuthError
+from mcpkit.auth.client.flow import OAuth
+from mcpkit.auth.client.records import Registration, Tokens
+from mcpkit.auth.client.store import FileStore, KeyringStore, MemoryStore, TokenStore
+
+__all__ = [
+    "Approval",
+    "Browser",
+    "Callback",
+    "ClientCredentials",
+    "ClientMetadata",
+    "FileStore",
+    "Headless",
+    "IdJagExchange",
+    "KeyringStore",
+    "MemoryStore",
+    "OAuth",
+    "OAuthError",
+    "Registration",
+    "TokenStore",
+    "Tokens",
+]
