@@ -41,7 +41,7 @@ def test_a_stored_record_of_an_older_shape_is_ignored() -> None:
 
 
 def test_keyring_store(monkeypatch: pytest.MonkeyPatch) -> None:
-    keyring = pytest.importorskip("keyring", reason="keyring is optional and not installed")
+    import keyring  # the keyring extra, installed with dev
     from keyring.backend import KeyringBackend
 
     class InMemory(KeyringBackend):  # a real keyring backend, kept in memory
