@@ -91,6 +91,7 @@ class Conn:
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, port: int):
         self.reader, self.writer, self.port = reader, writer, port
+        self.headers: dict[str, str] = {}  # sent on every request (an Authorization header)
 
     @classmethod
     async def open(cls, port: int) -> "Conn":
@@ -103,6 +104,7 @@ class Conn:
     def request_bytes(self, method: str, body: bytes, headers: dict[str, str]) -> bytes:
         lines = [f"{method} /mcp HTTP/1.1", f"Host: {HOST}:{self.port}"]
         lines += [f"{k}: {v}" for k, v in headers.items()]
+        lines += [f"{k}: {v}" for k, v in self.headers.items()]
         if method == "POST":
             lines.append(f"Content-Length: {len(body)}")
         return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
@@ -347,11 +349,15 @@ async def load(
     handshake: bool = True,
     call=call_bytes,
     check=check_echo,
+    headers_for=None,
 ) -> dict:
     """`concurrency` keep-alive connections, each with its own session (none without
     `handshake`: 2026-07-28 requests stand alone), each sending calls one after another;
-    latencies of the measured calls, calls/s over the measured part."""
+    latencies of the measured calls, calls/s over the measured part. `headers_for(i)`: extra
+    headers for connection i's every request."""
     conns = [await Conn.open(port) for _ in range(concurrency)]
+    for i, conn in enumerate(conns):
+        conn.headers = headers_for(i) if headers_for else {}
     if handshake:
         sessions = [await new_session(c, stateless) for c in conns]
     else:
@@ -405,17 +411,21 @@ async def measure_calls(
         state = await load(
             server.port, mode == "stateless", concurrency, calls, settings.warmup, **shape
         )
-        conns, sessions, worker = state["conns"], state["sessions"], state["worker"]
-        cpu0, drv0 = server_cpu_ns(server.proc.pid), time.process_time_ns()
-        began = time.perf_counter_ns()
-        await together(
-            worker(c, s, state["share"], True) for c, s in zip(conns, sessions, strict=True)
-        )
-        wall = time.perf_counter_ns() - began
-        cpu = server_cpu_ns(server.proc.pid) - cpu0
-        drv = time.process_time_ns() - drv0
-        for conn in conns:
-            conn.close()
+        return await timed_calls(server, state)
+
+
+async def timed_calls(server: "Server", state: dict) -> dict:
+    """Run the measured calls of a `load` state against `server`; latency, throughput and CPU
+    per call (server and driver)."""
+    conns, sessions, worker = state["conns"], state["sessions"], state["worker"]
+    cpu0, drv0 = server_cpu_ns(server.proc.pid), time.process_time_ns()
+    began = time.perf_counter_ns()
+    await together(worker(c, s, state["share"], True) for c, s in zip(conns, sessions, strict=True))
+    wall = time.perf_counter_ns() - began
+    cpu = server_cpu_ns(server.proc.pid) - cpu0
+    drv = time.process_time_ns() - drv0
+    for conn in conns:
+        conn.close()
     lat = sorted(state["latencies"])
     n = len(lat)
     return {

@@ -18,6 +18,9 @@ OFFICIAL_VERSION = OFFICIAL_REQUIREMENT.split("==")[1]
 # uvicorn's C HTTP parser, which the HTTP servers (W6-W8) use for every system; the same version
 # as mcpkit[http] puts in the dev venv
 HTTPTOOLS_REQUIREMENT = "httptools==0.9.0"
+# JWT verification in the official SDK's protected server (bench/auth_cost.py): the same PyJWT
+# as mcpkit[auth] puts in the dev venv
+PYJWT_REQUIREMENT = "PyJWT[crypto]==2.15.1"
 NAMES = ("mcpkit", "official", "raw")
 
 
@@ -50,13 +53,13 @@ def _last_line(text: str) -> str:
 
 
 def ensure_official_venv(log=print) -> Path:
-    """bench/.venv-official/bin/python with mcp==2.3.0 (and httptools) in it; create or repair
+    """bench/.venv-official/bin/python with mcp==2.3.0 (httptools, PyJWT) in it; create or repair
     it if needed."""
     python = OFFICIAL_VENV / "bin" / "python"
     probe = [
         str(python),
         "-c",
-        "import importlib.metadata as m, httptools; print(m.version('mcp'))",
+        "import importlib.metadata as m, httptools, jwt; print(m.version('mcp'))",
     ]
     if python.exists() and _run(probe).stdout.strip() == OFFICIAL_VERSION:
         return python
@@ -71,6 +74,7 @@ def ensure_official_venv(log=print) -> Path:
         "--quiet",
         OFFICIAL_REQUIREMENT,
         HTTPTOOLS_REQUIREMENT,
+        PYJWT_REQUIREMENT,
     ]
     subprocess.run(pip, check=True)
     return python

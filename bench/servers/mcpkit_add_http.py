@@ -1,11 +1,14 @@
 """W8: the mcpkit `add` server over Streamable HTTP on uvicorn (one worker, asyncio loop,
 httptools unless BENCH_UVICORN_HTTP=h11).
 
-    python mcpkit_add_http.py MODE PORT     MODE: modern | json
+    python mcpkit_add_http.py MODE PORT     MODE: modern | json | json+jwt | json+jwt-verify
 
 modern: the driver sends 2026-07-28 requests (no initialize, no session, the `_meta`
 envelope on every request); json: the driver opens a 2025-11-25 session (initialize +
 initialized, `Mcp-Session-Id`) and calls with it, the app answering JSON (W6's stateful JSON).
+json+jwt (bench/auth_cost.py): json behind `auth=BearerAuth(JWTVerifier(...))`, RS256 tokens
+checked against the key given in BENCH_JWT_PUBLIC_PEM, verified tokens remembered (the
+default); json+jwt-verify: the same with no memory, every request's signature checked.
 """
 
 import os
@@ -30,9 +33,24 @@ def add(a: int, b: int) -> int:
 
 if __name__ == "__main__":
     mode, port = sys.argv[1], int(sys.argv[2])
-    if mode not in ("modern", "json"):
-        sys.exit(f"mcpkit_add_http.py: MODE is modern or json, not {mode!r}")
-    app = server.http_app(response_mode="json")
+    options = {}
+    if mode in ("json+jwt", "json+jwt-verify"):
+        from bench_jwt import ISSUER, SCOPE, audience, public_pem
+
+        from mcpkit.auth import BearerAuth, JWTVerifier
+
+        verifier = JWTVerifier(
+            issuer=ISSUER,
+            audience=audience(port),
+            keys=[public_pem()],
+            cache_size=0 if mode == "json+jwt-verify" else 4096,
+        )
+        options["auth"] = BearerAuth(
+            verifier=verifier, resource=audience(port), required_scopes={SCOPE}
+        )
+    elif mode not in ("modern", "json"):
+        sys.exit(f"mcpkit_add_http.py: MODE is modern, json, json+jwt or json+jwt-verify: {mode!r}")
+    app = server.http_app(response_mode="json", **options)
     uvicorn.run(
         app, host="127.0.0.1", port=port, loop="asyncio", http=HTTP_PARSER, log_level="warning"
     )

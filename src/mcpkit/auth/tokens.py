@@ -30,6 +30,7 @@ import httpx
 
 from mcpkit.auth.documents import DocumentUnavailable, fetch_json
 from mcpkit.auth.jwks import JWKSCache, KeysUnavailable
+from mcpkit.auth.jws import CompactJWS, MalformedJWS, parse, signature_valid
 from mcpkit.auth.wellknown import canonical_resource
 from mcpkit.errors import MCPError
 from mcpkit.runtime.principal import Principal
@@ -174,12 +175,11 @@ class JWTVerifier:
         known = self._verified.get(token, now)
         if known is not None:
             return known
-        import jwt
-
         try:
-            header = jwt.get_unverified_header(token)
-        except jwt.PyJWTError:
-            raise InvalidToken("the token is not a JWT") from None
+            jws = parse(token)
+        except MalformedJWS as exc:
+            raise InvalidToken(str(exc)) from None
+        header = jws.header
         algorithm = header.get("alg")
         if algorithm not in self.algorithms:
             raise InvalidToken("the token's signing algorithm is not accepted")
@@ -188,7 +188,8 @@ class JWTVerifier:
         access = typ in ("at+jwt", "application/at+jwt")
         if not access and (self.require_typ or typ not in (None, "jwt")):
             raise InvalidToken("the token is not an access token")
-        claims = await self._decode(token, header, algorithm)
+        await self._check_signature(jws, algorithm)
+        claims = jws.payload
         if claims.get("iss") != self.issuer:
             raise InvalidToken("the token was issued by another server")
         _check_audience(claims, self.audience)
@@ -197,12 +198,10 @@ class JWTVerifier:
         self._verified.put(token, principal, now)
         return principal
 
-    async def _decode(self, token: str, header: JSONObject, algorithm: str) -> JSONObject:
-        import jwt
-
+    async def _check_signature(self, jws: CompactJWS, algorithm: str) -> None:
         candidates = list(self._keys)
         if self.jwks is not None:
-            kid = header.get("kid")
+            kid = jws.header.get("kid")
             try:
                 candidates.append(
                     await self.jwks.key(kid if isinstance(kid, str) else None, algorithm)
@@ -210,27 +209,8 @@ class JWTVerifier:
             except KeysUnavailable as exc:
                 if not candidates:
                     raise InvalidToken(str(exc)) from None
-        for key in candidates:
-            try:
-                # The signature only: claims are checked by `verify`, against our own clock.
-                claims: JSONObject = jwt.decode(
-                    token, key, algorithms=[algorithm], options=_SIGNATURE_ONLY
-                )
-            except jwt.InvalidSignatureError:
-                continue
-            except jwt.PyJWTError:
-                raise InvalidToken("the token is malformed or its signature is invalid") from None
-            return claims
-        raise InvalidToken("the token's signature is invalid")
-
-
-_SIGNATURE_ONLY: Any = {
-    "verify_aud": False,
-    "verify_iss": False,
-    "verify_exp": False,
-    "verify_nbf": False,
-    "verify_iat": False,
-}
+        if not any(signature_valid(jws, algorithm, key) for key in candidates):
+            raise InvalidToken("the token's signature is invalid")
 
 
 def _public_key(key: Any) -> Any:
