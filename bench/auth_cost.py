@@ -152,8 +152,8 @@ async def main() -> None:
     systems = {s.name: s for s in build(("mcpkit", "official"))}
     key = make_key()
     samples: dict[tuple[str, str], list[dict]] = {}
-    logs = Path(__file__).resolve().parent / "logs"
-    logs.mkdir(exist_ok=True)
+    logs = Path(__file__).resolve().parent / "results" / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
     with (logs / "auth_cost.stderr").open("ab") as stderr:
         for rep in range(reps):
             order = ROWS[rep % len(ROWS) :] + ROWS[: rep % len(ROWS)]
