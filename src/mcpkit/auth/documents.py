@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:  # imported where a document is fetched: the AS loads this module without it
+    import httpx
 
 MAX_BYTES = 1024 * 1024
 TIMEOUT = 5.0
@@ -50,6 +51,8 @@ async def fetch_json(
     """The JSON document `method url` answers with 200. `auth`: HTTP Basic credentials;
     `request` goes to httpx's request (data, headers). Raises DocumentUnavailable: no answer in
     `timeout` s, another status, a redirect, a compressed or oversized body, not JSON."""
+    import httpx
+
     headers = {"accept": "application/json", "accept-encoding": "identity"}
     headers.update(request.pop("headers", None) or {})
     try:

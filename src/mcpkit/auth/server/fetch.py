@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
+from mcpkit.auth.documents import DocumentUnavailable, read_limited
 from mcpkit.auth.server.options import CIMDOptions
 
 if TYPE_CHECKING:
@@ -135,15 +136,10 @@ class GuardedFetcher:
             raise FetchRefused(f"the document's server answered {response.status_code}")
         if response.headers.get("content-encoding", "identity") != "identity":
             raise FetchRefused("the document must not be compressed")
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
-            raise FetchRefused(f"the document is larger than {limit} bytes")
-        body = bytearray()
-        async for chunk in response.aiter_raw():
-            body.extend(chunk)
-            if len(body) > limit:
-                raise FetchRefused(f"the document is larger than {limit} bytes")
-        return bytes(body)
+        try:
+            return await read_limited(response, limit)
+        except DocumentUnavailable as exc:
+            raise FetchRefused(str(exc)) from None
 
     def _tls_context(self) -> ssl.SSLContext:
         if self._tls is None:
