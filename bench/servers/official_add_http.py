@@ -51,7 +51,10 @@ def protected_options(port: int) -> dict:
             )
 
     settings = AuthSettings(
-        issuer_url=ISSUER, resource_server_url=audience(port), required_scopes=[SCOPE]
+        issuer_url=ISSUER,
+        resource_server_url=audience(port),
+        required_scopes=[SCOPE],
+        validate_token_resource=False,  # the verifier checks the audience itself
     )
     return {"auth": settings, "token_verifier": JWTVerifier()}
 

@@ -1,9 +1,10 @@
 """Requests to the token endpoint: client authentication and the grants the client uses.
 
 Client authentication (RFC 6749 section 2.3, OAuth 2.1 section 2.4): `client_secret_basic`
-(HTTP Basic with the form-urlencoded id and secret), `client_secret_post` (both in the body),
-`none` (only `client_id` in the body), and `private_key_jwt` (RFC 7523 section 2.2: a short-
-lived JWT signed with the client's key, `iss` = `sub` = client id, `aud` = the authorization
+(HTTP Basic with the form-urlencoded id and secret; `client_id` in the body too, which RFC 6749
+allows and the official SDK's authorization server requires), `client_secret_post` (both in
+the body), `none` (only `client_id` in the body), and `private_key_jwt` (RFC 7523 section 2.2: a
+short-lived JWT signed with the client's key, `iss` = `sub` = client id, `aud` = the authorization
 server's issuer). Grants: `authorization_code` (with the PKCE verifier), `refresh_token`
 (rotation: a new refresh token replaces the old one; none keeps the old one),
 `client_credentials` and `jwt_bearer`, each with the `resource` parameter (RFC 8707). With a
@@ -62,6 +63,7 @@ class ClientAuth:
             headers["authorization"] = basic_authorization(
                 registration.client_id, registration.client_secret
             )
+            form["client_id"] = registration.client_id
         elif method == "client_secret_post" and registration.client_secret is not None:
             form["client_id"] = registration.client_id
             form["client_secret"] = registration.client_secret
