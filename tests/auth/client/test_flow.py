@@ -220,6 +220,18 @@ async def test_browser_approval_through_the_loopback_listener() -> None:
         assert len(opened) == 1
 
 
+async def test_a_browser_that_runs_in_the_foreground_does_not_stall_the_listener() -> None:
+    """$BROWSER may be a text-mode browser that `webbrowser.open` waits for: it must not block
+    the loop that serves the loopback listener it is about to call."""
+
+    def browse_and_wait(url: str) -> None:
+        httpx.get(url, follow_redirects=True, timeout=5)  # returns once the callback answered
+
+    async with deployment() as (url, _, _app):
+        oauth = OAuth(approval=Browser(open=browse_and_wait, timeout=10))
+        assert await add(url, oauth) == ("modern", {"result": 5})
+
+
 async def test_callback_approval_gets_the_url_and_returns_where_it_landed() -> None:
     async def show(authorization_url: str) -> str:
         async with httpx.AsyncClient() as http:

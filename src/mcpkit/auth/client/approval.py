@@ -15,6 +15,7 @@ checks that URL (`authorize.py`), so no approval needs to understand OAuth.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import webbrowser
@@ -145,7 +146,9 @@ class Browser:
                 "authorization", redirect_uri, f"cannot listen on port {parts.port}: {exc.strerror}"
             ) from None
         logger.info("open this URL to authorize: %s", authorization_url)
-        self.open(authorization_url)
+        # In a thread, not awaited: `webbrowser.open` runs $BROWSER and may wait for it to
+        # exit (a text-mode browser in this terminal), while the listener must stay served.
+        opening = asyncio.get_running_loop().run_in_executor(None, self.open, authorization_url)
         try:
             return await listener.wait(self.timeout)
         except TimeoutError:
@@ -154,6 +157,13 @@ class Browser:
                 _bare(authorization_url),
                 f"no answer from the browser within {self.timeout:g} s",
             ) from None
+        finally:
+            opening.add_done_callback(_ignore_result)
+
+
+def _ignore_result(future: asyncio.Future[object]) -> None:
+    if not future.cancelled():
+        future.exception()  # a browser that failed to open is reported by the timeout
 
 
 def _free_port() -> int:
