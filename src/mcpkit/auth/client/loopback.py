@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 LOOPBACK_NAMES = ("localhost",)
 MAX_HEAD = 16 * 1024
@@ -104,6 +104,12 @@ class LoopbackListener:
             return "404 Not Found", "Not found", "Nothing here."
         if self._landed is not None and not self._landed.done():
             self._landed.set_result(f"http://{headers['host']}{target}")
+        if "error" in parse_qs(urlsplit(target).query):  # denied, or the server refused
+            return (
+                "200 OK",
+                "Authorization not given",
+                "The application was not authorized. You can close this window.",
+            )
         return (
             "200 OK",
             "Authorization received",
