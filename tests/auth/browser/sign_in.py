@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from selenium import webdriver
@@ -31,6 +32,17 @@ def keep(driver: webdriver.Chrome, shots: Path, name: str) -> None:
     (shots / f"{number:02}-{name}.txt").write_text(f"{driver.current_url}\n{text}")
 
 
+def page_after_submit(before: str) -> Callable[[webdriver.Chrome], bool]:
+    """Loaded, and either elsewhere (the redirect) or showing the form's error."""
+
+    def ready(driver: webdriver.Chrome) -> bool:
+        if driver.execute_script("return document.readyState") != "complete":
+            return False
+        return driver.current_url != before or bool(driver.find_elements(By.CLASS_NAME, "error"))
+
+    return ready
+
+
 def sign_in(url: str) -> None:
     shots = Path(os.environ["SIGN_IN_SHOTS"])
     passwords = os.environ["SIGN_IN_PASSWORDS"].split(",")
@@ -47,14 +59,9 @@ def sign_in(url: str) -> None:
             if decision == "approve":
                 driver.find_element(By.NAME, "username").send_keys(os.environ["SIGN_IN_USER"])
                 driver.find_element(By.NAME, "password").send_keys(password)
-            before = driver.current_url
+            waiting = page_after_submit(driver.current_url)
             driver.find_element(By.CSS_SELECTOR, f"button[value='{decision}']").click()
-            WebDriverWait(driver, 20).until(
-                lambda d: (
-                    d.execute_script("return document.readyState") == "complete"
-                    and (d.current_url != before or d.find_elements(By.CLASS_NAME, "error"))
-                )
-            )
+            WebDriverWait(driver, 20).until(waiting)
             if "/callback" in driver.current_url or attempt == len(passwords):
                 keep(driver, shots, "returned")
                 return

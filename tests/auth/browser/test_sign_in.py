@@ -22,6 +22,7 @@ from tests.http.servers import unused_port
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 SHOTS = HERE / "screenshots"
+MEMORY_ALICE = ("--memory", "--user", "alice:wonderland")
 
 
 def need_chromium() -> None:
@@ -34,8 +35,7 @@ def need_chromium() -> None:
 def oauth_server() -> Iterator[str]:
     port = unused_port()
     process = subprocess.Popen(
-        [sys.executable, "examples/oauth_server.py", "--port", str(port), "--memory"]
-        + ["--user", "alice:wonderland"],
+        [sys.executable, "examples/oauth_server.py", "--port", str(port), *MEMORY_ALICE],
         cwd=ROOT,
         stderr=subprocess.DEVNULL,
     )
@@ -63,6 +63,7 @@ def mcpkit(config: Path, shots: Path, *args: str, **env: str) -> subprocess.Comp
     )
     return subprocess.run(
         [sys.executable, "-m", "mcpkit", *args],
+        check=False,
         capture_output=True,
         text=True,
         env=environment,
