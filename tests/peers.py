@@ -55,3 +55,21 @@ def _node_script(name: str, path: Path) -> list[str]:
             pytest.fail(message)
         pytest.skip(message)
     return [str(NODE_BIN / "node"), str(path)]
+
+
+FASTMCP_VENV = Path(__file__).resolve().parent / ".venv-fastmcp"
+FASTMCP_REQUIREMENTS = Path(__file__).resolve().parent / "fastmcp-requirements.txt"
+
+
+def fastmcp_python() -> Path:
+    """The interpreter of a venv holding FastMCP 4.1.6 (created on first use from
+    fastmcp-requirements.txt, pinned and installed without dependency resolution)."""
+    python = FASTMCP_VENV / "bin" / "python"
+    probe = [str(python), "-c", "import fastmcp; assert fastmcp.__version__ == '4.1.6'"]
+    if python.exists() and subprocess.run(probe, check=False, capture_output=True).returncode == 0:
+        return python
+    subprocess.run(["python3", "-m", "venv", str(FASTMCP_VENV)], check=True)
+    install = [str(python), "-m", "pip", "install", "-q", "--no-deps", "-r"]
+    subprocess.run([*install, str(FASTMCP_REQUIREMENTS)], check=True, capture_output=True)
+    subprocess.run([str(python), "-m", "pip", "check"], check=True, capture_output=True)
+    return python

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from tests.http.servers import unused_port
+from tests.peers import fastmcp_python
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -128,3 +129,33 @@ def test_deny_in_the_browser_fails_the_login_clearly(oauth_server: str, tmp_path
     assert not list(tmp_path.rglob("oauth.json")) or "access_token" not in "".join(
         p.read_text() for p in tmp_path.rglob("oauth.json")
     )
+
+
+def test_fastmcp_client_logs_in_through_the_browser(oauth_server: str, tmp_path: Path) -> None:
+    """FastMCP 4.1.6's client and its OAuth helper against our server and authorization
+    server. It opens the browser from its event loop and waits for it, so $BROWSER starts
+    Chromium in the background."""
+    need_chromium()
+    shots = fresh("fastmcp")
+    browser = f"sh -c '{sys.executable} {HERE / 'sign_in.py'} \"$0\" &' %s"
+    environment = dict(
+        os.environ,
+        HOME=str(tmp_path),  # FastMCP keeps its tokens under the home directory
+        BROWSER=browser,
+        SIGN_IN_SHOTS=str(shots),
+        SIGN_IN_USER="alice",
+        SIGN_IN_PASSWORDS="wonderland",
+    )
+    ran = subprocess.run(
+        [str(fastmcp_python()), str(HERE / "fastmcp_whoami.py"), oauth_server],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.startswith("alice via ") and "mcp" in ran.stdout
+    seen = pages(shots)
+    assert "Allow FastMCP Client" in seen["consent"]
+    assert "/callback?code=" in seen["returned"].split("\n", 1)[0]
