@@ -4,7 +4,9 @@ W8 measures whole HTTP calls through uvicorn, where the app is about 20 us of th
 call costs on this machine; on a loaded machine that signal drowns. This program drives the
 ASGI app directly (the same scope/receive/send uvicorn would give it) with a 2026-07-28
 `tools/call` and with a 2025-11-25 stateful JSON `tools/call`, one at a time and 32 at once,
-and prints CPU microseconds per call for each and their ratio. Run it under
+and prints CPU microseconds per call for each and their ratio. `stateful+jwt` is the stateful
+path behind `auth=BearerAuth(JWTVerifier(...))` with an RS256 token (verified once, then
+remembered, as in a deployment), against which the cost of authorization reads off. Run it under
 `valgrind --tool=callgrind --callgrind-out-file=/dev/null` with `--calls 2000` to get
 instruction counts that do not depend on what else the machine does (the totals cover the
 setup too, so compare runs with the same counts).
@@ -36,7 +38,7 @@ BASE_HEADERS = [
 ]
 
 
-def make_app() -> Any:
+def make_app(auth: Any = None) -> Any:
     server = Server("bench")
 
     @server.tool()
@@ -44,7 +46,27 @@ def make_app() -> Any:
         """Add two integers."""
         return a + b
 
-    return server.http_app()
+    return server.http_app(auth=auth) if auth is not None else server.http_app()
+
+
+def jwt_auth() -> tuple[Any, tuple[bytes, bytes]]:
+    """A BearerAuth checking RS256 tokens for the app, and the Authorization header of one."""
+    import jwt
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from mcpkit.auth import BearerAuth, JWTVerifier
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    resource, issuer, now = (
+        "http://127.0.0.1:8000/mcp",
+        "https://login.bench.example",
+        int(time.time()),
+    )
+    verifier = JWTVerifier(issuer=issuer, audience=resource, keys=[key.public_key()])
+    claims = {"iss": issuer, "aud": resource, "sub": "u", "scope": "mcp", "iat": now}
+    token = jwt.encode({**claims, "exp": now + 3600}, key, algorithm="RS256")
+    auth = BearerAuth(verifier=verifier, resource=resource, required_scopes={"mcp"})
+    return auth, (b"authorization", f"Bearer {token}".encode())
 
 
 async def post(app: Any, headers: list[tuple[bytes, bytes]], body: bytes) -> tuple[int, bytes]:
@@ -89,7 +111,7 @@ def call_body(request_id: int, modern: bool) -> bytes:
     )
 
 
-async def open_session(app: Any) -> list[tuple[bytes, bytes]]:
+async def open_session(app: Any, extra: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
     init = {
         "jsonrpc": "2.0",
         "id": 0,
@@ -100,12 +122,12 @@ async def open_session(app: Any) -> list[tuple[bytes, bytes]]:
             "clientInfo": {"name": "bench", "version": "0"},
         },
     }
-    scope_headers = list(BASE_HEADERS)
-    status, _ = await post(app, scope_headers, orjson.dumps(init))
+    status, _ = await post(app, [*BASE_HEADERS, *extra], orjson.dumps(init))
     assert status == 200
     session = next(iter(app.sessions.sessions))
     headers = [
         *BASE_HEADERS,
+        *extra,
         (b"mcp-session-id", session.encode()),
         (b"mcp-protocol-version", b"2025-11-25"),
     ]
@@ -116,7 +138,8 @@ async def open_session(app: Any) -> list[tuple[bytes, bytes]]:
 
 async def measure(path: str, concurrency: int, calls: int) -> float:
     """CPU microseconds per call (process time over `calls` calls)."""
-    app = make_app()
+    auth, authorization = jwt_auth() if path == "stateful+jwt" else (None, None)
+    app = make_app(auth)
     await app.start()
     if path == "modern":
         headers = [
@@ -126,7 +149,7 @@ async def measure(path: str, concurrency: int, calls: int) -> float:
             (b"mcp-name", b"add"),
         ]
     else:
-        headers = await open_session(app)
+        headers = await open_session(app, [authorization] if authorization else [])
     modern = path == "modern"
     per_worker = calls // concurrency
 

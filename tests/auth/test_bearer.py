@@ -310,3 +310,27 @@ async def test_our_client_with_a_bearer_token_in_both_eras(mode: str) -> None:
         async with Client(f"{base}/mcp", mode=mode, http=HttpOptions(headers=headers)) as client:
             with pytest.raises(ProtocolError):
                 await client.call_tool("shutdown")
+
+
+@pytest.mark.parametrize(
+    ("header", "token"),
+    [
+        (b"Bearer abc", "abc"),
+        (b"bearer abc==", "abc=="),
+        (b"  BEARER   a.b-c_d~e+f/g=  ", "a.b-c_d~e+f/g="),
+        (b"Bearer", None),
+        (b"Bearer ", None),
+        (b"Bearer ===", None),  # padding alone is no token
+        (b"Bearer a b", None),
+        (b"Basic abc", None),
+        (b"Bearer a=b", None),  # "=" only at the end
+        (b"Bearer \xff", None),
+        (b"Bearerabc", None),
+    ],
+)
+def test_the_authorization_header_is_read_as_rfc_6750_says(
+    header: bytes, token: str | None
+) -> None:
+    from mcpkit.auth.resource import _bearer_token
+
+    assert _bearer_token(header) == token

@@ -17,7 +17,6 @@ server, presented with that server's host name).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +29,8 @@ from mcpkit.auth.wellknown import PROTECTED_RESOURCE, canonical_resource
 from mcpkit.protocol.http import Refusal
 from mcpkit.runtime.principal import Principal
 
-_BEARER = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr] +([A-Za-z0-9\-._~+/]+=*)")  # RFC 6750 b64token
+# RFC 6750's b64token: 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
+_B64TOKEN = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/"
 
 
 @dataclass(frozen=True)
@@ -93,20 +93,21 @@ class BearerAuth:
     async def authenticate(
         self, scope: dict[str, Any], headers: dict[bytes, bytes]
     ) -> Principal | Refusal:
-        if _token_in_query(scope):
+        # A cheap test first: the query is parsed only when it may hold a token.
+        if b"access_token" in scope.get("query_string", b"") and _token_in_query(scope):
             return self._refusal(
                 400, "invalid_request", "send the token in the Authorization header"
             )
         raw = headers.get(b"authorization")
         if raw is None:
             return self._refusal(401, None, "a bearer token is required")
-        match = _BEARER.fullmatch(raw.decode("latin-1").strip())
-        if match is None:
+        token = _bearer_token(raw)
+        if token is None:
             return self._refusal(
                 401, "invalid_request", "the Authorization header is not a bearer token"
             )
         try:
-            principal = await self.verifier.verify(match.group(1))
+            principal = await self.verifier.verify(token)
         except InvalidToken as exc:
             return self._refusal(401, "invalid_token", exc.description)
         if not principal.has_scopes(self.required_scopes):
@@ -162,6 +163,17 @@ def _quoted(value: str) -> str:
     return kept.replace("\\", "\\\\").replace('"', '\\"')
 
 
+def _bearer_token(raw: bytes) -> str | None:
+    """The token of an `Authorization: Bearer <b64token>` value (scheme in any case, spaces
+    around), or None. Checked with C-level byte operations: this runs on every request."""
+    scheme, _, rest = raw.strip(b" \t").partition(b" ")
+    token = rest.lstrip(b" ")
+    body = token.rstrip(b"=")
+    if scheme.lower() != b"bearer" or not body or body.translate(None, _B64TOKEN):
+        return None
+    return token.decode("ascii")
+
+
 def _token_in_query(scope: dict[str, Any]) -> bool:
     query = scope.get("query_string", b"")
-    return b"access_token" in query and "access_token" in parse_qs(query.decode("latin-1"))
+    return "access_token" in parse_qs(query.decode("latin-1"))

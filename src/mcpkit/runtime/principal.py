@@ -26,13 +26,14 @@ class Principal:
     scopes: frozenset[str] = frozenset()
     claims: Mapping[str, Any] = field(default_factory=dict, compare=False)
     expires_at: float | None = None
+    # The string sessions and request state are bound to: the subject, qualified by the client,
+    # so the same user through two different clients is two principals. Made once: it is
+    # compared on every request of a session.
+    key: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def key(self) -> str:
-        """The string sessions and request state are bound to: the subject, qualified by the
-        client, so the same user through two different clients is two principals."""
+    def __post_init__(self) -> None:
         client = self.client_id or ""
-        return f"{len(client)}:{client}:{self.subject}"
+        object.__setattr__(self, "key", f"{len(client)}:{client}:{self.subject}")
 
     def has_scopes(self, needed: frozenset[str] | set[str] | tuple[str, ...]) -> bool:
-        return all(scope in self.scopes for scope in needed)
+        return self.scopes.issuperset(needed)

@@ -50,11 +50,14 @@ def missing_scopes(
 ) -> frozenset[str] | None:
     """The scopes the requests of a POST body need (all of them, for the challenge), when
     `principal` lacks any; None when it may go on."""
-    items: Iterable[Any] = parsed if type(parsed) is list else (parsed,)
-    needed: frozenset[str] = frozenset()
-    for item in items:
-        if type(item) is Request:
-            needed |= required(item.method, item.params)
+    if type(parsed) is Request:  # the common case: one request, no set to build
+        needed = required(parsed.method, parsed.params)
+    else:
+        needed = frozenset()
+        items: Iterable[Any] = parsed if type(parsed) is list else ()
+        for item in items:
+            if type(item) is Request:
+                needed |= required(item.method, item.params)
     if needed and not principal.has_scopes(needed):
         return needed
     return None
