@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
@@ -78,24 +77,24 @@ def principal_of(claims: Mapping[str, Any]) -> Principal:
 
 
 class VerifiedTokens:
-    """Tokens verified lately (bounded LRU), each until its expiry or `ttl` seconds."""
+    """Tokens verified lately, each until its expiry or `ttl` seconds; at most `size`, the
+    oldest verified leaving first (a hit does not reorder: a token evicted while in use costs
+    one more verification, and every request saves the bookkeeping)."""
 
     def __init__(self, size: int = 4096, ttl: float | None = None) -> None:
         self.size = size
         self.ttl = ttl
-        self._entries: OrderedDict[bytes, tuple[Principal, float]] = OrderedDict()
+        self._entries: dict[bytes, tuple[Principal, float]] = {}
 
     def get(self, token: str, now: float) -> Principal | None:
         key = hashlib.sha256(token.encode()).digest()
         entry = self._entries.get(key)
         if entry is None:
             return None
-        principal, until = entry
-        if now >= until:
+        if now >= entry[1]:
             del self._entries[key]
             return None
-        self._entries.move_to_end(key)
-        return principal
+        return entry[0]
 
     def put(self, token: str, principal: Principal, now: float) -> None:
         until = principal.expires_at if principal.expires_at is not None else float("inf")
@@ -106,7 +105,7 @@ class VerifiedTokens:
         entries = self._entries
         entries[hashlib.sha256(token.encode()).digest()] = (principal, until)
         if len(entries) > self.size:
-            entries.popitem(last=False)
+            del entries[next(iter(entries))]
 
 
 def _check_times(claims: Mapping[str, Any], now: float, leeway: float) -> None:

@@ -134,6 +134,11 @@ class MCPHTTPApp:
         auth = options.auth
         self._auth = auth
         self._metadata_paths = () if auth is None else auth.metadata_paths(options.path)
+        # The paths a request must be authenticated for: the endpoint, and the legacy ones.
+        guarded = {options.path, options.path + "/"}
+        if options.legacy_sse:
+            guarded |= {options.legacy_sse_path, options.legacy_message_path}
+        self._guarded_paths = frozenset(guarded) if auth is not None else frozenset()
 
     @property
     def sessions(self) -> SessionRegistry:
@@ -233,7 +238,8 @@ class MCPHTTPApp:
             await self._metadata(scope, send)
             return
         principal = None
-        if self._auth is not None and self._guarded(path):
+        if path in self._guarded_paths:
+            assert self._auth is not None
             verdict = await self._auth.authenticate(scope, headers)
             if isinstance(verdict, Refusal):
                 await refuse(send, verdict)
@@ -242,15 +248,6 @@ class MCPHTTPApp:
         if self._started is None or not self._started.done():
             await self.start()
         await self._route(scope, receive, send, path, headers, principal=principal)
-
-    def _guarded(self, path: str) -> bool:
-        options = self.options
-        if path in (options.path, options.path + "/"):
-            return True
-        return self.legacy is not None and path in (
-            options.legacy_sse_path,
-            options.legacy_message_path,
-        )
 
     async def _metadata(self, scope: dict[str, Any], send: Send) -> None:
         """Protected Resource Metadata (RFC 9728), readable by browser clients too (CORS)."""
