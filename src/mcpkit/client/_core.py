@@ -16,7 +16,7 @@ from types import EllipsisType, TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from mcpkit._version import __version__
-from mcpkit.client._targets import HttpOptions, StdioOptions, open_transport
+from mcpkit.client._targets import HttpOptions, StdioOptions, open_transport, with_auth
 from mcpkit.client.cache import ResponseCache
 from mcpkit.client.era import (
     DEFAULT_PROBE_TIMEOUT,
@@ -96,6 +96,7 @@ class ClientCore:
         stderr: Callable[[str], None] | None = None,
         protocol_version: str | None = None,
         http: HttpOptions | None = None,
+        auth: Any = None,
         sampling: Sampling | SamplingHandler | None = None,
         elicitation: Elicitation | ElicitationHandler | None = None,
         roots: RootsSource | None = None,
@@ -125,7 +126,7 @@ class ClientCore:
         self._info: JSONObject = {"name": name, "version": version}
         self._timeout = _timeout(timeout)
         self._stdio = StdioOptions(env=env, cwd=cwd, stderr=stderr)
-        self._http = http
+        self._http = with_auth(target, http, auth) if auth is not None else http
         if sampling is not None and not isinstance(sampling, Sampling):
             sampling = Sampling(sampling)
         if elicitation is not None and not isinstance(elicitation, Elicitation):

@@ -6,7 +6,7 @@ import asyncio
 import os
 import shlex
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from mcpkit.runtime import MessageTransport
@@ -39,6 +39,20 @@ class HttpOptions:
     max_reconnects: int = 3
     fallback: bool = True
     renew_session: bool = False
+
+
+def with_auth(target: Any, http: HttpOptions | None, auth: Any) -> HttpOptions:
+    """`http` with `auth` (an `httpx.Auth`, such as `mcpkit.auth.client.OAuth`) for a URL
+    target. Raises ValueError for any other target (a stdio server takes its credentials from
+    its environment: `env=`) and when `http` carries an auth of its own."""
+    if not (isinstance(target, str) and target.startswith(("http://", "https://"))):
+        raise ValueError(
+            "auth= is for http(s):// servers; a stdio server takes its credentials from its "
+            "environment (env={...})"
+        )
+    if http is not None and http.auth is not None:
+        raise ValueError("give auth= or HttpOptions(auth=...), not both")
+    return replace(http or HttpOptions(), auth=auth)
 
 
 async def open_transport(

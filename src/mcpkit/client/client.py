@@ -91,8 +91,9 @@ class Client(ClientCore):
 
     `target`: an argv list or command string (spawned over stdio with `env` added to this
     process's environment, in `cwd`; its stderr lines go to `stderr` if given), an
-    `http(s)://` URL (Streamable HTTP; `http=HttpOptions(headers=..., auth=...)` tunes it), a
-    `Server` (in process), or a transport object.
+    `http(s)://` URL (Streamable HTTP; `http=HttpOptions(headers=..., auth=...)` tunes it;
+    `auth=OAuth()` from `mcpkit.auth.client` logs in to a protected server), a `Server` (in
+    process), or a transport object.
 
     Requests time out after `timeout` seconds without an answer (reset by progress, capped at
     an hour; None waits forever); `protocol_version` pins the revision offered at initialize.

@@ -163,7 +163,7 @@ async def official_protected_server() -> AsyncIterator[tuple[str, ApprovingProvi
 
 
 async def call_whoami(url: str, oauth: OAuth, mode: str) -> tuple[str, Any]:
-    async with Client(url, http=HttpOptions(auth=oauth), mode=mode, timeout=10) as client:
+    async with Client(url, auth=oauth, mode=mode, timeout=10) as client:
         result = await client.call_tool("whoami", {})
         return client.era, result.content[0].text  # type: ignore[union-attr]
 
@@ -196,3 +196,11 @@ async def test_without_a_login_the_official_server_refuses() -> None:
             async with Client(url, mode="legacy", timeout=10) as client:
                 await client.list_tools()
         assert provider.access == {}
+
+
+async def test_auth_is_for_urls_only_and_given_once() -> None:
+    oauth = OAuth(store=MemoryStore(), approval=Headless())
+    with pytest.raises(ValueError, match="stdio server takes its credentials from its env"):
+        Client(["python", "server.py"], auth=oauth)
+    with pytest.raises(ValueError, match="not both"):
+        Client("http://127.0.0.1:9/mcp", auth=oauth, http=HttpOptions(auth=oauth))
