@@ -4,32 +4,7 @@ and imports inside functions count too)."""
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
-SRC = Path(__file__).resolve().parent.parent / "src"
-
-
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(SRC).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def imports_of(source: str, package: str) -> set[str]:
-    """Every module a source in `package` imports, as absolute names (`from p import m`
-    counts both p and p.m: m may be a module)."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)
-    return found
+from tests.imports import SRC, imports_of, module_name, package_of
 
 
 def private_owner(module: str) -> str | None:
@@ -55,9 +30,7 @@ def violations(importer: str, package: str, source: str) -> list[str]:
 def test_private_modules_are_imported_only_inside_their_package() -> None:
     found = []
     for path in sorted(SRC.rglob("*.py")):
-        name = module_name(path)
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        found += violations(name, package, path.read_text())
+        found += violations(module_name(path), package_of(path), path.read_text())
     assert found == []
 
 

@@ -15,17 +15,18 @@ import pytest
 from mcpkit import Client, Server
 from mcpkit.client import era as era_module
 from mcpkit.client.listen import Notification
-from mcpkit.errors import ConnectionClosed, RequestTimeout
+from mcpkit.errors import CapabilityNotDeclared, ConnectionClosed, RequestTimeout
 from mcpkit.protocol import Outgoing
 from mcpkit.transports.memory import memory_pair
 
 JSONObject = dict[str, Any]
 SUB = "io.modelcontextprotocol/subscriptionId"
+LISTEN = "subscriptions/listen"
 DISCOVERED: JSONObject = {
     "resultType": "complete",
     "supportedVersions": ["2026-07-28"],
     "capabilities": {"tools": {"listChanged": True}, "resources": {"subscribe": True}},
-}
+}  # prompts are not declared: a listen for them alone is refused by the client
 
 
 @pytest.fixture(autouse=True)
@@ -39,8 +40,9 @@ class ListenServer:
     """A raw modern peer: acknowledges each listen (without resourcesListChanged: not
     honoured), then sends what the test pushes, tagged with the subscription id."""
 
-    def __init__(self, *, acknowledge: bool = True) -> None:
+    def __init__(self, *, acknowledge: bool = True, missing_listen: bool = False) -> None:
         self.acknowledge = acknowledge
+        self.missing_listen = missing_listen
         self.seen: list[JSONObject] = []
         self.listens: dict[Any, JSONObject] = {}
         self.opened = asyncio.Event()
@@ -54,7 +56,10 @@ class ListenServer:
             method, request_id = message.get("method"), message.get("id")
             if method == "server/discover":
                 self._send({"id": request_id, "result": DISCOVERED})
-            elif method == "subscriptions/listen":
+            elif method == LISTEN and self.missing_listen:
+                error = {"code": -32601, "message": "Method not found"}
+                self._send({"id": request_id, "error": error})
+            elif method == LISTEN:
                 wanted = dict(message["params"]["notifications"])
                 wanted.pop("resourcesListChanged", None)
                 self.listens[request_id] = wanted
@@ -195,3 +200,38 @@ async def test_legacy_listen_maps_onto_list_changed_and_resource_subscriptions()
             )
         unsubscribed = server.resources.notify_updated("file:///watched")
         assert unsubscribed == 0  # unsubscribed on exit
+
+
+async def test_a_filter_the_server_declared_nothing_for_is_refused_before_sending() -> None:
+    server = ListenServer()
+    async with Client(server.client_end, mode="2026-07-28", timeout=5) as client:
+        with pytest.raises(CapabilityNotDeclared, match=r"prompts\.listChanged"):
+            async with client.listen(prompts=True):
+                pass
+        # Part of a filter the server can serve is enough: it acknowledges what it honours.
+        async with client.listen(prompts=True, tools=True) as sub:
+            assert sub.acknowledged == {"promptsListChanged": True, "toolsListChanged": True}
+    sent = [m["params"]["notifications"] for m in server.seen if m.get("method") == LISTEN]
+    assert sent == [{"promptsListChanged": True, "toolsListChanged": True}]
+
+
+async def test_the_same_refusal_in_the_handshake_era() -> None:
+    server = Server("tools only")
+
+    @server.tool()
+    def noop() -> str:
+        return ""
+
+    async with Client(server, mode="legacy") as client:
+        with pytest.raises(CapabilityNotDeclared, match=r"resources\.subscribe"):
+            async with client.listen(resource_uris=["memo://a"]):
+                pass
+
+
+async def test_a_server_answering_listen_with_method_not_found() -> None:
+    server = ListenServer(missing_listen=True)
+    async with Client(server.client_end, mode="2026-07-28", timeout=5) as client:
+        with pytest.raises(CapabilityNotDeclared, match="subscriptions/listen"):
+            async with client.listen(tools=True):
+                pass
+        assert await client.request("tools/list") == {"resultType": "complete"}  # still serving

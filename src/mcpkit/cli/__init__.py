@@ -24,10 +24,9 @@ import asyncio
 import sys
 from typing import Any
 
-EXIT_TOOL_ERROR = 1
-EXIT_USAGE = 2
-EXIT_CONNECTION = 3
-EXIT_PROTOCOL = 4
+from mcpkit.cli.exits import EXIT_CONNECTION, EXIT_PROTOCOL, EXIT_TOOL_ERROR, EXIT_USAGE
+
+__all__ = ["EXIT_CONNECTION", "EXIT_PROTOCOL", "EXIT_TOOL_ERROR", "EXIT_USAGE", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:

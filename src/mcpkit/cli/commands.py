@@ -9,8 +9,8 @@ from typing import Any
 
 import orjson
 
-from mcpkit.cli import EXIT_TOOL_ERROR
 from mcpkit.cli.auth import http_options
+from mcpkit.cli.exits import EXIT_TOOL_ERROR
 from mcpkit.cli.loading import UsageError, target_for
 from mcpkit.cli.render import ProgressBar, as_json, content, table
 from mcpkit.client import Client

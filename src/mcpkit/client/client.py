@@ -46,7 +46,7 @@ from mcpkit.client._jsonschema import schema_errors
 from mcpkit.client.handlers import (
     RootsSource,
 )
-from mcpkit.client.listen import Subscription, listen_filter
+from mcpkit.client.listen import ListenHost, Subscription, listen_filter
 from mcpkit.client.mrtr import (
     InputRequired,
     retry_params,
@@ -314,7 +314,15 @@ class Client(ClientCore):
         wanted = listen_filter(
             tools=tools, prompts=prompts, resources=resources, resource_uris=resource_uris
         )
-        return Subscription(self, wanted)
+        host = ListenHost(
+            self._connected,
+            self._listeners,
+            self._ack_timeout,
+            self.supports,
+            self.subscribe_resource,
+            self.unsubscribe_resource,
+        )
+        return Subscription(host, wanted)
 
     async def unsubscribe_resource(self, uri: str) -> None:
         self._legacy_only("resources/unsubscribe", "listen(resource_uris=[...])")

@@ -12,6 +12,12 @@ stops. A connection that drops ends it with the error.
 Legacy (handshake era): the same filter maps onto what that era has — `list_changed`
 notifications the server declared, and `resources/subscribe` for each URI (unsubscribed on
 exit). The acknowledgement is computed from the server's capabilities.
+
+In both eras a filter the server's declared capabilities cannot serve at all (no requested
+`listChanged`, no `resources.subscribe` for the URIs) raises CapabilityNotDeclared before
+anything is sent; so does a 2026-07-28 server that answers `subscriptions/listen` with -32601
+(one that was not discovered first). A `Subscription` sees the client only through
+`ListenHost`, the few things it needs.
 """
 
 from __future__ import annotations
@@ -19,13 +25,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
-from mcpkit.errors import MCPError, RequestTimeout
+from mcpkit.errors import (
+    METHOD_NOT_FOUND,
+    CapabilityNotDeclared,
+    MCPError,
+    ProtocolError,
+    RequestTimeout,
+)
 from mcpkit.protocol.modern import SUBSCRIPTION_ID
-
-if TYPE_CHECKING:
-    from mcpkit.client.client import Client
 
 JSONObject = dict[str, Any]
 logger = logging.getLogger("mcpkit.client")
@@ -46,14 +57,28 @@ class Notification(NamedTuple):
     params: JSONObject | None
 
 
+@dataclass(frozen=True, slots=True)
+class ListenHost:
+    """What a Subscription needs of its client: the connected session (raises RuntimeError
+    outside `async with`), the routing table, the acknowledgement timeout, the server's
+    declared capabilities, and the legacy resources/(un)subscribe requests."""
+
+    session: Callable[[], Any]
+    listeners: Listeners
+    ack_timeout: Callable[[], float | None]
+    supports: Callable[..., bool]
+    subscribe: Callable[[str], Awaitable[Any]]
+    unsubscribe: Callable[[str], Awaitable[Any]]
+
+
 class Subscription:
     """An open change-notification stream: `async with client.listen(...) as sub:` then
     `async for note in sub:`. `acknowledged` is the filter the server agreed to (a dict with
     `toolsListChanged`, `promptsListChanged`, `resourcesListChanged`, `resourceSubscriptions`).
     """
 
-    def __init__(self, client: Client, wanted: JSONObject) -> None:
-        self._client = client
+    def __init__(self, host: ListenHost, wanted: JSONObject) -> None:
+        self._host = host
         self.requested = wanted
         self.acknowledged: JSONObject = {}
         self.id: Any = None
@@ -66,7 +91,9 @@ class Subscription:
     # -- entering and leaving ------------------------------------------------------------------
 
     async def __aenter__(self) -> Subscription:
-        session = self._client._connected()
+        session = self._host.session()
+        if session.connection.peer_capabilities is not None:  # handshake, or discovered
+            self._check_capabilities()
         if session.connection.modern:
             await self._open_modern(session)
         else:
@@ -78,7 +105,7 @@ class Subscription:
 
     async def close(self) -> None:
         """Stop the subscription (idempotent)."""
-        self._client._listeners.remove(self)
+        self._host.listeners.remove(self)
         task, self._task = self._task, None
         if task is not None and not task.done():
             task.cancel()
@@ -87,11 +114,11 @@ class Subscription:
         uris, self._legacy_uris = self._legacy_uris, []
         for uri in uris:
             with contextlib.suppress(MCPError, RuntimeError):
-                await self._client.unsubscribe_resource(uri)
+                await self._host.unsubscribe(uri)
         self._queue.put_nowait(_END)
 
     async def _open_modern(self, session: Any) -> None:
-        listeners = self._client._listeners
+        listeners = self._host.listeners
 
         async def listen() -> JSONObject:
             # The id the connection gives the request we send next (no await in between).
@@ -103,7 +130,7 @@ class Subscription:
 
         self._task = asyncio.get_running_loop().create_task(listen())
         self._task.add_done_callback(self._finished)
-        limit = self._client._ack_timeout()
+        limit = self._host.ack_timeout()
         await asyncio.wait(
             [self._ack, self._task], timeout=limit, return_when=asyncio.FIRST_COMPLETED
         )
@@ -113,31 +140,45 @@ class Subscription:
         if not self._task.done():
             await self.close()
             raise RequestTimeout("subscriptions/listen (acknowledgement)", limit or 0)
-        self._client._listeners.remove(self)
+        self._host.listeners.remove(self)
         error = self._task.exception()
+        if isinstance(error, ProtocolError) and error.code == METHOD_NOT_FOUND:
+            raise CapabilityNotDeclared("subscriptions/listen", ("subscriptions",), "server")
         if error is not None:
             raise error
         raise SubscriptionEnded("the server ended the subscription before acknowledging it")
 
+    def _check_capabilities(self) -> None:
+        """Raise CapabilityNotDeclared when the server declared nothing this filter asks for
+        (the first missing capability named)."""
+        supports, missing = self._host.supports, []
+        for flag, kind in _LIST_FLAGS.values():
+            if self.requested.get(flag):
+                missing.append((kind, "listChanged"))
+        if self.requested.get("resourceSubscriptions"):
+            missing.append(("resources", "subscribe"))
+        if missing and not any(supports(*path) for path in missing):
+            raise CapabilityNotDeclared("subscriptions/listen", missing[0], "server")
+
     async def _open_legacy(self) -> None:
-        client = self._client
+        host = self._host
         self._legacy = True
         ack: JSONObject = {}
         for flag, kind in _LIST_FLAGS.values():
-            if self.requested.get(flag) and client.supports(kind, "listChanged"):
+            if self.requested.get(flag) and host.supports(kind, "listChanged"):
                 ack[flag] = True
         uris = self.requested.get("resourceSubscriptions") or []
-        if uris and client.supports("resources", "subscribe"):
+        if uris and host.supports("resources", "subscribe"):
             try:
                 for uri in uris:
-                    await client.subscribe_resource(uri)
+                    await host.subscribe(uri)
                     self._legacy_uris.append(uri)
             except BaseException:
                 await self.close()  # unsubscribe what was subscribed
                 raise
             ack["resourceSubscriptions"] = list(uris)
         self.acknowledged = ack
-        client._listeners.add(self)
+        host.listeners.add(self)
 
     def _finished(self, task: asyncio.Task[JSONObject]) -> None:
         if task.cancelled():
