@@ -425,3 +425,16 @@ async def test_cancelling_a_modern_call_on_a_channel_sends_notifications_cancell
     sent = next(m for m in raw.seen if m.get("method") == "tools/call")
     cancelled = [m for m in raw.seen if m.get("method") == "notifications/cancelled"]
     assert [m["params"]["requestId"] for m in cancelled] == [sent["id"]]
+
+
+@pytest.mark.parametrize("pinned", [{"mode": "legacy"}, {"protocol_version": "2025-06-18"}])
+async def test_an_era_a_client_pinned_is_not_remembered_for_the_next(pinned: Any) -> None:
+    """Two clients in a row against one dual-era stdio server: the first pins the handshake
+    era, the second (auto) still finds 2026-07-28."""
+    argv = [sys.executable, str(Path(__file__).parents[2] / "examples" / "demo_server.py")]
+    async with Client(argv, **pinned) as client:
+        assert client.era == "legacy"
+    assert era_module.ERAS == {}
+    async with Client(argv) as client:
+        assert client.era == "modern"
+    assert list(era_module.ERAS.values()) == ["2026-07-28"]  # what auto found is remembered

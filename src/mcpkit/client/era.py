@@ -24,6 +24,8 @@ The era is a property of the server: `ERAS` remembers it per server (stdio: the 
 line; HTTP: origin and path) for this process. A server remembered as legacy is not probed
 again (a silent legacy server costs the probe timeout once per process, not per client); if
 that assumption fails (initialize is refused) the entry is dropped and the client probes.
+Only what auto mode found out is remembered: a client pinned to an era (`mode="legacy"`, a
+revision) chose for itself, and says nothing about what the server speaks to others.
 """
 
 from __future__ import annotations
@@ -109,16 +111,16 @@ async def choose_era(
     error in the legacy era, ConnectionClosed.
     """
     connection = session.connection
-    if mode == "legacy":
-        return await _handshake(session, init_timeout, handshake_version, key)
+    if mode == "legacy":  # a choice for this client alone: not remembered for the server
+        return await _handshake(session, init_timeout, handshake_version, None)
     if mode == "auto" and ERAS.get(key or "") == "legacy":
         return await _handshake(session, init_timeout, handshake_version, key, cached=retry)
     wanted = mode if mode in MODERN_VERSIONS else connection.config.modern[-1]
     for attempt in range(1, MAX_PROBES + 1):
         respawn = retry and mode == "auto" and _stdio(key)
         outcome = await _probe(session, wanted, probe_timeout, stdio_retry=respawn)
-        if isinstance(outcome, dict):
-            return _modern(session, outcome, wanted, mode, key)
+        if isinstance(outcome, dict):  # remembered only when auto mode found it
+            return _modern(session, outcome, wanted, mode, key if mode == "auto" else None)
         if isinstance(outcome, str):
             break  # legacy, for this reason
         # -32022: a modern server that does not serve `wanted`.
