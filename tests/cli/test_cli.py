@@ -73,6 +73,12 @@ def test_exit_codes_tell_failures_apart() -> None:
     assert mcpkit("list", "no_such_file.py").returncode == 2
     connection = mcpkit("list", f"{sys.executable} -c 'import sys; sys.exit(7)'")
     assert connection.returncode == 3
+    missing = mcpkit("list", "no-such-mcp-server --stdio")
+    assert missing.returncode == 3 and "Traceback" not in missing.stderr
+    assert missing.stderr.strip() == (
+        "mcpkit: connection failed: could not start the server 'no-such-mcp-server --stdio': "
+        "'no-such-mcp-server' was not found"
+    )
     assert "exited with code 7" in connection.stderr
     assert "Traceback" not in connection.stderr
 

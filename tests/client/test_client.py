@@ -573,3 +573,17 @@ def test_importing_the_client_stays_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+async def test_a_command_that_cannot_start_is_a_connection_error_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(ConnectionClosed, match="'no-such-mcp-server' was not found"):
+        async with Client(["no-such-mcp-server", "--port", "1"]):
+            pass
+    script = tmp_path / "server.sh"
+    script.write_text("#!/bin/sh\n")  # not executable
+    with pytest.raises(ConnectionClosed, match="is not executable"):
+        async with Client([str(script)]):
+            pass
+    with pytest.raises(ConnectionClosed, match="directory '/no/such/dir' does not exist"):
+        async with Client(["python3", "-c", "pass"], cwd="/no/such/dir"):
+            pass

@@ -13,11 +13,13 @@ import collections
 import contextlib
 import logging
 import os
+import shlex
 import stat
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import BinaryIO
 
+from mcpkit.errors import ConnectionClosed
 from mcpkit.protocol import Outgoing
 from mcpkit.runtime.transport import Incoming, PushTransport
 from mcpkit.transports.lines import ChildProcessProtocol, LineProtocol, LineSplitter
@@ -203,20 +205,26 @@ class SubprocessTransport(PipeTransport):
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         shutdown_timeout: float = 2.0,
     ) -> SubprocessTransport:
-        """Start `argv`. `env` is added to this process's environment (None: inherit it)."""
+        """Start `argv`. `env` is added to this process's environment (None: inherit it).
+
+        Raises ValueError for an empty command, ConnectionClosed naming the command when it
+        cannot be started (not found, not executable, a missing `cwd`)."""
         if not argv:
             raise ValueError("the server command is empty")
         loop = asyncio.get_running_loop()
         splitter = LineSplitter(max_message_size)
-        transport, protocol = await loop.subprocess_exec(
-            lambda: ChildProcessProtocol(splitter, loop),
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=None if env is None else {**os.environ, **env},
-            cwd=cwd,
-        )
+        try:
+            transport, protocol = await loop.subprocess_exec(
+                lambda: ChildProcessProtocol(splitter, loop),
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=None if env is None else {**os.environ, **env},
+                cwd=cwd,
+            )
+        except OSError as exc:
+            raise ConnectionClosed(_not_started(argv, cwd, exc)) from None
         process = asyncio.subprocess.Process(transport, protocol, loop)
         stdout = transport.get_pipe_transport(1)
         return cls(
@@ -283,3 +291,14 @@ class SubprocessTransport(PipeTransport):
         )
         tail = [line for line in self._stderr_tail if line.strip()][-5:]
         return what + (f"; its stderr ended with: {' | '.join(tail)}" if tail else "")
+
+
+def _not_started(argv: Sequence[str], cwd: str | os.PathLike[str] | None, exc: OSError) -> str:
+    start = f"could not start the server {shlex.join(argv)!r}"
+    if isinstance(exc, FileNotFoundError) and cwd is not None and not os.path.isdir(cwd):
+        return f"{start}: the directory {os.fspath(cwd)!r} does not exist"
+    if isinstance(exc, FileNotFoundError):
+        return f"{start}: {argv[0]!r} was not found"
+    if isinstance(exc, PermissionError):
+        return f"{start}: {argv[0]!r} is not executable"
+    return f"{start}: {exc.strerror or exc}"
