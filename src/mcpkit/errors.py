@@ -101,8 +101,9 @@ class ConnectionClosed(MCPError):
 class RequestTimeout(MCPError):
     """The peer did not answer in time; the request has been cancelled."""
 
-    def __init__(self, method: str, timeout: float) -> None:
-        super().__init__(f"{method} got no answer within {timeout:g} s; the request was cancelled")
+    def __init__(self, method: str, timeout: float, hint: str | None = None) -> None:
+        message = f"{method} got no answer within {timeout:g} s; the request was cancelled"
+        super().__init__(f"{message}. {hint}" if hint else message)
         self.method = method
         self.timeout = timeout
 

@@ -587,3 +587,52 @@ async def test_a_command_that_cannot_start_is_a_connection_error_naming_it(tmp_p
     with pytest.raises(ConnectionClosed, match="directory '/no/such/dir' does not exist"):
         async with Client(["python3", "-c", "pass"], cwd="/no/such/dir"):
             pass
+
+
+NOISY = """
+import sys
+from mcpkit import Server
+server = Server("noisy")
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    return a + b
+
+for step in range(5):  # the classic bug: print() to stdout before the server takes it over
+    print("starting up...", step)
+sys.stdout.flush()
+server.run()
+"""
+
+SILENT_BUT_NOISY = """
+import sys, time
+print("Welcome to my server!", flush=True)
+time.sleep(30)
+"""
+
+
+async def test_junk_on_a_servers_stdout_is_a_warning_naming_it_and_costs_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    script = tmp_path / "noisy.py"
+    script.write_text(NOISY)
+    with caplog.at_level(logging.WARNING, logger="mcpkit"):
+        async with Client([sys.executable, str(script)], timeout=10) as client:
+            results = await asyncio.gather(
+                *(client.call_tool("add", {"a": n, "b": 1}) for n in range(5))
+            )
+            assert [r.structured_content for r in results] == [{"result": n + 1} for n in range(5)]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("'starting up... 0'" in w and str(script) in w for w in warnings)
+    assert len([w for w in warnings if "not JSON-RPC" in w]) == 3  # the first three, then quiet
+
+
+async def test_a_timeout_after_junk_on_stdout_says_so(tmp_path: Path) -> None:
+    script = tmp_path / "welcome.py"
+    script.write_text(SILENT_BUT_NOISY)
+    with pytest.raises(RequestTimeout) as timed_out:
+        async with Client([sys.executable, str(script)], mode="legacy", timeout=1):
+            pass
+    message = str(timed_out.value)
+    assert "initialize got no answer within 1 s" in message
+    assert "'Welcome to my server!'" in message and "print() to stdout" in message

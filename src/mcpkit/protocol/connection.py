@@ -189,7 +189,7 @@ class Connection(Sending):
             if invalid.reply:
                 error = encode_error(invalid.id, invalid.code, invalid.message)
                 self._reply(answer(error, invalid.id, invalid.code), batch)
-            events.append(MessageRejected(invalid.code, invalid.message, invalid.id))
+            events.append(MessageRejected(invalid.code, invalid.message, invalid.id, invalid.text))
 
     def _receive_batch(
         self, items: list[Message | Invalid], now: float, events: list[Event]

@@ -108,6 +108,7 @@ class MessageRejected:
     code: int
     message: str
     id: RequestId | None
+    text: str | None = None  # what came, when it was not JSON at all (see jsonrpc.Invalid)
 
 
 Event = (

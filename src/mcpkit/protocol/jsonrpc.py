@@ -77,13 +77,16 @@ class ErrorResponse:
 class Invalid:
     """A message we cannot accept. `reply` says whether an error response is owed."""
 
-    __slots__ = ("code", "id", "message", "reply")
+    __slots__ = ("code", "id", "message", "reply", "text")
 
-    def __init__(self, id: RequestId | None, code: int, message: str, *, reply: bool) -> None:
+    def __init__(
+        self, id: RequestId | None, code: int, message: str, *, reply: bool, text: str | None = None
+    ) -> None:
         self.id = id
         self.code = code
         self.message = message
         self.reply = reply
+        self.text = text  # a parse error: the start of what came (for local logs only)
 
 
 Message = Request | Notification | Response | ErrorResponse
@@ -97,12 +100,18 @@ def is_valid_id(value: object) -> TypeGuard[RequestId]:
     return kind is str or kind is int
 
 
+NOISE_EXCERPT = 120  # characters of a line that is not JSON kept for the log
+
+
 def parse(data: bytes | str) -> Parsed:
     """Parse one JSON text. A list comes back for a JSON array (a batch)."""
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        return Invalid(None, PARSE_ERROR, f"Parse error: {exc}", reply=True)
+        text = data[:NOISE_EXCERPT]
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+        return Invalid(None, PARSE_ERROR, f"Parse error: {exc}", reply=True, text=text)
     if type(obj) is list:
         if not obj:
             return Invalid(None, INVALID_REQUEST, "Invalid Request: empty batch", reply=True)

@@ -34,6 +34,7 @@ from mcpkit.protocol import (
     Timeout,
 )
 from mcpkit.runtime.handling import RequestHandler, failure
+from mcpkit.runtime.noise import Noise
 from mcpkit.runtime.principal import Principal
 from mcpkit.runtime.transport import Incoming, MessageTransport, PullTransport, PushTransport
 
@@ -73,6 +74,7 @@ class Session:
         self._timer: asyncio.TimerHandle | None = None
         self._closed_error: ConnectionClosed | None = None
         self._pump: asyncio.Task[None] | None = None
+        self._noise = Noise(transport.peer_name)
         # What each event from the core sets in motion.
         self._reactions: dict[type, Callable[[Any], None]] = {
             RequestReceived: self._dispatch,
@@ -81,10 +83,10 @@ class Session:
             RequestCancelled: self._cancel_handler,
             ProgressReceived: self._report_progress,
             NotificationReceived: self._notify,
-            RequestTimedOut: lambda e: self._fail(e.id, RequestTimeout(e.method, e.timeout)),
+            RequestTimedOut: self._timed_out,
             Initialized: self._initialized,
             InitializeFailed: self._initialize_failed,
-            MessageRejected: lambda e: logger.debug("rejected a peer message: %s", e.message),
+            MessageRejected: self._rejected,
         }
 
     # -- running ---------------------------------------------------------------------------
@@ -224,8 +226,21 @@ class Session:
             self._cancelled_in_chunk = True
 
     def _initialize_failed(self, event: InitializeFailed) -> None:
+        error = event.error
+        hint = self._noise.hint()
+        if hint is not None and isinstance(error, RequestTimeout):
+            error = RequestTimeout(error.method, error.timeout, hint)
         if self._initialize_future is not None and not self._initialize_future.done():
-            self._initialize_future.set_exception(event.error)
+            self._initialize_future.set_exception(error)
+
+    def _timed_out(self, event: RequestTimedOut) -> None:
+        self._fail(event.id, RequestTimeout(event.method, event.timeout, self._noise.hint()))
+
+    def _rejected(self, event: MessageRejected) -> None:
+        if event.text is None:
+            logger.debug("rejected a peer message: %s", event.message)
+        else:
+            self._noise.seen(event.text)
 
     def _fail(self, request_id: RequestId, error: MCPError) -> None:
         future = self._futures.pop(request_id, None)

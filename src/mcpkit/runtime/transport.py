@@ -30,6 +30,8 @@ class Transport(ABC):
 
     # The peer, as an authenticating transport verified it; None without authorization.
     principal: Principal | None = None
+    # The peer in log lines and error hints ("the server 'python server.py'").
+    peer_name: str = "the peer"
 
     @abstractmethod
     def write(self, messages: list[Outgoing]) -> None:

@@ -227,13 +227,15 @@ class SubprocessTransport(PipeTransport):
             raise ConnectionClosed(_not_started(argv, cwd, exc)) from None
         process = asyncio.subprocess.Process(transport, protocol, loop)
         stdout = transport.get_pipe_transport(1)
-        return cls(
+        spawned = cls(
             process,
             splitter,
             stdout,  # type: ignore[arg-type]
             stderr_callback=stderr_callback,
             shutdown_timeout=shutdown_timeout,
         )
+        spawned.peer_name = f"the server {shlex.join(argv)!r} (on its stdout)"
+        return spawned
 
     @property
     def stderr_tail(self) -> list[str]:
