@@ -39,6 +39,7 @@ from mcpkit.client.handlers import (
 from mcpkit.client.listen import Listeners
 from mcpkit.client.mrtr import (
     DEFAULT_MAX_INPUT_ROUNDS,
+    InputMode,
     InputRequired,
     InputRequiredError,
     answer_all,
@@ -296,7 +297,7 @@ class ClientCore:
         *,
         timeout: float | Timeout | EllipsisType | None = ...,
         on_progress: ProgressCallback | None = None,
-        input_required: str = "answer",
+        input_required: InputMode = "answer",
     ) -> JSONObject:
         """Send any request and return its raw result dict.
 
@@ -397,7 +398,7 @@ class ClientCore:
         kind: type[M],
         method: str,
         params: JSONObject,
-        input_required: str,
+        input_required: InputMode,
         *,
         timeout: float | Timeout | EllipsisType | None = ...,
         on_progress: ProgressCallback | None = None,

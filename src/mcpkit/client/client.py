@@ -39,7 +39,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from types import EllipsisType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from mcpkit.client._core import ClientCore
 from mcpkit.client._jsonschema import schema_errors
@@ -48,6 +48,7 @@ from mcpkit.client.handlers import (
 )
 from mcpkit.client.listen import ListenHost, Subscription, listen_filter
 from mcpkit.client.mrtr import (
+    InputMode,
     InputRequired,
     retry_params,
 )
@@ -141,6 +142,7 @@ class Client(ClientCore):
     async def list_all_tools(self, *, max_pages: int | None = None) -> list[Tool]:
         return [tool async for tool in self.iter_tools(max_pages=max_pages)]
 
+    @overload
     async def call_tool(
         self,
         name: str,
@@ -149,10 +151,37 @@ class Client(ClientCore):
         timeout: float | Timeout | EllipsisType | None = ...,
         on_progress: ProgressCallback | None = None,
         raise_on_error: bool = False,
-        input_required: str = "answer",
+        input_required: Literal["answer"] = "answer",
         input_responses: JSONObject | None = None,
         request_state: str | None = None,
-    ) -> CallToolResult:
+    ) -> CallToolResult: ...
+
+    @overload
+    async def call_tool(
+        self,
+        name: str,
+        arguments: JSONObject | None = None,
+        *,
+        timeout: float | Timeout | EllipsisType | None = ...,
+        on_progress: ProgressCallback | None = None,
+        raise_on_error: bool = False,
+        input_required: Literal["return"],
+        input_responses: JSONObject | None = None,
+        request_state: str | None = None,
+    ) -> CallToolResult | InputRequired: ...
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: JSONObject | None = None,
+        *,
+        timeout: float | Timeout | EllipsisType | None = ...,
+        on_progress: ProgressCallback | None = None,
+        raise_on_error: bool = False,
+        input_required: InputMode = "answer",
+        input_responses: JSONObject | None = None,
+        request_state: str | None = None,
+    ) -> CallToolResult | InputRequired:
         """Call a tool (`tools/call`) and return its result.
 
         A tool that reports failure comes back as a result with `is_error` set, unless
@@ -163,7 +192,7 @@ class Client(ClientCore):
 
         Modern servers may ask for input first (see `request`): answered with this client's
         handlers by default. With `input_required="return"` an `InputRequired` comes back
-        instead (the return type is then `CallToolResult | InputRequired`); call again with
+        instead (typed so: `CallToolResult | InputRequired`); call again with
         `input_responses=` (see `answer_input`) and `request_state=` to continue. Over
         modern HTTP a -32020 HeaderMismatch answer re-lists the tools and retries once.
         """
@@ -191,7 +220,7 @@ class Client(ClientCore):
                 CallToolResult, "tools/call", params, input_required, **kwargs
             )
         if isinstance(outcome, InputRequired):
-            return outcome  # type: ignore[return-value]  # asked for with input_required
+            return outcome  # only with input_required="return"
         result = outcome
         if result.is_error:
             if raise_on_error:
@@ -264,20 +293,40 @@ class Client(ClientCore):
     ) -> list[ResourceTemplate]:
         return [t async for t in self.iter_resource_templates(max_pages=max_pages)]
 
+    @overload
     async def read_resource(
         self,
         uri: str,
         *,
-        input_required: str = "answer",
+        input_required: Literal["answer"] = "answer",
         input_responses: JSONObject | None = None,
         request_state: str | None = None,
-    ) -> ReadResourceResult:
+    ) -> ReadResourceResult: ...
+
+    @overload
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        input_required: Literal["return"],
+        input_responses: JSONObject | None = None,
+        request_state: str | None = None,
+    ) -> ReadResourceResult | InputRequired: ...
+
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        input_required: InputMode = "answer",
+        input_responses: JSONObject | None = None,
+        request_state: str | None = None,
+    ) -> ReadResourceResult | InputRequired:
         """Read a resource (`resources/read`). An unknown URI raises ProtocolError.
         Input-required rounds as in `call_tool`."""
         from mcpkit.types import ReadResourceResult
 
         params = retry_params({"uri": uri}, input_responses, request_state)
-        return await self._typed_or_pending(  # type: ignore[return-value]
+        return await self._typed_or_pending(
             ReadResourceResult, "resources/read", params, input_required
         )
 
@@ -342,15 +391,37 @@ class Client(ClientCore):
     async def list_all_prompts(self, *, max_pages: int | None = None) -> list[Prompt]:
         return [prompt async for prompt in self.iter_prompts(max_pages=max_pages)]
 
+    @overload
     async def get_prompt(
         self,
         name: str,
         arguments: dict[str, str] | None = None,
         *,
-        input_required: str = "answer",
+        input_required: Literal["answer"] = "answer",
         input_responses: JSONObject | None = None,
         request_state: str | None = None,
-    ) -> GetPromptResult:
+    ) -> GetPromptResult: ...
+
+    @overload
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: dict[str, str] | None = None,
+        *,
+        input_required: Literal["return"],
+        input_responses: JSONObject | None = None,
+        request_state: str | None = None,
+    ) -> GetPromptResult | InputRequired: ...
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: dict[str, str] | None = None,
+        *,
+        input_required: InputMode = "answer",
+        input_responses: JSONObject | None = None,
+        request_state: str | None = None,
+    ) -> GetPromptResult | InputRequired:
         """Render a prompt (`prompts/get`); argument values are strings, as the spec says.
         Input-required rounds as in `call_tool`."""
         from mcpkit.types import GetPromptResult
@@ -359,9 +430,7 @@ class Client(ClientCore):
         if arguments:
             params["arguments"] = arguments
         params = retry_params(params, input_responses, request_state)
-        return await self._typed_or_pending(  # type: ignore[return-value]
-            GetPromptResult, "prompts/get", params, input_required
-        )
+        return await self._typed_or_pending(GetPromptResult, "prompts/get", params, input_required)
 
     async def complete(
         self,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from mcpkit.errors import InvalidResult, MCPError
 from mcpkit.protocol import RequestReceived
@@ -38,6 +38,11 @@ _FEATURES = {
 class InputRequiredError(MCPError):
     """An input-required round could not be completed: the server asked for input this client
     does not answer, or kept asking past the round limit."""
+
+
+# What a request does with an input_required answer: answer it with the client's handlers,
+# or return it to the caller (an `InputRequired`).
+InputMode = Literal["answer", "return"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,43 @@
+"""The types the public API promises, checked by mypy itself: a snippet using the client is
+type-checked in strict mode, with `assert_type` where a return type depends on an argument."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+SNIPPET = """
+from typing import assert_type
+from mcpkit import Client
+from mcpkit.client.mrtr import InputRequired
+from mcpkit.types import CallToolResult, GetPromptResult, ReadResourceResult
+
+async def use(client: Client) -> None:
+    assert_type(await client.call_tool("t"), CallToolResult)
+    assert_type(
+        await client.call_tool("t", input_required="return"), CallToolResult | InputRequired
+    )
+    assert_type(await client.read_resource("u"), ReadResourceResult)
+    assert_type(
+        await client.read_resource("u", input_required="return"),
+        ReadResourceResult | InputRequired,
+    )
+    assert_type(await client.get_prompt("p"), GetPromptResult)
+    assert_type(
+        await client.get_prompt("p", input_required="return"), GetPromptResult | InputRequired
+    )
+"""
+
+
+def test_input_required_return_types_are_what_the_argument_says(tmp_path: Path) -> None:
+    snippet = tmp_path / "snippet.py"
+    snippet.write_text(SNIPPET)
+    checked = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(snippet)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert checked.returncode == 0, checked.stdout
