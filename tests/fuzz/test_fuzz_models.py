@@ -7,7 +7,6 @@ JSON and comes back the same when validated again."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
