@@ -16,7 +16,7 @@ from types import EllipsisType, TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from mcpkit._version import __version__
-from mcpkit.client._targets import HttpOptions, StdioOptions, open_transport, with_auth
+from mcpkit.client._targets import HttpOptions, StdioOptions, is_url, open_transport, with_auth
 from mcpkit.client.cache import ResponseCache
 from mcpkit.client.era import (
     DEFAULT_PROBE_TIMEOUT,
@@ -146,7 +146,9 @@ class ClientCore:
         self._log_level: str | None = None  # modern: stamped on every request
         self._cache: ResponseCache | None = None  # in modern mode, unless cache=False
         self._use_cache = cache
-        self._header_paths: dict[str, dict[str, tuple[str, ...]]] | None = None  # HTTP only
+        # Tool name -> {header: property path} from x-mcp-header; the HTTP transport asks it.
+        self._header_paths: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._headers_matter = False  # 2026-07-28 over HTTP: a call's headers need its tool
         self._listeners = Listeners()
         self._tools: dict[str, Tool] = {}  # every definition seen in tools/list
         self._output_schemas: dict[str, JSONObject] = {}  # their outputSchemas, as sent
@@ -180,7 +182,7 @@ class ClientCore:
         self._session = session
         assert self._chosen is not None  # the second attempt probes: no Reprobe
         if self._chosen.era == "modern":
-            self._header_paths = getattr(session.transport, "tool_header_paths", None)
+            self._headers_matter = is_url(self._target)
             if self._use_cache:
                 self._cache = ResponseCache(DEFAULT_CACHE_ENTRIES)
         return self
@@ -200,7 +202,9 @@ class ClientCore:
         return self._probe_timeout if limit is None else min(limit, self._probe_timeout)
 
     async def _open(self) -> Session:
-        transport = await open_transport(self._target, self._stdio, self._http)
+        transport = await open_transport(
+            self._target, self._stdio, self._http, self._header_paths.get
+        )
         config = ConnectionConfig(
             role="client", info=self._info, capabilities=self._requests.capabilities()
         )

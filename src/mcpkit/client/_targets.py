@@ -41,11 +41,15 @@ class HttpOptions:
     renew_session: bool = False
 
 
+def is_url(target: Any) -> bool:
+    return isinstance(target, str) and target.startswith(("http://", "https://"))
+
+
 def with_auth(target: Any, http: HttpOptions | None, auth: Any) -> HttpOptions:
     """`http` with `auth` (an `httpx.Auth`, such as `mcpkit.auth.client.OAuth`) for a URL
     target. Raises ValueError for any other target (a stdio server takes its credentials from
     its environment: `env=`) and when `http` carries an auth of its own."""
-    if not (isinstance(target, str) and target.startswith(("http://", "https://"))):
+    if not is_url(target):
         raise ValueError(
             "auth= is for http(s):// servers; a stdio server takes its credentials from its "
             "environment (env={...})"
@@ -56,7 +60,10 @@ def with_auth(target: Any, http: HttpOptions | None, auth: Any) -> HttpOptions:
 
 
 async def open_transport(
-    target: Any, stdio: StdioOptions, http: HttpOptions | None = None
+    target: Any,
+    stdio: StdioOptions,
+    http: HttpOptions | None = None,
+    tool_headers: Callable[[str], Mapping[str, tuple[str, ...]] | None] | None = None,
 ) -> MessageTransport:
     """A transport for `target`: URL, argv list, command string, Server, or transport.
 
@@ -68,8 +75,8 @@ async def open_transport(
     if hasattr(target, "serve") and hasattr(target, "connection_config"):
         return _in_process(target)
     if isinstance(target, str):
-        if target.startswith(("http://", "https://")):
-            return _http(target, http or HttpOptions())
+        if is_url(target):
+            return _http(target, http or HttpOptions(), tool_headers)
         if "://" in target.split(None, 1)[0]:
             raise ValueError(f"cannot connect to {target!r}: only http:// and https:// URLs")
         argv: Sequence[str] = shlex.split(target)
@@ -84,7 +91,11 @@ async def open_transport(
     )
 
 
-def _http(url: str, options: HttpOptions) -> MessageTransport:
+def _http(
+    url: str,
+    options: HttpOptions,
+    tool_headers: Callable[[str], Mapping[str, tuple[str, ...]] | None] | None,
+) -> MessageTransport:
     from mcpkit.transports.http.client import StreamableHTTPTransport
 
     return StreamableHTTPTransport(
@@ -95,6 +106,7 @@ def _http(url: str, options: HttpOptions) -> MessageTransport:
         max_reconnects=options.max_reconnects,
         fallback=options.fallback,
         renew_session=options.renew_session,
+        tool_headers=tool_headers,
     )
 
 

@@ -120,7 +120,7 @@ class Client(ClientCore):
         from mcpkit.types import ListToolsResult
 
         page = await self._typed(ListToolsResult, "tools/list", _cursor(cursor))
-        if self._header_paths is not None:
+        if self._headers_matter:
             page = _with_header_paths(page, self._header_paths)
         for tool in page.tools:
             self._tools[tool.name] = tool
@@ -201,7 +201,7 @@ class Client(ClientCore):
         fetch = None
         if name not in self._tools and not self._tools_complete:
             fetch = self._fetch_tools()  # listed while the call runs, for the outputSchema
-        if fetch is not None and self._header_paths is not None:
+        if fetch is not None and self._headers_matter:
             await asyncio.wait([fetch])  # modern HTTP: the call's headers need the definition
         params: JSONObject = {"name": name, "arguments": arguments or {}}
         params = retry_params(params, input_responses, request_state)
@@ -211,7 +211,7 @@ class Client(ClientCore):
                 CallToolResult, "tools/call", params, input_required, **kwargs
             )
         except ProtocolError as exc:
-            if exc.code != HEADER_MISMATCH or self._header_paths is None:
+            if exc.code != HEADER_MISMATCH or not self._headers_matter:
                 raise
             logger.info("%s: header mismatch (%s); listing the tools again", name, exc.message)
             self._list_changed("tools")
@@ -254,8 +254,7 @@ class Client(ClientCore):
         if kind == "tools":
             self._tools.clear()
             self._output_schemas.clear()
-            if self._header_paths is not None:
-                self._header_paths.clear()
+            self._header_paths.clear()
             self._tools_generation += 1
             self._tools_complete = False
 

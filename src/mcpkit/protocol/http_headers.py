@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from mcpkit.protocol.modern import PROTOCOL_VERSION
@@ -130,7 +131,7 @@ def _check_annotation(
 
 
 def request_headers(
-    method: Any, params: dict[str, Any], paths: HeaderPaths
+    method: Any, params: dict[str, Any], paths: Mapping[str, tuple[str, ...]]
 ) -> list[tuple[str, str]]:
     """Mcp-Method, Mcp-Name and Mcp-Param-* for a modern request (values encoded)."""
     headers = [("Mcp-Method", str(method))]

@@ -16,8 +16,8 @@ A 400/404/405 answer to the initialize POST switches to the 2024-11-05 HTTP+SSE 
 
 2026-07-28 ("modern") requests are recognized by the envelope in `params._meta`: each is its
 own POST with no session id, carrying `MCP-Protocol-Version` (from the envelope), `Mcp-Method`,
-`Mcp-Name` and the `Mcp-Param-*` headers of the tool's `x-mcp-header` annotations
-(`tool_header_paths`, kept up to date by the client from `tools/list`). No GET stream, no
+`Mcp-Name` and the `Mcp-Param-*` headers of the tool's `x-mcp-header` annotations (asked of
+the `tool_headers` callback: the client knows them from `tools/list`). No GET stream, no
 DELETE, no resumption: a stream that ends before its answer fails the request, and cancelling
 a request closes its stream (no `notifications/cancelled` is POSTed). A refused modern POST
 (4xx) is answered with the JSON-RPC error in its body as sent (code, message and data), or a
@@ -39,7 +39,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -60,6 +60,10 @@ SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 FALLBACK_STATUSES = (400, 404, 405)
 DEFAULT_RETRY_MS = 1000
+
+
+# The client's answer to "which headers does this tool's x-mcp-header ask for?"
+ToolHeaders = Callable[[str], Mapping[str, tuple[str, ...]] | None]
 
 
 @dataclass(slots=True)
@@ -94,6 +98,7 @@ class StreamableHTTPTransport(PullTransport):
         fallback: bool = True,
         renew_session: bool = False,
         client: httpx.AsyncClient | None = None,
+        tool_headers: ToolHeaders | None = None,
     ) -> None:
         self.url = url
         self._client = client or httpx.AsyncClient(
@@ -120,8 +125,8 @@ class StreamableHTTPTransport(PullTransport):
         self._eof = False
         self._legacy: Any = None  # a LegacySSETransport once we fell back
         self._modern: set[tuple[type, Any]] = set()  # in-flight 2026-07-28 requests
-        # Tool name -> {header name: property path}, from x-mcp-header (the client fills it).
-        self.tool_header_paths: dict[str, dict[str, tuple[str, ...]]] = {}
+        # Tool name -> its {header name: property path} from x-mcp-header, or None.
+        self._tool_headers = tool_headers
 
     # -- MessageTransport --------------------------------------------------------------------
 
@@ -212,11 +217,12 @@ class StreamableHTTPTransport(PullTransport):
         if version is None or method is None:
             return None
         headers = {VERSION_HEADER: version}
-        paths: dict[str, tuple[str, ...]] = {}
-        if method == "tools/call" and params is not None and isinstance(params.get("name"), str):
-            paths = self.tool_header_paths.get(params["name"], {})
-        for name, value in request_headers(method, params or {}, paths):
-            headers[name.lower()] = value
+        paths: Mapping[str, tuple[str, ...]] | None = None
+        name = params.get("name") if method == "tools/call" and params is not None else None
+        if isinstance(name, str) and self._tool_headers is not None:
+            paths = self._tool_headers(name)
+        for header, value in request_headers(method, params or {}, paths or {}):
+            headers[header.lower()] = value
         return headers
 
     def _forget(self, params: Any) -> None:
