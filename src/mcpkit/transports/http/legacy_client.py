@@ -23,7 +23,7 @@ import orjson
 from mcpkit.errors import INTERNAL_ERROR
 from mcpkit.protocol import Outgoing
 from mcpkit.protocol.sse import SSEParser
-from mcpkit.runtime.transport import PullTransport
+from mcpkit.runtime.transport import Incoming, PullTransport
 
 logger = logging.getLogger("mcpkit.http.legacy_client")
 
@@ -35,7 +35,7 @@ class LegacySSETransport(PullTransport):
         self,
         url: str,
         client: httpx.AsyncClient,
-        inbox: asyncio.Queue[bytes | None],
+        inbox: asyncio.Queue[Incoming | None],
         *,
         response: httpx.Response,
         events: Any,
@@ -80,7 +80,7 @@ class LegacySSETransport(PullTransport):
         cls,
         url: str,
         client: httpx.AsyncClient,
-        inbox: asyncio.Queue[bytes | None],
+        inbox: asyncio.Queue[Incoming | None],
         *,
         owns_client: bool = False,
         timeout: float = 10.0,
@@ -124,7 +124,7 @@ class LegacySSETransport(PullTransport):
 
     # -- MessageTransport --------------------------------------------------------------------
 
-    async def read(self) -> bytes | None:
+    async def read(self) -> Incoming | None:
         if self._eof:
             return None
         data = await self._inbox.get()
