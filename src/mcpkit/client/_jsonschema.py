@@ -29,13 +29,17 @@ tolerance of 1e-9 (0.3 is a multiple of 0.1), where a float-exact validator reje
 
 from __future__ import annotations
 
-import datetime
-import math
-import re
-from collections.abc import Callable
-from functools import lru_cache
-from typing import Any, TypeGuard
-from urllib.parse import unquote, urlsplit
+from typing import Any
+from urllib.parse import unquote
+
+from mcpkit.client._jsonschema_values import (
+    FORMATS,
+    TYPE_TESTS,
+    compiled,
+    is_multiple,
+    is_number,
+    json_equal,
+)
 
 JSONSchema = dict[str, Any] | bool
 
@@ -80,63 +84,6 @@ def describe(value: Any) -> str:
     return type(value).__name__
 
 
-def _number(value: Any) -> TypeGuard[float]:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _integer(value: Any) -> bool:
-    if isinstance(value, bool):
-        return False
-    return isinstance(value, int) or (
-        isinstance(value, float) and math.isfinite(value) and value.is_integer()
-    )
-
-
-_TYPE_TESTS: dict[str, Callable[[Any], bool]] = {
-    "string": lambda value: isinstance(value, str),
-    "integer": _integer,
-    "number": _number,
-    "boolean": lambda value: isinstance(value, bool),
-    "object": lambda value: isinstance(value, dict),
-    "array": lambda value: isinstance(value, list | tuple),
-    "null": lambda value: value is None,
-}
-
-
-def _equal(a: Any, b: Any) -> bool:
-    """JSON equality: 1 == 1.0, but True != 1."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
-    return bool(a == b)
-
-
-def _multiple(value: float, step: float) -> bool:
-    """Whether `value` is a multiple of `step` (> 0): exact for integer steps."""
-    if isinstance(step, int):
-        return value % step == 0
-    try:
-        quotient = value / step
-    except OverflowError:  # an integer too large for a float
-        quotient = math.inf
-    if not math.isfinite(quotient):
-        from fractions import Fraction  # rare: only for values far beyond a float's range
-
-        return (Fraction(value) / Fraction(step)).denominator == 1
-    return math.isclose(quotient, round(quotient), rel_tol=1e-9, abs_tol=1e-9)
-
-
-@lru_cache(maxsize=256)
-def _regex(pattern: str) -> re.Pattern[str] | None:
-    try:
-        return re.compile(pattern)
-    except re.error:
-        return None  # an ECMA-262 pattern Python cannot read: undecided
-
-
 def _undecided(schema: dict[str, Any], instance: Any) -> bool:
     """Whether a keyword this module does not implement could change the verdict here."""
     for keyword in _UNDECIDED_KEYWORDS.intersection(schema):
@@ -157,38 +104,6 @@ def _is_resource(schema: dict[str, Any]) -> bool:
     "#name" anchor."""
     identifier = schema.get("$id")
     return isinstance(identifier, str) and not identifier.startswith("#")
-
-
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-
-
-def _valid_date_time(text: str) -> bool:
-    try:
-        datetime.datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return False
-    return "T" in text.upper()
-
-
-def _valid_date(text: str) -> bool:
-    try:
-        datetime.date.fromisoformat(text)
-    except ValueError:
-        return False
-    return len(text) == 10
-
-
-def _valid_uri(text: str) -> bool:
-    parts = urlsplit(text)
-    return bool(parts.scheme) and bool(parts.netloc or parts.path) and " " not in text
-
-
-_FORMATS: dict[str, Callable[[str], bool]] = {
-    "email": lambda text: _EMAIL.match(text) is not None,
-    "uri": _valid_uri,
-    "date": _valid_date,
-    "date-time": _valid_date_time,
-}
 
 
 class _Checker:
@@ -285,7 +200,7 @@ class _Checker:
         kinds = kind if isinstance(kind, list) else (kind,)
         unknown = False
         for name in kinds:
-            test = _TYPE_TESTS.get(name) if isinstance(name, str) else None
+            test = TYPE_TESTS.get(name) if isinstance(name, str) else None
             if test is None:
                 unknown = True  # a type name we cannot check
             elif test(instance):
@@ -297,10 +212,10 @@ class _Checker:
             self.fail(path, f"expected {expected}, got {describe(instance)}")
 
     def check_values(self, schema: dict[str, Any], instance: Any, path: str) -> None:
-        if "const" in schema and not _equal(instance, schema["const"]):
+        if "const" in schema and not json_equal(instance, schema["const"]):
             self.fail(path, f"must be {schema['const']!r}")
         enum = schema.get("enum")
-        if isinstance(enum, list) and not any(_equal(instance, option) for option in enum):
+        if isinstance(enum, list) and not any(json_equal(instance, option) for option in enum):
             self.fail(path, f"must be one of {enum!r}, got {instance!r}")
 
     def check_object(
@@ -342,7 +257,7 @@ class _Checker:
             self.check(properties[key], value, where, depth)  # type: ignore[index]
         patterns = schema.get("patternProperties")
         for pattern, sub in patterns.items() if isinstance(patterns, dict) else ():
-            regex = _regex(pattern)
+            regex = compiled(pattern)
             if regex is None:
                 self.undecided = True  # does it match? then additionalProperties may not apply
             elif regex.search(key):
@@ -373,7 +288,7 @@ class _Checker:
         self.check_size(schema, len(instance), path, ("minItems", "maxItems"))
         if schema.get("uniqueItems") is True:
             for index, value in enumerate(instance):
-                if any(_equal(value, earlier) for earlier in instance[:index]):
+                if any(json_equal(value, earlier) for earlier in instance[:index]):
                     self.fail(path, f"items must be unique; {value!r} repeats")
                     break
         if "contains" in schema:
@@ -384,9 +299,9 @@ class _Checker:
     ) -> None:
         contains = schema["contains"]
         low = schema.get("minContains", 1)
-        low = low if _number(low) else 1
+        low = low if is_number(low) else 1
         high = schema.get("maxContains")
-        high = high if _number(high) else None
+        high = high if is_number(high) else None
         matched = unsure = 0
         for value in instance:
             verdict = self.verdict(contains, value, depth)
@@ -410,14 +325,14 @@ class _Checker:
         self.check_size(schema, len(instance), path, ("minLength", "maxLength"))
         pattern = schema.get("pattern")
         if isinstance(pattern, str):
-            regex = _regex(pattern)
+            regex = compiled(pattern)
             if regex is None:
                 self.undecided = True
             elif not regex.search(instance):
                 self.fail(path, f"does not match the pattern {pattern!r}")
         fmt = schema.get("format")
         if self.check_formats and isinstance(fmt, str):
-            test = _FORMATS.get(fmt)
+            test = FORMATS.get(fmt)
             if test is None:
                 self.undecided = True  # a format we cannot check
             elif not test(instance):
@@ -430,16 +345,16 @@ class _Checker:
             ex_low, low = low, None
         if ex_high is True:
             ex_high, high = high, None
-        if _number(low) and value < low:
+        if is_number(low) and value < low:
             self.fail(path, f"must be at least {low}, got {value}")
-        if _number(high) and value > high:
+        if is_number(high) and value > high:
             self.fail(path, f"must be at most {high}, got {value}")
-        if _number(ex_low) and value <= ex_low:
+        if is_number(ex_low) and value <= ex_low:
             self.fail(path, f"must be greater than {ex_low}, got {value}")
-        if _number(ex_high) and value >= ex_high:
+        if is_number(ex_high) and value >= ex_high:
             self.fail(path, f"must be less than {ex_high}, got {value}")
         step = schema.get("multipleOf")
-        if _number(step) and step > 0 and not _multiple(value, step):
+        if is_number(step) and step > 0 and not is_multiple(value, step):
             self.fail(path, f"must be a multiple of {step}, got {value}")
 
     def check_size(
@@ -447,9 +362,9 @@ class _Checker:
     ) -> None:
         low, high = schema.get(keys[0]), schema.get(keys[1])
         unit = _UNITS[keys[0]]
-        if _number(low) and size < low:
+        if is_number(low) and size < low:
             self.fail(path, f"needs at least {low} {unit}, has {size}")
-        if _number(high) and size > high:
+        if is_number(high) and size > high:
             self.fail(path, f"allows at most {high} {unit}, has {size}")
 
     def check_combinators(
