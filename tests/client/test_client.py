@@ -636,3 +636,26 @@ async def test_a_timeout_after_junk_on_stdout_says_so(tmp_path: Path) -> None:
     message = str(timed_out.value)
     assert "initialize got no answer within 1 s" in message
     assert "'Welcome to my server!'" in message and "print() to stdout" in message
+
+
+async def test_options_made_once_configure_many_clients() -> None:
+    import dataclasses
+
+    from mcpkit.client.options import ClientOptions
+
+    server = Server("opts")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    shared = ClientOptions(name="host", timeout=5, max_pages=3)
+    async with Client.with_options(server, shared) as first:
+        assert first.options is shared and first.max_pages == 3
+        assert (await first.call_tool("add", {"a": 1, "b": 2})).structured_content == {"result": 3}
+    other = dataclasses.replace(shared, max_pages=7)
+    async with Client.with_options(server, other) as second:
+        assert second.max_pages == 7 and second.options.name == "host"
+    assert Client(server, timeout=2).options == ClientOptions(timeout=2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        shared.timeout = 1  # type: ignore[misc]

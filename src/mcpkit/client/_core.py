@@ -10,16 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-from collections.abc import Callable
 from types import EllipsisType, TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
-from mcpkit._version import __version__
-from mcpkit.client._targets import HttpOptions, StdioOptions, is_url, open_transport, with_auth
+from mcpkit.client._targets import StdioOptions, is_url, open_transport, with_auth
 from mcpkit.client.cache import ResponseCache
 from mcpkit.client.era import (
-    DEFAULT_PROBE_TIMEOUT,
     Chosen,
     EraName,
     Reprobe,
@@ -29,16 +25,12 @@ from mcpkit.client.era import (
 )
 from mcpkit.client.handlers import (
     Elicitation,
-    ElicitationHandler,
-    RootsSource,
     Sampling,
-    SamplingHandler,
     ServerRequests,
     validation_summary,
 )
 from mcpkit.client.listen import Listeners
 from mcpkit.client.mrtr import (
-    DEFAULT_MAX_INPUT_ROUNDS,
     InputMode,
     InputRequired,
     InputRequiredError,
@@ -48,14 +40,10 @@ from mcpkit.client.mrtr import (
     retry_params,
 )
 from mcpkit.client.notifications import (
-    ListChangedHandler,
     ListKind,
-    LogHandler,
-    NotificationHandler,
     Notifications,
-    ResourceUpdatedHandler,
 )
-from mcpkit.client.pagination import DEFAULT_MAX_PAGES
+from mcpkit.client.options import ClientOptions
 from mcpkit.errors import (
     URL_ELICITATION_REQUIRED,
     InvalidResult,
@@ -85,32 +73,8 @@ _MAX_TIMEOUT = 3600.0
 class ClientCore:
     """Connection, era and request pipeline of a `Client` (use `Client`)."""
 
-    def __init__(
-        self,
-        target: Any,
-        *,
-        name: str = "mcpkit",
-        version: str = __version__,
-        timeout: float | None = 60.0,
-        env: dict[str, str] | None = None,
-        cwd: str | os.PathLike[str] | None = None,
-        stderr: Callable[[str], None] | None = None,
-        protocol_version: str | None = None,
-        http: HttpOptions | None = None,
-        auth: Any = None,
-        sampling: Sampling | SamplingHandler | None = None,
-        elicitation: Elicitation | ElicitationHandler | None = None,
-        roots: RootsSource | None = None,
-        on_log: LogHandler | None = None,
-        on_list_changed: ListChangedHandler | None = None,
-        on_resource_updated: ResourceUpdatedHandler | None = None,
-        on_notification: NotificationHandler | None = None,
-        max_pages: int = DEFAULT_MAX_PAGES,
-        mode: str | None = None,
-        probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
-        cache: bool = True,
-        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
-    ) -> None:
+    def __init__(self, target: Any, options: ClientOptions) -> None:
+        mode, protocol_version = options.mode, options.protocol_version
         if mode is None and protocol_version is not None:
             # A pinned revision pins its era too.
             if protocol_version in MODERN_VERSIONS:
@@ -120,32 +84,35 @@ class ClientCore:
         if mode is None:
             mode = "auto" if server_key(target) is not None else "legacy"
         self._mode = check_mode(mode)
-        self._probe_timeout = probe_timeout
-        self.max_input_rounds = max_input_rounds
+        self.options = options
+        self._probe_timeout = options.probe_timeout
+        self.max_input_rounds = options.max_input_rounds
         self._target = target
         self._protocol_version = protocol_version
-        self._info: JSONObject = {"name": name, "version": version}
-        self._timeout = _timeout(timeout)
-        self._stdio = StdioOptions(env=env, cwd=cwd, stderr=stderr)
+        self._info: JSONObject = {"name": options.name, "version": options.version}
+        self._timeout = _timeout(options.timeout)
+        self._stdio = StdioOptions(env=options.env, cwd=options.cwd, stderr=options.stderr)
+        http, auth = options.http, options.auth
         self._http = with_auth(target, http, auth) if auth is not None else http
+        sampling, elicitation = options.sampling, options.elicitation
         if sampling is not None and not isinstance(sampling, Sampling):
             sampling = Sampling(sampling)
         if elicitation is not None and not isinstance(elicitation, Elicitation):
             elicitation = Elicitation(elicitation)
-        self._requests = ServerRequests(sampling, elicitation, roots)
+        self._requests = ServerRequests(sampling, elicitation, options.roots)
         self._notifications = Notifications(
-            on_log=on_log,
-            on_list_changed=on_list_changed,
-            on_resource_updated=on_resource_updated,
-            on_notification=on_notification,
+            on_log=options.on_log,
+            on_list_changed=options.on_list_changed,
+            on_resource_updated=options.on_resource_updated,
+            on_notification=options.on_notification,
             list_changed=self._list_changed,
         )
-        self.max_pages = max_pages
+        self.max_pages = options.max_pages
         self._session: Session | None = None
         self._chosen: Chosen | None = None
         self._log_level: str | None = None  # modern: stamped on every request
         self._cache: ResponseCache | None = None  # in modern mode, unless cache=False
-        self._use_cache = cache
+        self._use_cache = options.cache
         # Tool name -> {header: property path} from x-mcp-header; the HTTP transport asks it.
         self._header_paths: dict[str, dict[str, tuple[str, ...]]] = {}
         self._headers_matter = False  # 2026-07-28 over HTTP: a call's headers need its tool

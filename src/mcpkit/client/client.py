@@ -37,25 +37,39 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+import os
+from collections.abc import AsyncIterator, Callable
 from types import EllipsisType
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from mcpkit._version import __version__
 from mcpkit.client._core import ClientCore
 from mcpkit.client._jsonschema import schema_errors
+from mcpkit.client._targets import HttpOptions
+from mcpkit.client.era import DEFAULT_PROBE_TIMEOUT
 from mcpkit.client.handlers import (
+    Elicitation,
+    ElicitationHandler,
     RootsSource,
+    Sampling,
+    SamplingHandler,
 )
 from mcpkit.client.listen import ListenHost, Subscription, listen_filter
 from mcpkit.client.mrtr import (
+    DEFAULT_MAX_INPUT_ROUNDS,
     InputMode,
     InputRequired,
     retry_params,
 )
 from mcpkit.client.notifications import (
+    ListChangedHandler,
     ListKind,
+    LogHandler,
+    NotificationHandler,
+    ResourceUpdatedHandler,
 )
-from mcpkit.client.pagination import items
+from mcpkit.client.options import ClientOptions
+from mcpkit.client.pagination import DEFAULT_MAX_PAGES, items
 from mcpkit.errors import (
     HEADER_MISMATCH,
     CapabilityNotDeclared,
@@ -111,7 +125,53 @@ class Client(ClientCore):
     server did not declare what a method needs; nothing was sent), `InvalidResult`,
     `ToolError`, `ToolOutputInvalid`, `PaginationError`. Using the client outside `async with`
     raises RuntimeError.
+
+    The keyword arguments become one frozen `ClientOptions` (`client.options`);
+    `Client.with_options(target, options)` takes one made beforehand.
     """
+
+    def __init__(
+        self,
+        target: Any,
+        *,
+        name: str = "mcpkit",
+        version: str = __version__,
+        timeout: float | None = 60.0,
+        env: dict[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr: Callable[[str], None] | None = None,
+        protocol_version: str | None = None,
+        http: HttpOptions | None = None,
+        auth: Any = None,
+        sampling: Sampling | SamplingHandler | None = None,
+        elicitation: Elicitation | ElicitationHandler | None = None,
+        roots: RootsSource | None = None,
+        on_log: LogHandler | None = None,
+        on_list_changed: ListChangedHandler | None = None,
+        on_resource_updated: ResourceUpdatedHandler | None = None,
+        on_notification: NotificationHandler | None = None,
+        max_pages: int = DEFAULT_MAX_PAGES,
+        mode: str | None = None,
+        probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+        cache: bool = True,
+        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+    ) -> None:
+        options = ClientOptions(
+            name=name, version=version, timeout=timeout, env=env, cwd=cwd, stderr=stderr,
+            protocol_version=protocol_version, http=http, auth=auth, sampling=sampling,
+            elicitation=elicitation, roots=roots, on_log=on_log, on_list_changed=on_list_changed,
+            on_resource_updated=on_resource_updated, on_notification=on_notification,
+            max_pages=max_pages, mode=mode, probe_timeout=probe_timeout, cache=cache,
+            max_input_rounds=max_input_rounds,
+        )  # fmt: skip
+        super().__init__(target, options)
+
+    @classmethod
+    def with_options(cls, target: Any, options: ClientOptions) -> Client:
+        """A client for `target` configured by `options` (see `ClientOptions`)."""
+        client = cls.__new__(cls)
+        ClientCore.__init__(client, target, options)
+        return client
 
     # -- tools -------------------------------------------------------------------------------
 
