@@ -44,6 +44,7 @@ from mcpkit.client.notifications import (
     Notifications,
 )
 from mcpkit.client.options import ClientOptions
+from mcpkit.client.tool_catalog import ToolCatalog
 from mcpkit.errors import (
     URL_ELICITATION_REQUIRED,
     InvalidResult,
@@ -58,9 +59,7 @@ from mcpkit.runtime import ProgressCallback, Session
 from mcpkit.types.versions import MODERN_VERSIONS
 
 if TYPE_CHECKING:
-    from mcpkit.types import (
-        Tool,
-    )
+    pass
 
 JSONObject = dict[str, Any]
 M = TypeVar("M")
@@ -113,15 +112,9 @@ class ClientCore:
         self._log_level: str | None = None  # modern: stamped on every request
         self._cache: ResponseCache | None = None  # in modern mode, unless cache=False
         self._use_cache = options.cache
-        # Tool name -> {header: property path} from x-mcp-header; the HTTP transport asks it.
-        self._header_paths: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._catalog = ToolCatalog()  # what tools/list said (schemas, header paths)
         self._headers_matter = False  # 2026-07-28 over HTTP: a call's headers need its tool
         self._listeners = Listeners()
-        self._tools: dict[str, Tool] = {}  # every definition seen in tools/list
-        self._output_schemas: dict[str, JSONObject] = {}  # their outputSchemas, as sent
-        self._tools_generation = 0  # bumped by tools/list_changed
-        self._tools_complete = False  # a full listing of this generation was seen
-        self._tools_fetch: asyncio.Task[None] | None = None
 
     async def __aenter__(self) -> Self:
         key = server_key(self._target)
@@ -170,7 +163,7 @@ class ClientCore:
 
     async def _open(self) -> Session:
         transport = await open_transport(
-            self._target, self._stdio, self._http, self._header_paths.get
+            self._target, self._stdio, self._http, self._catalog.header_paths_for
         )
         config = ConnectionConfig(
             role="client", info=self._info, capabilities=self._requests.capabilities()
@@ -200,15 +193,16 @@ class ClientCore:
 
     async def close(self) -> None:
         """Close the connection (a spawned server is shut down). Safe to call twice."""
-        if self._tools_fetch is not None:
-            self._tools_fetch.cancel()
+        self._catalog.close()
         self._listeners.end_all()
         if self._session is not None:
             session, self._session = self._session, None
             await session.close()
 
     def _list_changed(self, kind: ListKind) -> None:
-        """A list_changed notification arrived (`Client` forgets its tool definitions)."""
+        """A list_changed notification arrived: tool definitions belong to the last list."""
+        if kind == "tools":
+            self._catalog.forget()
 
     # -- what the server said about itself ---------------------------------------------------
 

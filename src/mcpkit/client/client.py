@@ -44,7 +44,6 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from mcpkit._version import __version__
 from mcpkit.client._core import ClientCore
-from mcpkit.client._jsonschema import schema_errors
 from mcpkit.client._targets import HttpOptions
 from mcpkit.client.era import DEFAULT_PROBE_TIMEOUT
 from mcpkit.client.handlers import (
@@ -63,7 +62,6 @@ from mcpkit.client.mrtr import (
 )
 from mcpkit.client.notifications import (
     ListChangedHandler,
-    ListKind,
     LogHandler,
     NotificationHandler,
     ResourceUpdatedHandler,
@@ -78,7 +76,6 @@ from mcpkit.errors import (
     ToolOutputInvalid,
 )
 from mcpkit.protocol import Timeout
-from mcpkit.protocol.http_headers import InvalidHeaderAnnotation, header_paths
 from mcpkit.runtime import ProgressCallback
 
 if TYPE_CHECKING:
@@ -180,24 +177,17 @@ class Client(ClientCore):
         from mcpkit.types import ListToolsResult
 
         page = await self._typed(ListToolsResult, "tools/list", _cursor(cursor))
-        if self._headers_matter:
-            page = _with_header_paths(page, self._header_paths)
-        for tool in page.tools:
-            self._tools[tool.name] = tool
-            if tool.output_schema is not None:
-                self._output_schemas[tool.name] = tool.output_schema.to_wire()
-            else:
-                self._output_schemas.pop(tool.name, None)
-        return page
+        return self._catalog.remember(page, with_headers=self._headers_matter)
 
     async def iter_tools(self, *, max_pages: int | None = None) -> AsyncIterator[Tool]:
         """Every tool, page after page. Raises PaginationError past `max_pages`."""
-        generation = self._tools_generation
+        catalog = self._catalog
+        generation = catalog.generation
         limit = self.max_pages if max_pages is None else max_pages
         async for tool in items(self.list_tools, "tools/list", "tools", limit):
             yield tool
-        if generation == self._tools_generation:
-            self._tools_complete = True
+        if generation == catalog.generation:
+            catalog.complete = True
 
     async def list_all_tools(self, *, max_pages: int | None = None) -> list[Tool]:
         return [tool async for tool in self.iter_tools(max_pages=max_pages)]
@@ -259,8 +249,8 @@ class Client(ClientCore):
         from mcpkit.types import CallToolResult
 
         fetch = None
-        if name not in self._tools and not self._tools_complete:
-            fetch = self._fetch_tools()  # listed while the call runs, for the outputSchema
+        if not self._catalog.knows(name):  # listed while the call runs, for the outputSchema
+            fetch = self._catalog.fetch(self.list_all_tools)
         if fetch is not None and self._headers_matter:
             await asyncio.wait([fetch])  # modern HTTP: the call's headers need the definition
         params: JSONObject = {"name": name, "arguments": arguments or {}}
@@ -288,35 +278,10 @@ class Client(ClientCore):
             return result
         if fetch is not None:
             await asyncio.wait([fetch])
-        schema = self._output_schemas.get(name)
-        if schema is not None:
-            problems = _output_problems(schema, result)
-            if problems:
-                raise ToolOutputInvalid(name, result, problems)
+        problems = self._catalog.output_problems(name, result)
+        if problems:
+            raise ToolOutputInvalid(name, result, problems)
         return result
-
-    def _fetch_tools(self) -> asyncio.Task[None]:
-        """List every tool once (shared by concurrent calls); failures are only logged."""
-        if self._tools_fetch is None or self._tools_fetch.done():
-            self._tools_fetch = asyncio.get_running_loop().create_task(self._list_quietly())
-        return self._tools_fetch
-
-    async def _list_quietly(self) -> None:
-        generation = self._tools_generation
-        try:
-            await self.list_all_tools()
-        except Exception as exc:
-            logger.debug("could not list tools to validate tool output: %s", exc)
-            if generation == self._tools_generation:
-                self._tools_complete = True  # tried once; again after the next list_changed
-
-    def _list_changed(self, kind: ListKind) -> None:
-        if kind == "tools":
-            self._tools.clear()
-            self._output_schemas.clear()
-            self._header_paths.clear()
-            self._tools_generation += 1
-            self._tools_complete = False
 
     # -- resources ---------------------------------------------------------------------------
 
@@ -536,34 +501,5 @@ class Client(ClientCore):
             self._session.notify("notifications/roots/list_changed")
 
 
-def _with_header_paths(
-    page: ListToolsResult, paths: dict[str, dict[str, tuple[str, ...]]]
-) -> ListToolsResult:
-    """Modern HTTP: remember each tool's `x-mcp-header` paths; drop tools whose annotations
-    are invalid (the spec requires it), with a warning naming the tool and why."""
-    kept = []
-    for tool in page.tools:
-        try:
-            found = header_paths(tool.input_schema.to_wire())
-        except InvalidHeaderAnnotation as exc:
-            logger.warning("ignoring tool %r: invalid x-mcp-header annotation: %s", tool.name, exc)
-            paths.pop(tool.name, None)
-            continue
-        if found:
-            paths[tool.name] = found
-        else:
-            paths.pop(tool.name, None)
-        kept.append(tool)
-    if len(kept) == len(page.tools):
-        return page
-    return page.model_copy(update={"tools": kept})
-
-
 def _cursor(cursor: str | None) -> JSONObject | None:
     return None if cursor is None else {"cursor": cursor}
-
-
-def _output_problems(schema: JSONObject, result: CallToolResult) -> list[str]:
-    if result.structured_content is None:
-        return ["the tool declares an outputSchema but returned no structuredContent"]
-    return schema_errors(schema, result.structured_content)
