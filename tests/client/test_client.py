@@ -641,7 +641,7 @@ async def test_a_timeout_after_junk_on_stdout_says_so(tmp_path: Path) -> None:
 async def test_options_made_once_configure_many_clients() -> None:
     import dataclasses
 
-    from mcpkit.client.options import ClientOptions
+    from mcpkit.client import ClientOptions
 
     server = Server("opts")
 

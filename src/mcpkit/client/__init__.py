@@ -13,9 +13,11 @@ from mcpkit.client.era import EraMismatch
 from mcpkit.client.handlers import Elicitation, Sampling, form_errors
 from mcpkit.client.listen import Notification, Subscription
 from mcpkit.client.mrtr import InputRequired, InputRequiredError
+from mcpkit.client.options import ClientOptions
 
 __all__ = [
     "Client",
+    "ClientOptions",
     "Elicitation",
     "EraMismatch",
     "HttpOptions",
