@@ -10,6 +10,7 @@ import sys
 from typing import Annotated, Any
 
 from mcpkit import Server
+from mcpkit.errors import INTERNAL_ERROR, ProtocolError
 from mcpkit.server import Context, Header
 from mcpkit.server.tools import Tool
 
@@ -481,6 +482,67 @@ def test_trigger_prompt_change() -> str:
         return "removed test_dynamic_prompt"
     server.prompt("test_dynamic_prompt")(_dynamic)
     return "added test_dynamic_prompt"
+
+
+# -- tasks (the 2026-07-28 extension's scenarios, tasks-*) -----------------------------------
+
+
+@server.tool()
+def greet(name: str) -> str:
+    """Sync only: never a task."""
+    return f"Hello, {name}!"
+
+
+@server.tool(task=True)
+async def slow_compute(seconds: float = 1, label: str = "") -> str:
+    """Sleeps `seconds`, then answers; runs as a task for a client that declares tasks."""
+    await asyncio.sleep(seconds)
+    return f"computed {label} after {seconds:g}s"
+
+
+@server.tool(task="required", structured_output=False)
+async def failing_job() -> dict[str, Any]:
+    """Always a tool error, after a moment (the task is `completed` with isError)."""
+    await asyncio.sleep(0.5)
+    return result({"type": "text", "text": "the job failed"}, is_error=True)
+
+
+@server.tool(task=True)
+async def protocol_error_job() -> str:
+    """Fails with a JSON-RPC error (the task is `failed` with `error`)."""
+    await asyncio.sleep(0.1)
+    raise ProtocolError(INTERNAL_ERROR, "the job crashed")
+
+
+@server.tool(task=True)
+async def confirm_delete(filename: str, ctx: Context) -> str:
+    """Asks for a confirmation inside the task (input_required, answered by tasks/update)."""
+    schema = {"type": "object", "properties": {"confirm": {"type": "boolean"}}}
+    answer = await ctx.elicit(f"Delete {filename}?", schema)
+    confirmed = answer.action == "accept" and bool((answer.data or {}).get("confirm"))
+    return f"{filename} {'deleted' if confirmed else 'kept'}"
+
+
+@server.tool(task=True)
+async def multi_input(ctx: Context) -> str:
+    """Two questions at once: two input requests pending together."""
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "confirm": {"type": "boolean"}},
+    }
+    first, second = await ctx.gather_input(
+        ctx.elicit_request("First name?", schema), ctx.elicit_request("Second name?", schema)
+    )
+    return f"got {first.action} and {second.action}"
+
+
+@server.tool(task="required", task_if=lambda ctx: False)
+async def test_tool_with_task(ctx: Context) -> str:
+    """Asks in an input_required round first, then goes on as a task."""
+    who = await ctx.elicit("What is your name?", NAME, key="user_name")
+    await ctx.continue_as_task("working on it")
+    await asyncio.sleep(0.2)
+    return f"Hello, {(who.data or {}).get('name')}!"
 
 
 if __name__ == "__main__":

@@ -27,7 +27,15 @@ HeaderPaths = dict[str, tuple[str, ...]]
 
 VERSION_HEADER = "mcp-protocol-version"
 # The body field each method's Mcp-Name header repeats.
-NAMED_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAMED_FIELDS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # the tasks extension: routes a task's requests to the instance that holds it
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 _PREFIX, _SUFFIX = "=?base64?", "?="
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 tchar
 _PLAIN = re.compile(r"[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?")  # no spaces at either end

@@ -50,6 +50,7 @@ from mcpkit.protocol.modern import (
     discover_result,
     read_envelope,
 )
+from mcpkit.protocol import tasks
 from mcpkit.protocol.outgoing import Outgoing, answer
 from mcpkit.types.methods import METHODS, MethodInfo
 
@@ -232,7 +233,8 @@ class ServerRules:
         request_id, method = request.id, request.method
         if method == "server/discover":
             config = self.config
-            result = discover_result(self.versions, config.capabilities, config.instructions)
+            capabilities = tasks.modern_capabilities(config.capabilities)
+            result = discover_result(self.versions, capabilities, config.instructions)
             return answer(encode_result(request_id, self.stamp.result(method, result)), request_id)
         if self._modern_method(envelope.version, method) is None:
             raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -248,6 +250,10 @@ class ServerRules:
         known = self._modern_methods
         if key in known:
             return known[key]
+        if method in tasks.MODERN_METHODS:  # the tasks extension, when we declare tasks
+            declared = "tasks" in self.config.capabilities
+            found = known[key] = tasks.EXTENSION_METHODS[method] if declared else None
+            return found
         info = self.handshake_method(version, method)
         if info is not None or method in METHODS:
             known[key] = info
@@ -274,7 +280,7 @@ class ServerRules:
         version = negotiate_version(params["protocolVersion"], config.versions)
         result: JSONObject = {
             "protocolVersion": version,
-            "capabilities": config.capabilities,
+            "capabilities": tasks.handshake_capabilities(config.capabilities),
             "serverInfo": config.info,
         }
         if config.instructions is not None:

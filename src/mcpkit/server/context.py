@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import secrets
 import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from mcpkit.errors import CapabilityNotDeclared
 from mcpkit.protocol import RequestReceived
@@ -40,6 +41,9 @@ from mcpkit.server.asks import (
 from mcpkit.server.elicitation import Elicited, parse_answer, requested_schema
 from mcpkit.server.schema import resolve_hints
 
+if TYPE_CHECKING:
+    from mcpkit.server.tasks import TaskRun, TaskSwitch
+
 JSONObject = dict[str, Any]
 T = TypeVar("T")
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
@@ -53,6 +57,8 @@ class SessionState:
 
     log_level: LogLevel | None = None  # None: the client has not asked for log messages
     subscriptions: set[str] = field(default_factory=set)
+    # Whom its tasks belong to when there is no principal (random: never guessable).
+    key: str = field(default_factory=lambda: "session:" + secrets.token_urlsafe(16))
 
     def wants_log(self, level: LogLevel) -> bool:
         return self.log_level is not None and _SEVERITY[level] >= _SEVERITY[self.log_level]
@@ -74,7 +80,7 @@ class ServerView(Protocol):
 class Context:
     """The request being served: who asked, what they declared, and ways to talk back."""
 
-    __slots__ = ("peer", "request", "round", "server")
+    __slots__ = ("peer", "request", "round", "server", "task", "task_switch")
 
     def __init__(
         self,
@@ -89,6 +95,10 @@ class Context:
         # A modern request that may answer input_required: the answers it carried (None in a
         # first round until the handler asks).
         self.round = round
+        # The task this handler runs in (see `server.tasks`), and, for an inline call that
+        # may become one, the future that answers the request with the task.
+        self.task: TaskRun | None = None
+        self.task_switch: TaskSwitch | None = None
 
     # -- facts -----------------------------------------------------------------------------
 
@@ -166,6 +176,12 @@ class Context:
         return self.server.lifespan_state
 
     @property
+    def task_id(self) -> str | None:
+        """The id of the task this call runs as (None for an inline call)."""
+        task = self.task
+        return None if task is None else task.task_id
+
+    @property
     def cancelled(self) -> bool:
         """True once the client cancelled this request (the handler task is being cancelled)."""
         task = asyncio.current_task()
@@ -178,9 +194,35 @@ class Context:
     ) -> bool:
         """Progress for this request; False when the client did not ask for progress.
 
+        Inside a task the progress becomes the task's statusMessage (what `tasks/get` shows:
+        the message, else "progress/total"), and True is returned once stored.
+
         Raises LocalProtocolViolation when `progress` does not increase.
         """
+        task = self.task
+        if task is not None:
+            if message is None:
+                message = f"{progress:g}/{total:g}" if total is not None else f"{progress:g}"
+            await task.note(message)
+            return True
         return self.peer.report_progress(self.request.id, progress, total, message)
+
+    async def continue_as_task(self, message: str | None = None) -> bool:
+        """Answer this tools/call with a task now and go on running in it (the rest of the
+        handler runs in the background; the client polls the task for the result).
+
+        For a tool registered with `task=` whose call did not start as a task (`task_if`
+        said no): typically after asking the user in input_required rounds (2026-07-28),
+        before the long part. `message` becomes the task's statusMessage. True when the
+        call now runs as a task (or already did); False when it cannot become one (the
+        client did not declare tasks, the tool has no `task=`): it goes on inline.
+        """
+        if self.task is not None:
+            return True
+        switch = self.task_switch
+        if switch is None or switch.future.done():
+            return False
+        return await switch.manager.continue_as_task(self, message)
 
     async def log(self, level: LogLevel, data: Any, logger: str | None = None) -> bool:
         """Send a log message to the client if it asked for this level; True when sent.
@@ -299,6 +341,8 @@ class Context:
         Raises like the single asks; ProtocolError -32603 when asking is impossible (a
         2026-07-28 request other than tools/call, prompts/get, resources/read).
         """
+        if self.task is not None:
+            return await self.task.gather(self, asks)
         if self.request.envelope is None:
             for ask in asks:  # all checked before any is sent
                 self._check_finer_capabilities(ask)

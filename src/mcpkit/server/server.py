@@ -43,6 +43,7 @@ from mcpkit.server.pagination import Paginator
 from mcpkit.server.prompts import PromptRegistry
 from mcpkit.server.resources import ResourceRegistry
 from mcpkit.server.subscriptions import SubscriptionHub
+from mcpkit.server.tasks import TaskManager, TaskSettings
 from mcpkit.server.tools import Tool, ToolRegistry
 
 if TYPE_CHECKING:
@@ -99,6 +100,7 @@ class Server:
         request_state_ttl: float = 600.0,
         max_requests_in_flight: int | None = 1024,
         hide_out_of_scope: bool = False,
+        tasks: TaskSettings | None = None,
     ) -> None:
         self._rules: ServerRules | None = None
         self.name = name
@@ -123,6 +125,8 @@ class Server:
         )
         self.prompts = PromptRegistry(self.paginator, self._registry_changed)
         self.completions = Completions(self.prompts, self.resources)
+        self.tasks = TaskManager(tasks)
+        self.tools.tasks = self.tasks
         self.tools.hide_out_of_scope = self.prompts.hide_out_of_scope = hide_out_of_scope
         self.resources.hide_out_of_scope(hide_out_of_scope)
         self.logger = logging.getLogger(f"mcpkit.server.{name}")
@@ -131,7 +135,7 @@ class Server:
             "logging/setLevel": set_level,
             "subscriptions/listen": self.subscriptions.listen,
         }
-        for feature in (self.tools, self.resources, self.prompts, self.completions):
+        for feature in (self.tools, self.resources, self.prompts, self.completions, self.tasks):
             self._handlers.update(feature.handlers())
 
     # -- tools ---------------------------------------------------------------------------------
@@ -148,6 +152,8 @@ class Server:
         structured_output: bool | None = None,
         run_in_thread: bool | None = None,
         scopes: Iterable[str] | None = None,
+        task: bool | str | None = None,
+        task_if: Callable[[Context], bool] | None = None,
     ) -> Callable[[F], F]:
         """Register the decorated function as a tool.
 
@@ -156,6 +162,9 @@ class Server:
         the parameter descriptions. `annotations` are hints for clients (readOnlyHint, ...);
         `run_in_thread` runs a sync function in a worker thread (default: inline); `scopes`,
         with authorization, are what a caller's token must grant to call it (403 otherwise).
+        `task=True` (or "optional") lets a call run as a task that outlives its request,
+        `task="required"` allows only that, and `task_if(ctx)` decides per call (see
+        `mcpkit.server.tasks` and docs/tasks.md).
         """
 
         def register(fn: F) -> F:
@@ -170,6 +179,8 @@ class Server:
                 structured_output=structured_output,
                 run_in_thread=run_in_thread,
                 scopes=scopes,
+                task=task,
+                task_if=task_if,
             )
             return fn
 
@@ -212,6 +223,8 @@ class Server:
             capabilities["prompts"] = self.prompts.capability()
         if len(self.completions):
             capabilities["completions"] = {}
+        if self.tools.task_capable:
+            capabilities["tasks"] = self.tasks.capability()
         return capabilities
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -271,6 +284,7 @@ class Server:
         finally:
             self._running -= 1
             if self._running == 0 and self._lifespan_stack is not None:
+                await self.tasks.aclose()
                 self.logger.removeHandler(self._log_handler)
                 stack, self._lifespan_stack = self._lifespan_stack, None
                 await stack.aclose()

@@ -43,6 +43,7 @@ from mcpkit.server.results import (
     structured_result,
     to_call_tool_result,
 )
+from mcpkit.server.tasks import TaskManager, task_support
 from mcpkit.server.schema import (
     Output,
     Signature,
@@ -75,6 +76,7 @@ _FIELD_SINCE = {
     "outputSchema": "2025-06-18",
     "_meta": "2025-06-18",
     "icons": "2025-11-25",
+    "execution": "2025-11-25",
 }
 _ERAS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 _AWAITABLES = (types.CoroutineType, asyncio.Future)
@@ -103,7 +105,10 @@ class Tool:
     "sizes": [...]} dicts or `mcpkit.types.Icon`), `meta` (the definition's `_meta`),
     `structured_output` (None: from the return annotation; False: never; True: required),
     `run_in_thread` (sync functions only; None: the registry's default), `scopes` (with
-    authorization: what a caller's token must grant to call it; 403 otherwise).
+    authorization: what a caller's token must grant to call it; 403 otherwise), `task`
+    (True or "optional": a call may run as a task; "required": only as a task; see
+    `server.tasks`) and `task_if` (called with the Context of a call that may become a task:
+    False runs it inline, where `ctx.continue_as_task()` can still make it one).
 
     Raises ValueError (a bad name, unknown annotation keys) and TypeError (a signature no
     JSON Schema can describe; structured_output=True without a describable return type).
@@ -122,9 +127,15 @@ class Tool:
         structured_output: bool | None = None,
         run_in_thread: bool | None = None,
         scopes: Iterable[str] | None = None,
+        task: bool | str | None = None,
+        task_if: Callable[[Context], bool] | None = None,
     ) -> None:
         self.fn = fn
         self.scopes = scope_set(scopes)
+        self.task_support = task_support(task)
+        if task_if is not None and self.task_support is None:
+            raise ValueError("task_if= decides when a call becomes a task: it needs task=")
+        self.task_if = task_if
         if name is None:
             name = getattr(fn, "__name__", type(fn).__name__)
         self.name = check_tool_name(name)
@@ -175,6 +186,8 @@ class Tool:
             definition["icons"] = tool_icons(icons)
         if meta is not None:
             definition["_meta"] = dict(meta)
+        if self.task_support is not None:
+            definition["execution"] = {"taskSupport": self.task_support}
         return definition
 
     # -- calling -------------------------------------------------------------------------------
@@ -366,6 +379,8 @@ class ToolRegistry(Registry[Tool]):
         self.defaults = ToolDefaults()
         # Older revisions' definitions: revision era -> (registry version, items, pages).
         self._older: dict[str, tuple[int, list[JSONObject], Paginator]] = {}
+        self.tasks: TaskManager | None = None  # the server's, for tools with task=
+        self.task_capable = False  # some tool may run as a task
 
     @property
     def run_in_thread(self) -> bool:
@@ -385,6 +400,8 @@ class ToolRegistry(Registry[Tool]):
 
     def put(self, name: str, item: Tool, *, replace: bool = False) -> Tool:
         item.defaults = self.defaults
+        if item.task_support is not None:
+            self.task_capable = True  # before the change hook makes the new capabilities
         return super().put(name, item, replace=replace)
 
     def add(self, fn: Callable[..., Any], **options: Any) -> Tool:
@@ -447,4 +464,14 @@ class ToolRegistry(Registry[Tool]):
             arguments = {}
         elif type(arguments) is not dict:
             raise ProtocolError(INVALID_PARAMS, "tools/call arguments must be an object")
+        tasks = self.tasks
+        if tasks is not None and self.task_capable:
+            if tool.task_support is not None or ("task" in params and ctx.envelope is None):
+                return tasks.call_tool(
+                    ctx,
+                    tool.name,
+                    tool.task_support,
+                    tool.task_if,
+                    lambda c: tool.call(arguments, c),
+                )
         return tool.call(arguments, ctx)

@@ -1,0 +1,571 @@
+"""Tasks, server side: a tool call that outlives its request, in both eras.
+
+How this works. `TaskManager.call_tool` decides, per tools/call, whether the call becomes a
+task (see `decide`): in the handshake era the client asks for one (`params.task`, 2025-11-25);
+at 2026-07-28 the server decides for a client whose request declared the extension. A task
+is a record in the `TaskStore` (what `tasks/get` reads, from any process sharing the store)
+plus, in the process running it, a `TaskRun`: the asyncio task of the handler and whatever
+the handler is waiting for. The handler is the tool's own function with its own `Context`;
+what changes inside a task is where its questions go (`TaskRun.gather`):
+
+- handshake era: a real request to the client, tagged with the related-task `_meta`, while
+  the task shows `input_required` (over HTTP it travels on a waiting `tasks/result` stream);
+- 2026-07-28: an entry in the task's `inputRequests`, answered by `tasks/update`.
+
+A tool may also start inline and become a task midway (`ctx.continue_as_task()`), which is
+how a 2026-07-28 tool asks its questions through input_required rounds first and then runs
+in the background: the request is answered with the task, the handler keeps running.
+
+Every task request is checked against who created the task (`owner`: the authenticated
+principal, else the handshake session); anyone else gets "not found", never the task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from mcpkit.errors import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    SERVER_ERROR,
+    MethodNotFound,
+    ProtocolError,
+)
+from mcpkit.protocol import tasks as wire
+from mcpkit.protocol.modern import missing_capability
+from mcpkit.runtime.handling import failure
+from mcpkit.server.asks import Ask
+from mcpkit.stores.tasks import MemoryTaskStore, StoreFull, TaskRecord, TaskStore
+
+if TYPE_CHECKING:
+    from mcpkit.server.context import Context
+
+JSONObject = dict[str, Any]
+TaskSupport = Literal["optional", "required"]
+Run = Callable[["Context"], "JSONObject | Awaitable[JSONObject]"]
+logger = logging.getLogger("mcpkit.server.tasks")
+
+_KEY_PREFIX = {"elicitation/create": "elicit", "sampling/createMessage": "sample"}
+_NOT_FOUND = "Failed to retrieve task: Task not found"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSettings:
+    """How a server keeps tasks.
+
+    `store`: where records live (default: a `MemoryTaskStore` of `max_stored` tasks; a
+    `mcpkit.stores.redis_tasks.RedisTaskStore` shares them between processes and restarts).
+    `max_running`: tasks whose handlers run at once in this process; `max_stored`: records
+    held, finished ones included; beyond either a new task is refused (-32000) instead of
+    growing without end. `default_ttl_ms` when the client asks for none, `max_ttl_ms` caps
+    what it asks; `poll_interval_ms` is the polling pace suggested to clients; `page_size`
+    for tasks/list.
+    """
+
+    store: TaskStore | None = None
+    max_running: int = 64
+    max_stored: int = 10_000
+    default_ttl_ms: int = 3_600_000
+    max_ttl_ms: int = 86_400_000
+    poll_interval_ms: int = 500
+    page_size: int = 100
+
+
+def task_support(value: bool | str | None) -> TaskSupport | None:
+    """A tool's `task=` option as the spec's taskSupport (None: forbidden). Raises ValueError."""
+    if value is None or value is False or value == "forbidden":
+        return None
+    if value is True or value == "optional":
+        return "optional"
+    if value == "required":
+        return "required"
+    raise ValueError(f"task= takes True, False, 'optional', 'required' or 'forbidden', not {value!r}")
+
+
+def owner_of(ctx: Context) -> str | None:
+    """Whom a task belongs to: the principal; else the handshake session; else nobody (a
+    2026-07-28 or stateless request without authorization: the 128-bit id is the secret)."""
+    principal = ctx.principal
+    if principal is not None:
+        return principal.key
+    state = ctx.state
+    return None if state is None else state.key
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSwitch:
+    """What lets an inline call become a task: the manager, and the future that answers the
+    request with the task."""
+
+    manager: TaskManager
+    future: asyncio.Future[JSONObject]
+
+
+class TaskManager:
+    """The server's tasks: creating them from tool calls, running them, and the tasks/*
+    handlers of both eras."""
+
+    def __init__(self, settings: TaskSettings | None = None) -> None:
+        self.settings = settings or TaskSettings()
+        self._store = self.settings.store
+        self.runs: dict[str, TaskRun] = {}  # handlers running in this process
+
+    @property
+    def store(self) -> TaskStore:
+        if self._store is None:
+            self._store = MemoryTaskStore(self.settings.max_stored)
+        return self._store
+
+    def capability(self) -> JSONObject:
+        """The 2025-11-25 `tasks` capability (2026-07-28 shows it as the extension)."""
+        return {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+
+    def handlers(self) -> dict[str, Callable[[Context], Any]]:
+        return {
+            "tasks/get": self.get_task,
+            "tasks/result": self.task_result,
+            "tasks/list": self.list_tasks,
+            "tasks/cancel": self.cancel_task,
+            "tasks/update": self.update_task,
+        }
+
+    # -- becoming a task ---------------------------------------------------------------------
+
+    def call_tool(
+        self,
+        ctx: Context,
+        name: str,
+        support: TaskSupport | None,
+        task_if: Callable[[Context], bool] | None,
+        run: Run,
+    ) -> JSONObject | Awaitable[JSONObject]:
+        """Serve a tools/call of a tool whose task support is `support`: inline, as a task
+        made now, or inline with the chance to become one (`ctx.continue_as_task`).
+
+        Raises ProtocolError: -32601 for a task the tool cannot be (or a call it must be a
+        task for), -32602 for a malformed params.task, -32021 when a tool that must run as a
+        task is called by a 2026-07-28 client without the extension.
+        """
+        if ctx.envelope is not None:
+            if not wire.declares_extension(ctx.envelope.capabilities):
+                if support == "required":
+                    raise missing_capability({"extensions": {wire.EXTENSION: {}}})
+                return run(ctx)
+            if support is None:
+                return run(ctx)  # a legacy params.task is ignored at 2026-07-28
+            if task_if is None or task_if(ctx):
+                return self.start(ctx, run, None)
+            return self.inline_until_task(ctx, run)
+        try:
+            ttl = wire.requested_ttl(ctx.params) if _has_tasks(ctx) else False
+        except ValueError as exc:
+            raise ProtocolError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+        if ttl is False:
+            if support == "required":
+                raise ProtocolError(
+                    METHOD_NOT_FOUND,
+                    f"Tool {name} runs only as a task: call it with params.task (protocol "
+                    f"2025-11-25 or later); this request is not task-augmented",
+                )
+            return run(ctx)
+        if support is None:
+            raise ProtocolError(
+                METHOD_NOT_FOUND, f"Tool {name} does not support task-augmented calls"
+            )
+        return self.start(ctx, run, ttl)
+
+    async def start(self, ctx: Context, run: Run, ttl: int | None) -> JSONObject:
+        """Create the task, start the handler in it, answer with the task."""
+        task_run = await self._create(ctx, ttl)
+        task_run.begin(_awaited(run, ctx))
+        return wire.create_result(task_run.record, modern=task_run.modern)
+
+    async def inline_until_task(self, ctx: Context, run: Run) -> JSONObject:
+        """Run the handler inline; if it calls `ctx.continue_as_task()`, answer with the task
+        then and let the handler go on in it."""
+        switched: asyncio.Future[JSONObject] = asyncio.get_running_loop().create_future()
+        ctx.task_switch = TaskSwitch(self, switched)
+        body = asyncio.ensure_future(_awaited(run, ctx))
+        try:
+            await asyncio.wait((body, switched), return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            if not switched.done():
+                body.cancel()  # still inline: the request's cancellation is the handler's
+            raise
+        if switched.done():
+            return switched.result()
+        switched.cancel()
+        return body.result()
+
+    async def continue_as_task(self, ctx: Context, message: str | None) -> bool:
+        """The handler of an inline call asks to go on as a task (see `Context`)."""
+        switch = ctx.task_switch
+        if ctx.task is not None:
+            return True
+        if switch is None or switch.future.done():
+            return False
+        task_run = await self._create(ctx, None, message)
+        current = asyncio.current_task()
+        assert current is not None
+        task_run.adopt(current)
+        switch.future.set_result(wire.create_result(task_run.record, modern=task_run.modern))
+        return True
+
+    async def _create(self, ctx: Context, ttl: int | None, message: str | None = None) -> TaskRun:
+        settings = self.settings
+        if len(self.runs) >= settings.max_running:
+            raise ProtocolError(
+                SERVER_ERROR,
+                f"Server busy: {settings.max_running} tasks are running; try again later",
+            )
+        now = time.time()
+        ttl_ms = settings.default_ttl_ms if ttl is None else min(ttl, settings.max_ttl_ms)
+        record = TaskRecord(
+            task_id=secrets.token_urlsafe(16),  # 128 random bits
+            owner=owner_of(ctx),
+            method=ctx.request.method,
+            status="working",
+            created_at=now,
+            updated_at=now,
+            ttl_ms=ttl_ms,
+            poll_interval_ms=settings.poll_interval_ms,
+            status_message=message,
+        )
+        try:
+            await self.store.create(record)
+        except StoreFull as exc:
+            raise ProtocolError(SERVER_ERROR, f"Server busy: {exc}; try again later") from None
+        task_run = TaskRun(self, record, ctx)
+        ctx.task = task_run
+        self.runs[record.task_id] = task_run
+        logger.info("task %s created for %s by %s", record.task_id, record.method, record.owner)
+        return task_run
+
+    # -- the tasks/* requests ------------------------------------------------------------------
+
+    async def _find(self, ctx: Context) -> TaskRecord:
+        """The task a tasks/* request names, if the caller owns it. Raises -32602 else
+        (unknown, expired and someone else's read the same)."""
+        try:
+            task_id = wire.task_id_of(ctx.params)
+        except ValueError as exc:
+            raise ProtocolError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+        record = await self.store.get(task_id)
+        if record is None or record.owner != owner_of(ctx):
+            if record is not None:
+                logger.warning("task %s asked for by another caller", task_id)
+            raise ProtocolError(INVALID_PARAMS, _NOT_FOUND, {"taskId": task_id})
+        return record
+
+    def _check_modern(self, ctx: Context) -> None:
+        envelope = ctx.envelope
+        if envelope is not None and not wire.declares_extension(envelope.capabilities):
+            raise missing_capability({"extensions": {wire.EXTENSION: {}}})
+
+    async def get_task(self, ctx: Context) -> JSONObject:
+        self._check_modern(ctx)
+        record = await self._find(ctx)
+        return wire.task_wire(record, modern=ctx.modern, detailed=ctx.modern)
+
+    async def task_result(self, ctx: Context) -> JSONObject:
+        """2025-11-25: wait for the task to end; its result, or its JSON-RPC error."""
+        if ctx.modern:
+            raise MethodNotFound("tasks/result")
+        record = await self._find(ctx)
+        while not record.terminal:
+            task_run = self.runs.get(record.task_id)
+            if task_run is not None:
+                await task_run.wait(ctx)
+            else:  # running in another process: poll the shared store
+                await asyncio.sleep((record.poll_interval_ms or 500) / 1000)
+            found = await self.store.get(record.task_id)
+            if found is None:
+                raise ProtocolError(INVALID_PARAMS, "Failed to retrieve task: Task has expired")
+            record = found
+        if record.status == "cancelled":
+            raise ProtocolError(INVALID_PARAMS, "Task was cancelled", {"taskId": record.task_id})
+        if record.error is not None:
+            error = record.error
+            raise ProtocolError(error["code"], error["message"], error.get("data"))
+        return wire.with_related(record.result or {}, record.task_id)
+
+    async def list_tasks(self, ctx: Context) -> JSONObject:
+        if ctx.modern:
+            raise MethodNotFound("tasks/list")
+        cursor = ctx.params.get("cursor")
+        if cursor is not None and type(cursor) is not str:
+            raise ProtocolError(INVALID_PARAMS, "Invalid params: cursor must be a string")
+        try:
+            page, after = await self.store.list(owner_of(ctx), cursor, self.settings.page_size)
+        except ValueError as exc:
+            raise ProtocolError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+        result: JSONObject = {"tasks": [wire.task_wire(r, modern=False) for r in page]}
+        if after is not None:
+            result["nextCursor"] = after
+        return result
+
+    async def cancel_task(self, ctx: Context) -> JSONObject:
+        self._check_modern(ctx)
+        record = await self._find(ctx)
+        if record.terminal:
+            if ctx.modern:  # the extension: an idempotent acknowledgement
+                return {}
+            raise ProtocolError(
+                INVALID_PARAMS,
+                f"Cannot cancel task: already in terminal status '{record.status}'",
+                {"taskId": record.task_id},
+            )
+        changes = {"status": "cancelled", "status_message": "The task was cancelled by request."}
+        updated = await self.store.update(record.task_id, changes) or record
+        task_run = self.runs.get(record.task_id)
+        if task_run is not None:
+            task_run.cancel()
+            task_run.announce(updated)
+        logger.info("task %s cancelled", record.task_id)
+        return {} if ctx.modern else wire.task_wire(updated, modern=False)
+
+    async def update_task(self, ctx: Context) -> JSONObject:
+        """2026-07-28: answers to the task's input requests. Unknown or already answered keys
+        are ignored (the extension's rule); an answer that does not fit its request is
+        refused (-32602) and stays outstanding."""
+        if not ctx.modern:
+            raise MethodNotFound("tasks/update")
+        self._check_modern(ctx)
+        record = await self._find(ctx)
+        responses = ctx.params.get("inputResponses")
+        if type(responses) is not dict or any(type(v) is not dict for v in responses.values()):
+            raise ProtocolError(
+                INVALID_PARAMS,
+                "Invalid params: inputResponses must map each input request key to its answer "
+                "(an object)",
+            )
+        task_run = self.runs.get(record.task_id)
+        if task_run is not None and not record.terminal:
+            await task_run.answer(responses)
+        return {}
+
+    async def aclose(self) -> None:
+        """Cancel every running task (the server is shutting down) and wait for them."""
+        runs = list(self.runs.values())
+        for task_run in runs:
+            task_run.cancel()
+        await asyncio.gather(*(r.done for r in runs if r.task is not None), return_exceptions=True)
+
+
+class TaskRun:
+    """A task whose handler runs in this process: its asyncio task and open questions."""
+
+    def __init__(self, manager: TaskManager, record: TaskRecord, ctx: Context) -> None:
+        self.manager = manager
+        self.record = record
+        self.ctx = ctx
+        self.modern = ctx.envelope is not None
+        self.task: asyncio.Task[Any] | None = None
+        self.done = asyncio.get_running_loop().create_future()
+        self._asked = 0 if ctx.round is None else ctx.round.count
+        self._keys: set[str] = set()
+        self._pending: dict[str, tuple[Ask, asyncio.Future[Any]]] = {}
+        # (peer, request id) of tasks/result calls waiting for the task (handshake era)
+        self._waiting: list[tuple[Any, Any]] = []
+
+    @property
+    def task_id(self) -> str:
+        return self.record.task_id
+
+    def begin(self, body: Awaitable[JSONObject]) -> None:
+        self.task = asyncio.ensure_future(self._outcome(body))
+        self.task.add_done_callback(self._ended)
+
+    def adopt(self, current: asyncio.Task[Any]) -> None:
+        """The handler's own task (an inline call's) becomes the task's (`continue_as_task`):
+        its result is the tool result."""
+        self.task = current
+        current.add_done_callback(self._ended)
+
+    def cancel(self) -> None:
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+
+    async def wait(self, ctx: Context) -> None:
+        """Block a tasks/result until the task ends; its stream carries the task's questions."""
+        waiter = (ctx.peer, ctx.request_id)
+        self._waiting.append(waiter)
+        try:
+            await asyncio.shield(self.done)
+        finally:
+            self._waiting.remove(waiter)
+
+    # -- the outcome ---------------------------------------------------------------------------
+
+    async def _outcome(self, body: Awaitable[JSONObject]) -> JSONObject:
+        return await body
+
+    def _ended(self, task: asyncio.Task[Any]) -> None:
+        if task.cancelled():
+            changes: JSONObject = {"status": "cancelled"}
+        else:
+            exc = task.exception()
+            changes = self._changes(None if exc is not None else task.result(), exc)
+        asyncio.ensure_future(self._settle(changes))
+
+    def _changes(self, result: JSONObject | None, exc: BaseException | None) -> JSONObject:
+        if exc is not None:
+            if not isinstance(exc, Exception):
+                exc = RuntimeError(f"the handler stopped: {exc!r}")
+            code, message, data = failure(self.record.method, exc)
+            error: JSONObject = {"code": code, "message": message}
+            if data is not None:
+                error["data"] = data
+            return {"status": "failed", "error": error, "status_message": message}
+        assert result is not None
+        if not self.modern and result.get("isError"):
+            # 2025-11-25: a tool error fails the task (tasks/result still returns the result)
+            return {"status": "failed", "result": result, "status_message": _error_text(result)}
+        return {"status": "completed", "result": result}
+
+    async def _settle(self, changes: JSONObject) -> None:
+        manager = self.manager
+        try:
+            changes["input_requests"] = None
+            updated = await manager.store.update(self.task_id, changes)
+            if updated is not None:
+                self.record = updated
+                self.announce(updated)
+                logger.info("task %s %s", self.task_id, updated.status)
+        except Exception:
+            logger.exception("task %s: could not store its outcome", self.task_id)
+        finally:
+            manager.runs.pop(self.task_id, None)
+            if not self.done.done():
+                self.done.set_result(None)
+
+    def announce(self, record: TaskRecord) -> None:
+        """notifications/tasks/status to a handshake-era session (optional in the spec; sent
+        on every change of status)."""
+        if self.modern or self.ctx.state is None:
+            return
+        try:
+            self.ctx.peer.notify("notifications/tasks/status", wire.task_wire(record, modern=False))
+        except Exception:  # the session is gone, or the client cannot take it: it polls
+            logger.debug("task %s: status notification not sent", self.task_id, exc_info=True)
+
+    async def _status(self, status: str, **more: Any) -> None:
+        updated = await self.manager.store.update(self.task_id, {"status": status, **more})
+        if updated is not None and updated.status != self.record.status:
+            self.announce(updated)
+        if updated is not None:
+            self.record = updated
+
+    async def note(self, message: str) -> None:
+        """A progress message becomes the task's statusMessage."""
+        updated = await self.manager.store.update(self.task_id, {"status_message": message})
+        if updated is not None:
+            self.record = updated
+
+    # -- questions from inside the task ----------------------------------------------------------
+
+    async def gather(self, ctx: Context, asks: tuple[Ask, ...]) -> list[Any]:
+        """The handler's questions, asked the way the task's era asks them."""
+        if not self.modern:
+            await self._status("input_required")
+            try:
+                results = await asyncio.gather(*(self._send(ctx, ask) for ask in asks))
+            finally:
+                await self._status("working")
+            return [ask.parse(result) for ask, result in zip(asks, results, strict=True)]
+        keys = self._keys_for(asks)
+        round_answers = {} if ctx.round is None else ctx.round.answers
+        loop = asyncio.get_running_loop()
+        waits: list[asyncio.Future[Any]] = []
+        for key, ask in zip(keys, asks, strict=True):
+            future: asyncio.Future[Any] = loop.create_future()
+            if key in round_answers:  # answered in an input_required round before the task
+                future.set_result(ask.parse(round_answers[key]))
+            else:
+                self._pending[key] = (ask, future)
+            waits.append(future)
+        if self._pending:
+            await self._publish_questions()
+        try:
+            return list(await asyncio.gather(*waits))
+        finally:
+            for key in keys:
+                self._pending.pop(key, None)
+
+    def _keys_for(self, asks: tuple[Ask, ...]) -> list[str]:
+        capabilities = self.ctx.client_capabilities
+        missing: JSONObject = {}
+        for ask in asks:
+            missing.update(ask.needs(capabilities) or {})
+        if missing:
+            raise missing_capability(missing)
+        keys = []
+        for ask in asks:
+            self._asked += 1
+            key = ask.key or f"{_KEY_PREFIX.get(ask.method, 'input')}-{self._asked}"
+            if key in self._keys:  # keys are unique over the task's life (the extension)
+                raise ValueError(f"input request key {key!r} is already used in this task")
+            self._keys.add(key)
+            keys.append(key)
+        return keys
+
+    async def _publish_questions(self) -> None:
+        requests = {key: ask.request() for key, (ask, _) in self._pending.items()}
+        if requests:
+            await self._status("input_required", input_requests=requests)
+        else:
+            await self._status("working", input_requests=None)
+
+    async def answer(self, responses: JSONObject) -> None:
+        """tasks/update: resolve the outstanding questions these responses answer."""
+        parsed: list[tuple[asyncio.Future[Any], Any]] = []
+        for key, response in responses.items():
+            pending = self._pending.get(key)
+            if pending is None or pending[1].done():
+                continue  # never asked, or answered already: ignored
+            ask, future = pending
+            try:
+                parsed.append((future, ask.parse(response)))
+            except (ValueError, TypeError) as exc:
+                raise ProtocolError(
+                    INVALID_PARAMS,
+                    f"Invalid params: the answer to input request {key!r} does not fit it: {exc}",
+                    {"key": key},
+                ) from None
+        for future, value in parsed:
+            future.set_result(value)
+        for key in [k for k, (_, f) in self._pending.items() if f.done()]:
+            del self._pending[key]
+        await self._publish_questions()
+
+    async def _send(self, ctx: Context, ask: Ask) -> JSONObject:
+        params = dict(ask.params or {})
+        meta = params.get("_meta")
+        params["_meta"] = {**(meta or {}), **wire.related_meta(self.task_id)}
+        # Over HTTP a request needs a stream: that of a tasks/result waiting for this task.
+        related = next((i for peer, i in reversed(self._waiting) if peer is ctx.peer), None)
+        return await ctx.peer.request(ask.method, params, related_id=related)
+
+
+def _has_tasks(ctx: Context) -> bool:
+    return (ctx.protocol_version or "") >= "2025-11-25"
+
+
+def _error_text(result: JSONObject) -> str:
+    for block in result.get("content") or ():
+        if type(block) is dict and block.get("type") == "text":
+            return str(block.get("text"))[:500]
+    return "The tool reported an error"
+
+
+async def _awaited(run: Run, ctx: Context) -> JSONObject:
+    outcome = run(ctx)
+    if isinstance(outcome, dict):
+        return outcome
+    return await outcome
