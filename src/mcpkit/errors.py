@@ -112,6 +112,14 @@ class RequestCancelled(MCPError):
     """The peer cancelled a request whose answer we were computing."""
 
 
+class TaskCancelled(MCPError):
+    """The task whose result was awaited was cancelled (by `tasks/cancel`, or by the server)."""
+
+    def __init__(self, task_id: str, message: str | None = None) -> None:
+        super().__init__(f"task {task_id} was cancelled" + (f": {message}" if message else ""))
+        self.task_id = task_id
+
+
 class CapabilityNotDeclared(MCPError):
     """The peer did not declare the capability this call needs; nothing was sent."""
 

@@ -54,6 +54,8 @@ from mcpkit.errors import (
 )
 from mcpkit.protocol import Connection, ConnectionConfig, Timeout
 from mcpkit.protocol.lifecycle import has_capability
+from mcpkit.client.tasks import TaskHandle, created_task
+from mcpkit.protocol.tasks import EXTENSION as TASKS_EXTENSION
 from mcpkit.protocol.modern import CACHEABLE_METHODS, LOG_LEVEL, LOG_LEVELS
 from mcpkit.runtime import ProgressCallback, Session
 from mcpkit.types.versions import MODERN_VERSIONS
@@ -165,9 +167,10 @@ class ClientCore:
         transport = await open_transport(
             self._target, self._stdio, self._http, self._catalog.header_paths_for
         )
-        config = ConnectionConfig(
-            role="client", info=self._info, capabilities=self._requests.capabilities()
-        )
+        # At 2026-07-28 every request declares the tasks extension: `call_tool` follows a
+        # task to its end (tasks.py), so a server may always answer with one.
+        capabilities = {**self._requests.capabilities(), "extensions": {TASKS_EXTENSION: {}}}
+        config = ConnectionConfig(role="client", info=self._info, capabilities=capabilities)
         session = Session(
             Connection(config),
             transport,
@@ -285,7 +288,7 @@ class ClientCore:
             raise ValueError("input_required is 'answer' or 'return'")
         limit = self._timeout if timeout is ... else _timeout(timeout)
         raw = await self._exchange(session, method, params, limit, on_progress)
-        if not session.connection.modern or result_kind(method, raw) == "complete":
+        if not session.connection.modern or result_kind(method, raw) != "input_required":
             return raw
         if input_required == "return":
             return raw
@@ -336,8 +339,8 @@ class ClientCore:
             responses = await self.answer_input(pending)
             again = retry_params(pending.params, responses, pending.request_state)
             raw = await self._exchange(session, method, again, limit, on_progress)
-            if result_kind(method, raw) == "complete":
-                return raw
+            if result_kind(method, raw) != "input_required":
+                return raw  # complete, or a task (answered with the task, tasks.py)
         raise InputRequiredError(
             f"{method}: the server still asked for input after {self.max_input_rounds} rounds "
             "(max_input_rounds)"
@@ -373,6 +376,9 @@ class ClientCore:
         )
         if raw.get("resultType") == "input_required":
             return pending_input(method, params, raw)
+        if raw.get("resultType") == "task" or ("task" in params and "task" in raw):
+            # The server runs it as a task: follow it to its end (tasks.py).
+            raw = await TaskHandle(self, created_task(method, raw)).result()
         return _parse(kind, raw, method)
 
     async def ping(self) -> None:

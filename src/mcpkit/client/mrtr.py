@@ -23,6 +23,7 @@ from typing import Any, Literal
 from mcpkit.errors import InvalidResult, MCPError
 from mcpkit.protocol import RequestReceived
 from mcpkit.protocol.modern import INPUT_REQUIRED_METHODS
+from mcpkit.protocol.tasks import AUGMENTABLE
 
 JSONObject = dict[str, Any]
 DEFAULT_MAX_INPUT_ROUNDS = 10
@@ -62,7 +63,7 @@ class InputRequired:
 
 
 def result_kind(method: str, result: JSONObject) -> str:
-    """ "complete" or "input_required"; raises InvalidResult for anything else, or for an
+    """ "complete", "input_required" or "task"; raises InvalidResult for anything else, or for an
     input-required answer to a method that may not have one. An absent resultType is a
     complete result (handshake-era servers send none)."""
     kind = result.get("resultType", "complete")
@@ -70,6 +71,8 @@ def result_kind(method: str, result: JSONObject) -> str:
         return "complete"
     if kind == "input_required" and method in INPUT_REQUIRED_METHODS:
         return "input_required"
+    if kind == "task" and method in AUGMENTABLE:
+        return "task"  # the tasks extension: `call_tool` follows it (tasks.py)
     if kind == "input_required":
         raise InvalidResult(method, f"{method} may not answer with resultType input_required")
     raise InvalidResult(method, f"unknown resultType {kind!r}")

@@ -67,6 +67,8 @@ def outbound_methods(role: Role, version: str) -> dict[str, MethodInfo]:
 def initialize_params(
     version: str, capabilities: JSONObject, client_info: JSONObject
 ) -> JSONObject:
+    if "extensions" in capabilities:  # 2026-07-28 only (per request, in the envelope)
+        capabilities = {k: v for k, v in capabilities.items() if k != "extensions"}
     return {"protocolVersion": version, "capabilities": capabilities, "clientInfo": client_info}
 
 

@@ -22,6 +22,7 @@ from mcpkit.protocol.modern import stamp
 from mcpkit.protocol.outbound import OutboundRequests
 from mcpkit.protocol.outgoing import Outgoing
 from mcpkit.protocol.serving import Inbound, notification, undeclared
+from mcpkit.protocol import tasks
 from mcpkit.types.methods import METHODS, MethodInfo
 
 JSONObject = dict[str, Any]
@@ -114,6 +115,8 @@ class Sending:
     def _outbound_info(self, method: str) -> MethodInfo | None:
         """Registry entry for a method we send; None for methods outside the spec (extensions)."""
         info = outbound_methods(self.role, self.protocol_version or "").get(method)
+        if info is None and self._envelope is not None and method in tasks.MODERN_METHODS:
+            return None  # the tasks extension (2026-07-28): not in the core registry
         if info is None and method in METHODS:
             raise LocalProtocolViolation(
                 f"a {self.role} cannot send {method} at protocol revision {self.protocol_version}"

@@ -66,6 +66,11 @@ def parse_answer(shape: type[T] | JSONObject, result: JSONObject) -> Elicited[T]
         return Elicited(action, None, result)
     content = result.get("content") or {}
     if isinstance(shape, dict):
+        problems = content_problems(shape, content)
+        if problems:
+            raise ValueError(
+                "the client's answer does not fit the requested schema: " + "; ".join(problems)
+            )
         return Elicited("accept", content, result)
     from pydantic import TypeAdapter, ValidationError
 
@@ -74,3 +79,37 @@ def parse_answer(shape: type[T] | JSONObject, result: JSONObject) -> Elicited[T]
     except ValidationError as exc:
         raise ValueError(f"the client's answer does not fit the requested schema: {exc}") from exc
     return Elicited("accept", data, result)
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "boolean": (bool,),
+    "number": (int, float),
+    "integer": (int,),
+}
+
+
+def content_problems(schema: JSONObject, content: Any) -> list[str]:
+    """What is wrong with an accepted answer against a (flat) form schema given as a dict:
+    missing required fields, values of the wrong JSON type, values outside an enum."""
+    if type(content) is not dict:
+        return ["content must be an object"]
+    properties = schema.get("properties") or {}
+    problems = [
+        f"{name!r} is required" for name in schema.get("required") or () if name not in content
+    ]
+    for name, value in content.items():
+        field = properties.get(name)
+        if type(field) is not dict:
+            continue
+        kind = field.get("type")
+        wanted = _JSON_TYPES.get(kind) if type(kind) is str else None
+        if wanted is not None and (
+            not isinstance(value, wanted) or (kind != "boolean" and type(value) is bool)
+        ):
+            problems.append(f"{name!r} must be a {kind}, not {value!r}")
+        elif kind == "array" and type(value) is not list:
+            problems.append(f"{name!r} must be an array, not {value!r}")
+        elif "enum" in field and value not in field["enum"]:
+            problems.append(f"{name!r} must be one of {field['enum']!r}")
+    return problems
