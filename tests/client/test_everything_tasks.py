@@ -10,6 +10,7 @@ from typing import Any
 from mcpkit import Client
 from tests.peers import node_env, npm_command
 
+
 def everything(**options: Any) -> Client:
     return Client([*npm_command("mcp-server-everything"), "stdio"], env=node_env(), **options)
 

@@ -95,16 +95,15 @@ async def test_with_authorization_a_task_belongs_to_its_principal(mode: str) -> 
         headers = {"authorization": f"Bearer {token}"}
         return Client(url, mode=mode, http=HttpOptions(headers=headers))
 
-    async with served(auth=True) as url:
-        async with as_("alice-token-0123456789") as alice:
-            handle = await alice.start_tool("wait", {"seconds": 0.2})
-            async with as_("bob-token-0123456789") as bob:
-                with pytest.raises(ProtocolError) as refused:
-                    await bob.task(handle.task_id).status()
-                assert refused.value.code == -32602 and "not found" in refused.value.message
-                with pytest.raises(ProtocolError):
-                    await bob.task(handle.task_id).cancel()
-            # the same principal in a new client (session) may collect it
-            async with as_("alice-token-0123456789") as again:
-                result = await again.task(handle.task_id).result()
-                assert result["content"][0]["text"] == "waited"
+    async with served(auth=True) as url, as_("alice-token-0123456789") as alice:
+        handle = await alice.start_tool("wait", {"seconds": 0.2})
+        async with as_("bob-token-0123456789") as bob:
+            with pytest.raises(ProtocolError) as refused:
+                await bob.task(handle.task_id).status()
+            assert refused.value.code == -32602 and "not found" in refused.value.message
+            with pytest.raises(ProtocolError):
+                await bob.task(handle.task_id).cancel()
+        # the same principal in a new client (session) may collect it
+        async with as_("alice-token-0123456789") as again:
+            result = await again.task(handle.task_id).result()
+            assert result["content"][0]["text"] == "waited"

@@ -266,9 +266,10 @@ async def test_modern_tasks_need_the_extension_declared_in_the_request() -> None
             with pytest.raises(ProtocolError) as missing:
                 await c.request(method, {"taskId": "x", "inputResponses": {}, "_meta": bare})
             assert missing.value.code == -32021
-            assert "io.modelcontextprotocol/tasks" in missing.value.data["requiredCapabilities"][
-                "extensions"
-            ]
+            assert (
+                "io.modelcontextprotocol/tasks"
+                in missing.value.data["requiredCapabilities"]["extensions"]
+            )
         with pytest.raises(ProtocolError) as required:
             await c.request("tools/call", {"name": "tool_error", "arguments": {}, "_meta": bare})
         assert required.value.code == -32021
@@ -336,7 +337,7 @@ async def test_status_notifications_reach_a_handshake_client() -> None:
 
 
 async def test_the_question_of_a_handshake_task_carries_the_related_task_meta() -> None:
-    server, seen = make_server()
+    server, _ = make_server()
     metas: list[Any] = []
 
     async def elicit(request: Any) -> dict[str, Any]:

@@ -44,6 +44,7 @@ from mcpkit.client.notifications import (
     Notifications,
 )
 from mcpkit.client.options import ClientOptions
+from mcpkit.client.tasks import TaskHandle, created_task
 from mcpkit.client.tool_catalog import ToolCatalog
 from mcpkit.errors import (
     URL_ELICITATION_REQUIRED,
@@ -54,9 +55,8 @@ from mcpkit.errors import (
 )
 from mcpkit.protocol import Connection, ConnectionConfig, Timeout
 from mcpkit.protocol.lifecycle import has_capability
-from mcpkit.client.tasks import TaskHandle, created_task
-from mcpkit.protocol.tasks import EXTENSION as TASKS_EXTENSION
 from mcpkit.protocol.modern import CACHEABLE_METHODS, LOG_LEVEL, LOG_LEVELS
+from mcpkit.protocol.tasks import EXTENSION as TASKS_EXTENSION
 from mcpkit.runtime import ProgressCallback, Session
 from mcpkit.types.versions import MODERN_VERSIONS
 

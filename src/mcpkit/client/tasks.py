@@ -23,14 +23,25 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mcpkit.client.mrtr import InputRequired
 from mcpkit.errors import InvalidResult, ProtocolError, TaskCancelled
 from mcpkit.protocol.tasks import TERMINAL
 
-if TYPE_CHECKING:
-    from mcpkit.client._core import ClientCore
+
+class TaskClient(Protocol):
+    """What a handle needs of its client (`Client`)."""
+
+    @property
+    def era(self) -> str: ...
+
+    async def request(
+        self, method: str, params: JSONObject | None = None, *, timeout: Any = ...
+    ) -> JSONObject: ...
+
+    async def answer_input(self, pending: InputRequired) -> JSONObject | None: ...
+
 
 JSONObject = dict[str, Any]
 logger = logging.getLogger("mcpkit.client")
@@ -92,7 +103,7 @@ class TaskHandle:
     new state until the task ends, answering the server's questions on the way.
     """
 
-    def __init__(self, client: ClientCore, state: TaskState, *, result: JSONObject | None = None):
+    def __init__(self, client: TaskClient, state: TaskState, *, result: JSONObject | None = None):
         self._client = client
         self.state = state
         self._result = result  # known at once: a server that answered without a task
@@ -154,9 +165,9 @@ class TaskHandle:
             last = state
             if state.done:
                 return
-            if state.status == "input_required" and self._client.era == "modern":
-                if await self._answer(state):
-                    continue  # look again at once: the answer may have moved it on
+            modern = self._client.era == "modern"
+            if modern and state.status == "input_required" and await self._answer(state):
+                continue  # look again at once: the answer may have moved it on
             await asyncio.sleep(self._pace(state))
 
     def _pace(self, state: TaskState) -> float:

@@ -14,6 +14,7 @@ from mcpkit.errors import (
     ConnectionClosed,
     LocalProtocolViolation,
 )
+from mcpkit.protocol import tasks
 from mcpkit.protocol.config import ConnectionConfig, State
 from mcpkit.protocol.deadlines import Timeout
 from mcpkit.protocol.jsonrpc import Prepared, RequestId, encode_request
@@ -22,7 +23,6 @@ from mcpkit.protocol.modern import stamp
 from mcpkit.protocol.outbound import OutboundRequests
 from mcpkit.protocol.outgoing import Outgoing
 from mcpkit.protocol.serving import Inbound, notification, undeclared
-from mcpkit.protocol import tasks
 from mcpkit.types.methods import METHODS, MethodInfo
 
 JSONObject = dict[str, Any]

@@ -26,6 +26,7 @@ from mcpkit.errors import (
     LocalProtocolViolation,
     ProtocolError,
 )
+from mcpkit.protocol import tasks
 from mcpkit.protocol.config import ConnectionConfig
 from mcpkit.protocol.jsonrpc import (
     Prepared,
@@ -50,7 +51,6 @@ from mcpkit.protocol.modern import (
     discover_result,
     read_envelope,
 )
-from mcpkit.protocol import tasks
 from mcpkit.protocol.outgoing import Outgoing, answer
 from mcpkit.types.methods import METHODS, MethodInfo
 

@@ -75,7 +75,7 @@ def handshake_capabilities(capabilities: JSONObject) -> JSONObject:
     return {k: v for k, v in capabilities.items() if k != "extensions"}
 
 
-def requested_ttl(params: JSONObject | None) -> int | None | bool:
+def requested_ttl(params: JSONObject | None) -> int | bool | None:
     """The ttl (ms) a 2025-11-25 request asked for in `params.task`: an int, None (a task
     without a ttl), or False when the request is not task-augmented. Raises ValueError for a
     `task` that is not an object or a ttl that is not a non-negative integer."""
@@ -83,7 +83,7 @@ def requested_ttl(params: JSONObject | None) -> int | None | bool:
         return False
     task = params["task"]
     if type(task) is not dict:
-        raise ValueError("params.task must be an object ({} or {\"ttl\": milliseconds})")
+        raise ValueError('params.task must be an object ({} or {"ttl": milliseconds})')
     ttl = task.get("ttl")
     if ttl is None:
         return None

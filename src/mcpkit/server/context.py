@@ -23,7 +23,7 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from mcpkit.errors import CapabilityNotDeclared
 from mcpkit.protocol import RequestReceived
@@ -40,9 +40,6 @@ from mcpkit.server.asks import (
 )
 from mcpkit.server.elicitation import Elicited, parse_answer, requested_schema
 from mcpkit.server.schema import resolve_hints
-
-if TYPE_CHECKING:
-    from mcpkit.server.tasks import TaskRun, TaskSwitch
 
 JSONObject = dict[str, Any]
 T = TypeVar("T")
@@ -77,6 +74,30 @@ class ServerView(Protocol):
     async def read_resource(self, uri: str, ctx: Context) -> JSONObject: ...
 
 
+class RunningTask(Protocol):
+    """The task a handler runs in, as its Context sees it (`server.tasks.TaskRun`)."""
+
+    @property
+    def task_id(self) -> str: ...
+
+    async def gather(self, ctx: Context, asks: tuple[Ask, ...]) -> list[Any]:
+        """Ask the client, the way the task's era asks inside a task."""
+        ...
+
+    async def note(self, message: str) -> None:
+        """Make `message` the task's statusMessage."""
+        ...
+
+
+class TaskSwitch(Protocol):
+    """What lets an inline call become a task (`server.tasks.TaskSwitch`)."""
+
+    @property
+    def future(self) -> asyncio.Future[JSONObject]: ...
+
+    async def switch(self, ctx: Context, message: str | None) -> bool: ...
+
+
 class Context:
     """The request being served: who asked, what they declared, and ways to talk back."""
 
@@ -97,7 +118,7 @@ class Context:
         self.round = round
         # The task this handler runs in (see `server.tasks`), and, for an inline call that
         # may become one, the future that answers the request with the task.
-        self.task: TaskRun | None = None
+        self.task: RunningTask | None = None
         self.task_switch: TaskSwitch | None = None
 
     # -- facts -----------------------------------------------------------------------------
@@ -222,7 +243,7 @@ class Context:
         switch = self.task_switch
         if switch is None or switch.future.done():
             return False
-        return await switch.manager.continue_as_task(self, message)
+        return await switch.switch(self, message)
 
     async def log(self, level: LogLevel, data: Any, logger: str | None = None) -> bool:
         """Send a log message to the client if it asked for this level; True when sent.

@@ -85,7 +85,9 @@ def task_support(value: bool | str | None) -> TaskSupport | None:
         return "optional"
     if value == "required":
         return "required"
-    raise ValueError(f"task= takes True, False, 'optional', 'required' or 'forbidden', not {value!r}")
+    raise ValueError(
+        f"task= takes True, False, 'optional', 'required' or 'forbidden', not {value!r}"
+    )
 
 
 def owner_of(ctx: Context) -> str | None:
@@ -105,6 +107,9 @@ class TaskSwitch:
 
     manager: TaskManager
     future: asyncio.Future[JSONObject]
+
+    async def switch(self, ctx: Context, message: str | None) -> bool:
+        return await self.manager.continue_as_task(ctx, message)
 
 
 class TaskManager:
@@ -368,6 +373,7 @@ class TaskRun:
         self.modern = ctx.envelope is not None
         self.task: asyncio.Task[Any] | None = None
         self.done = asyncio.get_running_loop().create_future()
+        self._settling: asyncio.Future[None] | None = None
         self._asked = 0 if ctx.round is None else ctx.round.count
         self._keys: set[str] = set()
         self._pending: dict[str, tuple[Ask, asyncio.Future[Any]]] = {}
@@ -412,7 +418,7 @@ class TaskRun:
         else:
             exc = task.exception()
             changes = self._changes(None if exc is not None else task.result(), exc)
-        asyncio.ensure_future(self._settle(changes))
+        self._settling = asyncio.ensure_future(self._settle(changes))
 
     def _changes(self, result: JSONObject | None, exc: BaseException | None) -> JSONObject:
         if exc is not None:

@@ -43,7 +43,6 @@ from mcpkit.server.results import (
     structured_result,
     to_call_tool_result,
 )
-from mcpkit.server.tasks import TaskManager, task_support
 from mcpkit.server.schema import (
     Output,
     Signature,
@@ -51,6 +50,7 @@ from mcpkit.server.schema import (
     describe_output,
     resolve_hints,
 )
+from mcpkit.server.tasks import TaskManager, task_support
 
 JSONObject = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -465,13 +465,12 @@ class ToolRegistry(Registry[Tool]):
         elif type(arguments) is not dict:
             raise ProtocolError(INVALID_PARAMS, "tools/call arguments must be an object")
         tasks = self.tasks
-        if tasks is not None and self.task_capable:
-            if tool.task_support is not None or ("task" in params and ctx.envelope is None):
-                return tasks.call_tool(
-                    ctx,
-                    tool.name,
-                    tool.task_support,
-                    tool.task_if,
-                    lambda c: tool.call(arguments, c),
-                )
+        # A task tool, or a task asked for (2025-11-25) of a server that has task tools.
+        if tasks is not None and (
+            tool.task_support is not None
+            or (self.task_capable and "task" in params and ctx.envelope is None)
+        ):
+            return tasks.call_tool(
+                ctx, tool.name, tool.task_support, tool.task_if, lambda c: tool.call(arguments, c)
+            )
         return tool.call(arguments, ctx)

@@ -59,7 +59,7 @@ class TaskRecord:
 
     @classmethod
     def from_dict(cls, data: JSONObject) -> TaskRecord:
-        return cls(**{f.name: data.get(f.name) for f in fields(cls)})
+        return cls(**{f.name: data.get(f.name) for f in fields(cls)})  # type: ignore[arg-type]
 
 
 FIELDS = frozenset(f.name for f in fields(TaskRecord))
