@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The Debian packages the test suite drives as real parts, installed when missing:
-# chromium and chromium-driver (the OAuth consent page in a real headless browser).
+# chromium and chromium-driver (the OAuth consent page in a real headless browser), and
+# redis-server (the Redis task store).
 # Uses sudo when not root; on a machine without apt-get it says what to install and fails.
 set -euo pipefail
-PACKAGES=(chromium chromium-driver)
-COMMANDS=(chromium chromedriver)
+PACKAGES=(chromium chromium-driver redis-server)
+COMMANDS=(chromium chromedriver redis-server)
 
 missing=()
 for i in "${!PACKAGES[@]}"; do

@@ -1,4 +1,5 @@
-"""Where the real test peers live: Node 22 and the npm reference servers (tests/node).
+"""Where the real test peers live: Node 22 and the npm reference servers (tests/node), and a
+real redis-server (from Debian, started per test module).
 
 `.ci/run` installs them with `npm ci --prefix tests/node`. On a machine without them the tests
 that need them skip, naming the command that installs them; under CI they fail instead, so a
@@ -7,8 +8,13 @@ missing install step cannot pass unnoticed.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import socket
 import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -73,3 +79,38 @@ def fastmcp_python() -> Path:
     subprocess.run([*install, str(FASTMCP_REQUIREMENTS)], check=True, capture_output=True)
     subprocess.run([str(python), "-m", "pip", "check"], check=True, capture_output=True)
     return python
+
+
+@contextlib.contextmanager
+def redis_server() -> Iterator[str]:
+    """A real `redis-server` on 127.0.0.1 (an unused port, no persistence), for as long as the
+    block runs; yields its URL. Skips (fails under CI) when redis-server is not installed
+    (scripts/system-packages.sh installs it)."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        message = "redis-server is not installed; run `bash scripts/system-packages.sh`"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5) as conn:
+                    conn.sendall(b"PING\r\n")
+                    if conn.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError("redis-server did not start")
+            time.sleep(0.02)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(10)

@@ -96,6 +96,8 @@ def owner_of(ctx: Context) -> str | None:
     principal = ctx.principal
     if principal is not None:
         return principal.key
+    if ctx.envelope is not None:
+        return None  # 2026-07-28 has no sessions, even over stdio
     state = ctx.state
     return None if state is None else state.key
 
