@@ -14,7 +14,7 @@ a process that races another.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -147,7 +147,7 @@ class RedisTaskStore:
             owners = await redis.hmget(f"{self._prefix}owner-of", ids)
             await self._forget(ids, owners)
 
-    async def _forget(self, ids: list[str], owners: list[Any]) -> None:
+    async def _forget(self, ids: Sequence[str], owners: Sequence[Any]) -> None:
         async with self._redis.pipeline(transaction=True) as pipe:
             for task_id, owner in zip(ids, owners, strict=True):
                 pipe.delete(self._key(task_id))
