@@ -5,6 +5,7 @@
     mcpkit call TARGET TOOL key=value ...        values parse as JSON where they can
     mcpkit read TARGET URI
     mcpkit prompt TARGET NAME key=value ...
+    mcpkit task get|result|cancel TARGET ID     a task a tool call became
     mcpkit login URL / mcpkit logout URL         OAuth: store (or forget) tokens for a server
 
 TARGET is a URL, a Python file, or a command line ("npx server"). A Python file that imports
@@ -42,8 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--host", default="127.0.0.1", help="HTTP: address to bind")
     run.add_argument("--port", type=int, default=8000, help="HTTP: port to bind")
 
-    def talking(name: str, help_text: str) -> argparse.ArgumentParser:
+    def talking(
+        name: str, help_text: str, action: list[str] | None = None
+    ) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text)
+        if action is not None:  # `mcpkit task ACTION TARGET ...`
+            sub.add_argument("action", choices=action)
         sub.add_argument(
             "target",
             help="URL, command line, or Python file (an mcpkit server, or a stdio server "
@@ -79,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     prompt = talking("prompt", "get a prompt")
     prompt.add_argument("name")
     prompt.add_argument("arguments", nargs="*", metavar="key=value")
+
+    task = talking("task", "look at, wait for, or cancel a task", ["get", "result", "cancel"])
+    task.add_argument("task_id", metavar="ID")
     add_login_commands(commands)
     return parser
 

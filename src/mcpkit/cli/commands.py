@@ -26,7 +26,13 @@ _PAGE_CAP = 1000
 
 
 async def run_command(args: Any) -> int:
-    command = {"list": list_items, "call": call_tool, "read": read_resource, "prompt": get_prompt}
+    command = {
+        "list": list_items,
+        "call": call_tool,
+        "read": read_resource,
+        "prompt": get_prompt,
+        "task": task_command,
+    }
     async with connect(args) as client:
         return await command[args.command](client, args)
 
@@ -113,15 +119,26 @@ async def all_pages(client: Client, method: str, key: str) -> list[JSONObject]:
 
 
 async def call_tool(client: Client, args: Any) -> int:
+    from mcpkit.cli import tasks
+
     arguments = parse_arguments(args.arguments, args.json_args)
     bar = ProgressBar()
     try:
-        result = await client.request(
-            "tools/call", {"name": args.tool, "arguments": arguments}, on_progress=bar.update
-        )
+        result = await tasks.call(client, args.tool, arguments, bar)
     finally:
         bar.close()
-    if args.json:
+    return print_result(result, args.json)
+
+
+async def task_command(client: Client, args: Any) -> int:
+    from mcpkit.cli import tasks
+
+    return await tasks.task_command(client, args)
+
+
+def print_result(result: JSONObject, json: bool) -> int:
+    """A tool result on stdout; the exit code it means."""
+    if json:
         as_json(result, sys.stdout)
     elif result.get("content"):
         content(result["content"], sys.stdout)

@@ -73,6 +73,14 @@ class ProgressBar:
         self._stream.flush()
         self._shown = True
 
+    def status(self, text: str) -> None:
+        """A line of text in place of the bar (a task's status)."""
+        if not self._stream.isatty():
+            return
+        self._stream.write("\r" + text[: width() - 1].ljust(width() - 1))
+        self._stream.flush()
+        self._shown = True
+
     def close(self) -> None:
         if self._shown:
             self._stream.write("\r" + " " * (width() - 1) + "\r")

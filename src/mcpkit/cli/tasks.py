@@ -1,0 +1,76 @@
+"""Tasks on the command line: `mcpkit call` follows a tool call the server runs as a task (a
+progress line shows its status), and `mcpkit task get|result|cancel TARGET ID` reaches a task
+later (over HTTP, or against a server whose tasks live in Redis)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from mcpkit.cli.render import ProgressBar, as_json
+from mcpkit.client import Client
+from mcpkit.client.tasks import TaskHandle, TaskState, created_task
+
+JSONObject = dict[str, Any]
+
+
+async def call(client: Client, name: str, arguments: JSONObject, bar: ProgressBar) -> JSONObject:
+    """tools/call; when the server answers with a task, follow it to its result."""
+    if await _must_ask_for_task(client, name):
+        handle = await client.start_tool(name, arguments)  # 2025-11-25: asked for
+    else:
+        raw = await client.request(
+            "tools/call", {"name": name, "arguments": arguments}, on_progress=bar.update
+        )
+        if raw.get("resultType") != "task":
+            return raw
+        handle = TaskHandle(client, created_task("tools/call", raw))  # 2026-07-28: given
+    return await follow(handle, bar)
+
+
+async def follow(handle: TaskHandle, bar: ProgressBar) -> JSONObject:
+    bar.status(f"task {handle.task_id}: {handle.state.status}")
+    async for state in handle:
+        bar.status(line(state))
+    return await handle.result()
+
+
+def line(state: TaskState) -> str:
+    text = f"task {state.task_id}: {state.status}"
+    return f"{text} - {state.status_message}" if state.status_message else text
+
+
+async def _must_ask_for_task(client: Client, name: str) -> bool:
+    """A 2025-11-25 server's tool with taskSupport "required" is only callable as a task."""
+    if client.era == "modern" or not client.supports("tasks", "requests", "tools", "call"):
+        return False
+    for tool in await client.list_all_tools():
+        if tool.name == name:
+            return tool.execution is not None and tool.execution.task_support == "required"
+    return False
+
+
+async def task_command(client: Client, args: Any) -> int:
+    handle = client.task(args.task_id)
+    if args.action == "cancel":
+        await handle.cancel()
+        state = await handle.status()
+    elif args.action == "result":
+        bar = ProgressBar()
+        try:
+            result = await follow(handle, bar)
+        finally:
+            bar.close()
+        from mcpkit.cli.commands import print_result
+
+        return print_result(result, args.json)
+    else:
+        state = await handle.status()
+    if args.json:
+        as_json(state.raw, sys.stdout)
+    else:
+        sys.stdout.write(line(state) + "\n")
+        for label, value in (("created", state.created_at), ("updated", state.last_updated_at)):
+            if value:
+                sys.stdout.write(f"  {label}: {value}\n")
+    return 0
