@@ -35,7 +35,7 @@ from mcpkit import Server
 from mcpkit.server.tasks import TaskSettings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.peers import redis_server  # noqa: E402
+from tests.peers import redis_server
 
 TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 

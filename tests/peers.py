@@ -54,6 +54,21 @@ def scored_scenarios(role: str, revision: str) -> list[str]:
     return [line.strip()[2:] for line in section.splitlines() if line.strip().startswith("- ")]
 
 
+def extension_scenarios(role: str, extension: str) -> list[str]:
+    """The `role` scenarios conformance-next lists for `extension` ("tasks": tasks-*), which no
+    revision's requirements include (they are run one by one with --scenario)."""
+    command = [*conformance_next(), "list", f"--{role}"]
+    env = {**os.environ, **node_env()}
+    listing = subprocess.run(
+        command, capture_output=True, text=True, timeout=60, check=False, env=env
+    ).stdout
+    return [
+        line.strip()[2:].split()[0]
+        for line in listing.splitlines()
+        if line.strip().startswith(f"- {extension}-") and line.rstrip().endswith("[extension]")
+    ]
+
+
 def _node_script(name: str, path: Path) -> list[str]:
     if not path.exists():
         message = f"{name} is not installed; run `{INSTALL}`"

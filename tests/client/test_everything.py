@@ -119,9 +119,11 @@ async def test_every_plain_tool() -> None:
             assert weather.structured_content["temperature"] == celsius  # validated on arrival
             assert json.loads(texts(weather)[0]) == weather.structured_content
 
+        # taskSupport "required": call_tool asks for a task and follows it to the report
+        # (the task tools in depth: test_everything_tasks.py)
         research = await client.call_tool("simulate-research-query", {"topic": "tea"})
-        assert research.is_error is True
-        assert "requires task augmentation" in texts(research)[0]
+        assert not research.is_error
+        assert "# Research Report: tea" in texts(research)[0]
 
 
 async def test_resource_links_references_and_gzip() -> None:

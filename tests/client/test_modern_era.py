@@ -26,6 +26,8 @@ from mcpkit.transports.memory import memory_pair
 JSONObject = dict[str, Any]
 VERSION = "io.modelcontextprotocol/protocolVersion"
 CAPS = "io.modelcontextprotocol/clientCapabilities"
+# Every modern request declares the tasks extension (call_tool follows a task).
+TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 INFO = "io.modelcontextprotocol/clientInfo"
 LEVEL = "io.modelcontextprotocol/logLevel"
 
@@ -168,7 +170,7 @@ async def test_every_modern_request_carries_the_envelope_and_no_initialize_is_se
     for message in requests:
         meta = message["params"]["_meta"]
         assert meta[VERSION] == "2026-07-28"
-        assert meta[CAPS] == {"sampling": {}}
+        assert meta[CAPS] == {"sampling": {}, **TASKS}
         assert meta[INFO] == {"name": "probe", "version": "0.1"}
 
 
@@ -178,13 +180,14 @@ async def test_roots_are_declared_without_list_changed_in_the_modern_era_only() 
     async with Client(modern.client_end, mode="auto", roots=["file:///tmp"]) as client:
         await client.list_tools()
     for message in [m for m in modern.seen if "id" in m]:
-        assert message["params"]["_meta"][CAPS] == {"roots": {}}
+        assert message["params"]["_meta"][CAPS] == {"roots": {}, **TASKS}
 
     legacy = RawServer(legacy_answers(("error", -32601, "Method not found", None)))
     async with Client(legacy.client_end, mode="auto", roots=["file:///tmp"]) as client:
         assert client.era == "legacy"
     probe, initialize = [m for m in legacy.seen if "id" in m][:2]
-    assert probe["params"]["_meta"][CAPS] == {"roots": {}}
+    assert probe["params"]["_meta"][CAPS] == {"roots": {}, **TASKS}
+    # the extension is 2026-07-28's: never in an initialize
     assert initialize["params"]["capabilities"] == {"roots": {"listChanged": True}}
 
 

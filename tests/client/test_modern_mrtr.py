@@ -124,7 +124,7 @@ async def test_all_inputs_are_gathered_at_once_then_the_request_retried() -> Non
         "r": {"roots": [{"uri": "file:///r"}]},
     }
     envelope = retry["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]
-    assert set(envelope) == {"sampling", "elicitation", "roots"}
+    assert set(envelope) == {"sampling", "elicitation", "roots", "extensions"}
 
 
 async def test_no_state_means_none_is_sent_and_rounds_repeat() -> None:
