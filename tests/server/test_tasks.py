@@ -348,3 +348,22 @@ async def test_the_question_of_a_handshake_task_carries_the_related_task_meta() 
         handle = await c.start_tool("confirm")
         await handle.result()
     assert metas == [{"io.modelcontextprotocol/related-task": {"taskId": handle.task_id}}]
+
+
+async def test_modern_status_notifications_follow_the_tasks_a_subscription_names() -> None:
+    server, _ = make_server()
+    async with client(server, "2026-07-28") as c:
+        handle = await c.start_tool("endless")
+        async with c.listen(task_ids=[handle.task_id, "no-such-task"]) as subscription:
+            assert subscription.acknowledged == {"taskIds": [handle.task_id]}
+            await handle.cancel()
+            note = await asyncio.wait_for(anext(aiter(subscription)), 5)
+        assert note.method == "notifications/tasks"
+        assert note.params["taskId"] == handle.task_id
+        assert note.params["status"] == "cancelled" and note.params["ttlMs"] == 3_600_000
+        bare = {"io.modelcontextprotocol/clientCapabilities": {}}
+        with pytest.raises(ProtocolError) as missing:
+            await c.request(
+                "subscriptions/listen", {"notifications": {"taskIds": ["x"]}, "_meta": bare}
+            )
+        assert missing.value.code == -32021

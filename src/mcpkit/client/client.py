@@ -416,6 +416,7 @@ class Client(ClientCore):
         prompts: bool = False,
         resources: bool = False,
         resource_uris: list[str] | None = None,
+        task_ids: list[str] | None = None,
     ) -> Subscription:
         """Change notifications, as `async with client.listen(tools=True) as sub:` then
         `async for note in sub:` (each a `Notification(method, params)`).
@@ -426,11 +427,16 @@ class Client(ClientCore):
         not support are left out). Modern servers: one `subscriptions/listen` request, ended
         on exit; a server that ends it ends the iteration. Handshake-era servers: the same
         filter over list_changed and `resources/subscribe`. The usual callbacks
-        (`on_list_changed`, ...) still run for these notifications.
+        (`on_list_changed`, ...) still run for these notifications. `task_ids` (modern
+        servers with the tasks extension): `notifications/tasks` for these tasks of yours, on
+        every change of status (handshake-era servers send `notifications/tasks/status` to
+        `on_notification` unasked).
         """
         wanted = listen_filter(
             tools=tools, prompts=prompts, resources=resources, resource_uris=resource_uris
         )
+        if task_ids:
+            wanted["taskIds"] = list(task_ids)
         host = ListenHost(
             self._connected,
             self._listeners,

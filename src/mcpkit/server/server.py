@@ -125,8 +125,9 @@ class Server:
         )
         self.prompts = PromptRegistry(self.paginator, self._registry_changed)
         self.completions = Completions(self.prompts, self.resources)
-        self.tasks = TaskManager(tasks)
+        self.tasks = TaskManager(tasks, self.subscriptions.task_status)
         self.tools.tasks = self.tasks
+        self.subscriptions.task_filter = self.tasks.followable
         self.tools.hide_out_of_scope = self.prompts.hide_out_of_scope = hide_out_of_scope
         self.resources.hide_out_of_scope(hide_out_of_scope)
         self.logger = logging.getLogger(f"mcpkit.server.{name}")

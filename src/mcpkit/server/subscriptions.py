@@ -5,6 +5,9 @@ the handler acknowledges the part the server honours first, then stays open. Eve
 notification sent on the subscription goes out related to the listen request (so on HTTP it
 travels on that request's SSE stream) and carries the request id as
 `_meta["io.modelcontextprotocol/subscriptionId"]` (on stdio the client demultiplexes by it).
+With the tasks extension a filter may also name `taskIds`: the caller's tasks among them get
+`notifications/tasks` (the task as `tasks/get` would show it) on every change of status; a
+request that names task ids without declaring the extension is refused (-32021).
 A subscription ends when its handler is cancelled (stdio notifications/cancelled, HTTP stream
 closed) -- nothing more is sent -- or when the server ends it with `close_all()`: the handler
 then returns the completion result.
@@ -14,11 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.errors import InvalidParams, MCPError
-from mcpkit.protocol.modern import SUBSCRIPTION_ID
+from mcpkit.protocol import tasks
+from mcpkit.protocol.modern import SUBSCRIPTION_ID, missing_capability
 
 if TYPE_CHECKING:
     from mcpkit.runtime import Peer
@@ -37,10 +41,14 @@ LIST_CHANGED: dict[str, tuple[str, str]] = {
 }
 _FLAG_OF = {method: flag for flag, (method, _) in LIST_CHANGED.items()}
 RESOURCE_SUBSCRIPTIONS = "resourceSubscriptions"
+TASK_IDS = "taskIds"
+TASK_STATUS = "notifications/tasks"
+# Which of these task ids the caller of this listen request may follow (its own, live ones).
+TaskFilter = Callable[["Context", list[str]], Awaitable[list[str]]]
 
 
 class _Listener:
-    __slots__ = ("closed", "flags", "meta", "peer", "request_id", "task", "uris")
+    __slots__ = ("closed", "flags", "meta", "peer", "request_id", "task", "task_ids", "uris")
 
     def __init__(
         self,
@@ -53,6 +61,7 @@ class _Listener:
         self.request_id = request_id
         self.flags = flags  # honoured filter flags (toolsListChanged, ...)
         self.uris = uris  # honoured resource subscriptions
+        self.task_ids: frozenset[str] = frozenset()  # honoured task ids (the extension)
         self.meta: JSONObject = {SUBSCRIPTION_ID: request_id}
         self.task = asyncio.current_task()
         self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -99,6 +108,16 @@ def parse_filter(value: Any) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(flags), frozenset(uris)
 
 
+def task_ids_of(value: Any) -> list[str]:
+    """The `taskIds` of a filter (none: []). Raises InvalidParams for a malformed one."""
+    ids = value.get(TASK_IDS) if type(value) is dict else None
+    if ids is None:
+        return []
+    if type(ids) is not list or any(type(i) is not str for i in ids):
+        raise InvalidParams(f"Invalid params: notifications.{TASK_IDS} must be a list of task ids")
+    return list(ids)
+
+
 def honoured(
     flags: frozenset[str], uris: frozenset[str], capabilities: JSONObject
 ) -> tuple[frozenset[str], frozenset[str]]:
@@ -123,19 +142,29 @@ class SubscriptionHub:
     def __init__(self) -> None:
         self._listeners: dict[tuple[int, str | int], _Listener] = {}
         self._by_uri: dict[str, set[_Listener]] = {}
+        self._by_task: dict[str, set[_Listener]] = {}
+        self.task_filter: TaskFilter | None = None  # set by a server with task tools
 
     def __len__(self) -> int:
         return len(self._listeners)
 
     async def listen(self, ctx: Context) -> JSONObject:
         """The `subscriptions/listen` handler. Raises InvalidParams for a malformed filter."""
-        flags, uris = parse_filter(ctx.params.get("notifications"))
+        wanted = ctx.params.get("notifications")
+        flags, uris = parse_filter(wanted)
+        task_ids = task_ids_of(wanted)
+        if task_ids and not tasks.declares_extension(ctx.client_capabilities):
+            raise missing_capability({"extensions": {tasks.EXTENSION: {}}})
         flags, uris = honoured(flags, uris, ctx.server.capabilities())
         request_id = ctx.request_id
         listener = _Listener(ctx.peer, request_id, flags, uris)
+        if task_ids and self.task_filter is not None:
+            listener.task_ids = frozenset(await self.task_filter(ctx, task_ids))
         acknowledged: JSONObject = dict.fromkeys(sorted(flags), True)
         if uris:
             acknowledged[RESOURCE_SUBSCRIPTIONS] = sorted(uris)
+        if listener.task_ids:
+            acknowledged[TASK_IDS] = sorted(listener.task_ids)
         ctx.peer.notify(
             ACKNOWLEDGED,
             {"_meta": listener.meta, "notifications": acknowledged},
@@ -148,6 +177,8 @@ class SubscriptionHub:
         self._listeners[key] = listener
         for uri in uris:
             self._by_uri.setdefault(uri, set()).add(listener)
+        for task_id in listener.task_ids:
+            self._by_task.setdefault(task_id, set()).add(listener)
         try:
             await listener.closed
         finally:
@@ -179,6 +210,13 @@ class SubscriptionHub:
                 sent += listener.send(RESOURCE_UPDATED, {"uri": each})
         return sent
 
+    def task_status(self, task_id: str, task: JSONObject) -> int:
+        """Send notifications/tasks (the task, detailed) to the subscriptions following it."""
+        sent = 0
+        for listener in list(self._by_task.get(task_id, ())):
+            sent += listener.send(TASK_STATUS, task)
+        return sent
+
     def close_all(self) -> int:
         """End every subscription gracefully: each handler returns its completion result
         (sent once the event loop runs). Returns how many were ended."""
@@ -204,9 +242,10 @@ class SubscriptionHub:
     def _drop(self, key: tuple[int, str | int], listener: _Listener) -> None:
         if self._listeners.get(key) is listener:
             del self._listeners[key]
-        for uri in listener.uris:
-            holders = self._by_uri.get(uri)
-            if holders is not None:
-                holders.discard(listener)
-                if not holders:
-                    del self._by_uri[uri]
+        for index, keys in ((self._by_uri, listener.uris), (self._by_task, listener.task_ids)):
+            for key_ in keys:
+                holders = index.get(key_)
+                if holders is not None:
+                    holders.discard(listener)
+                    if not holders:
+                        del index[key_]

@@ -118,10 +118,16 @@ class TaskManager:
     """The server's tasks: creating them from tool calls, running them, and the tasks/*
     handlers of both eras."""
 
-    def __init__(self, settings: TaskSettings | None = None) -> None:
+    def __init__(
+        self,
+        settings: TaskSettings | None = None,
+        notify: Callable[[str, JSONObject], Any] | None = None,
+    ) -> None:
         self.settings = settings or TaskSettings()
         self._store = self.settings.store
         self.runs: dict[str, TaskRun] = {}  # handlers running in this process
+        # 2026-07-28: (task id, detailed task) to the subscriptions following it
+        self.notify_modern = notify
 
     @property
     def store(self) -> TaskStore:
@@ -253,6 +259,17 @@ class TaskManager:
         self.runs[record.task_id] = task_run
         logger.info("task %s created for %s by %s", record.task_id, record.method, record.owner)
         return task_run
+
+    async def followable(self, ctx: Context, task_ids: list[str]) -> list[str]:
+        """The ids among `task_ids` the caller of a subscriptions/listen may follow: its own
+        tasks that are still known."""
+        owner = owner_of(ctx)
+        kept = []
+        for task_id in task_ids:
+            record = await self.store.get(task_id)
+            if record is not None and record.owner == owner:
+                kept.append(task_id)
+        return kept
 
     # -- the tasks/* requests ------------------------------------------------------------------
 
@@ -454,9 +471,15 @@ class TaskRun:
                 self.done.set_result(None)
 
     def announce(self, record: TaskRecord) -> None:
-        """notifications/tasks/status to a handshake-era session (optional in the spec; sent
-        on every change of status)."""
-        if self.modern or self.ctx.state is None:
+        """The change of status to whoever follows the task (optional in the spec; sent on
+        every change): notifications/tasks/status to a handshake-era session, 2026-07-28
+        notifications/tasks to the subscriptions that named the task."""
+        if self.modern:
+            notify = self.manager.notify_modern
+            if notify is not None:
+                notify(self.task_id, wire.task_wire(record, modern=True, detailed=True))
+            return
+        if self.ctx.state is None:
             return
         try:
             self.ctx.peer.notify("notifications/tasks/status", wire.task_wire(record, modern=False))
