@@ -19,6 +19,7 @@ spell a field by hand:
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, Final, Literal, Protocol
 
 from mcpkit.types.methods import MethodInfo
@@ -139,6 +140,7 @@ class TaskView(Protocol):
     input_requests: JSONObject | None
 
 
+@lru_cache(maxsize=4096)  # a task's createdAt is shown at every poll
 def timestamp(seconds: float) -> str:
     """ISO 8601 (RFC 3339) in UTC, to the millisecond."""
     moment = datetime.fromtimestamp(seconds, UTC)

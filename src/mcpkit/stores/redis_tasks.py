@@ -7,8 +7,9 @@ Layout (every key under `prefix`):
 - `expiry` and `owner-of`: when each task expires and whose it is, so that expired ids are
   taken out of the owner sets (a few at each create) and `max_tasks` counts live tasks.
 
-`update` is a compare-and-set (WATCH / MULTI): a terminal record is never overwritten, even by
-a process that races another.
+`update` writes through a script that refuses to overwrite a terminal record, so a handler
+finishing in one process never undoes a cancel made in another. `create` is one round trip,
+`get` one, `update` two.
 """
 
 from __future__ import annotations
@@ -23,7 +24,19 @@ from mcpkit.stores.tasks import StoreFull, TaskRecord
 
 JSONObject = dict[str, Any]
 _PURGE_BATCH = 100
+_PURGE_EVERY = 1.0  # seconds between purges of the indexes (a create triggers one)
 _NO_EXPIRY = float("inf")
+# KEYS[1] the record; ARGV[1] its new JSON. The stored record as it stands after (nil: gone).
+_SET_UNLESS_TERMINAL = """
+local current = redis.call('GET', KEYS[1])
+if not current then return false end
+local status = cjson.decode(current)['status']
+if status == 'completed' or status == 'failed' or status == 'cancelled' then
+  return current
+end
+redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
+return ARGV[1]
+"""
 
 
 class RedisTaskStore:
@@ -55,6 +68,8 @@ class RedisTaskStore:
         else:
             self._owns_client = False
         self._redis = client
+        self._set_unless_terminal = client.register_script(_SET_UNLESS_TERMINAL)
+        self._purged = float("-inf")  # when expired ids were last taken out of the indexes
         self._prefix = prefix
         self.max_tasks = max_tasks
         self._clock = clock
@@ -66,12 +81,17 @@ class RedisTaskStore:
         return f"{self._prefix}by-owner:{owner or ''}"
 
     async def create(self, record: TaskRecord) -> None:
-        await self._purge()
+        await self._create(record, purged=False)
+
+    async def _create(self, record: TaskRecord, *, purged: bool) -> None:
+        now = self._clock()
+        if not purged and now - self._purged >= _PURGE_EVERY:
+            self._purged, purged = now, True
+            await self._purge()
         redis = self._redis
-        if await redis.zcard(f"{self._prefix}expiry") >= self.max_tasks:
-            raise StoreFull(f"the task store holds its limit of {self.max_tasks} tasks")
         expires = record.expires_at
-        async with redis.pipeline(transaction=True) as pipe:
+        async with redis.pipeline(transaction=True) as pipe:  # one round trip
+            pipe.zcard(f"{self._prefix}expiry")
             if expires is None:
                 pipe.set(self._key(record.task_id), _dump(record))
             else:
@@ -80,35 +100,36 @@ class RedisTaskStore:
             pipe.zadd(self._owner_key(record.owner), {record.task_id: record.created_at})
             pipe.zadd(f"{self._prefix}expiry", {record.task_id: expires or _NO_EXPIRY})
             pipe.hset(f"{self._prefix}owner-of", record.task_id, record.owner or "")
-            await pipe.execute()
+            held = (await pipe.execute())[0]
+        if held >= self.max_tasks:  # counted before this one: take it back out
+            await self._forget([record.task_id], [record.owner or ""])
+            if not purged:  # expired ones may make room
+                self._purged = now
+                await self._purge()
+                await self._create(record, purged=True)
+                return
+            raise StoreFull(f"the task store holds its limit of {self.max_tasks} tasks")
 
     async def get(self, task_id: str) -> TaskRecord | None:
         raw = await self._redis.get(self._key(task_id))
         return None if raw is None else _load(raw)
 
     async def update(self, task_id: str, changes: JSONObject) -> TaskRecord | None:
-        from redis.exceptions import WatchError
-
+        # Read, change, then write unless the stored record turned terminal meanwhile (a
+        # script, so the check and the write are one step): two round trips. Between the two
+        # only the process running the task changes a live record, so nothing is lost.
         key = self._key(task_id)
-        async with self._redis.pipeline(transaction=True) as pipe:
-            while True:
-                try:
-                    await pipe.watch(key)
-                    raw = await pipe.get(key)
-                    if raw is None:
-                        return None
-                    record = _load(raw)
-                    if record.terminal:
-                        return record
-                    for name, value in changes.items():
-                        setattr(record, name, value)
-                    record.updated_at = self._clock()
-                    pipe.multi()
-                    pipe.set(key, _dump(record), keepttl=True)
-                    await pipe.execute()
-                    return record
-                except WatchError:
-                    continue  # someone else changed it meanwhile: read it again
+        raw = await self._redis.get(key)
+        if raw is None:
+            return None
+        record = _load(raw)
+        if record.terminal:
+            return record
+        for name, value in changes.items():
+            setattr(record, name, value)
+        record.updated_at = self._clock()
+        stored = await self._set_unless_terminal(keys=[key], args=[_dump(record)])
+        return None if stored is None else _load(stored)
 
     async def list(
         self, owner: str | None, cursor: str | None, limit: int
