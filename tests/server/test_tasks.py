@@ -367,3 +367,28 @@ async def test_modern_status_notifications_follow_the_tasks_a_subscription_names
                 "subscriptions/listen", {"notifications": {"taskIds": ["x"]}, "_meta": bare}
             )
         assert missing.value.code == -32021
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_call_tool_surfaces_a_tasks_status_messages_as_progress(mode: str) -> None:
+    server = Server("progress")
+
+    @server.tool(task="required")
+    async def steps(ctx: Context) -> str:
+        for step in range(1, 4):
+            await ctx.report_progress(step, 3, f"step {step}")
+            await asyncio.sleep(0.3)
+        return "done"
+
+    seen: list[tuple[float, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, message))
+
+    async with Client(server, mode=mode) as c:
+        await c.list_tools()
+        result = await c.call_tool("steps", on_progress=on_progress)
+    assert result.content[0].text == "done"  # type: ignore[union-attr]
+    messages = [message for _, message in seen]
+    assert "step 2" in messages and messages == sorted(messages)
+    assert [progress for progress, _ in seen] == list(range(1, len(seen) + 1))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from types import EllipsisType, TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
@@ -44,7 +45,7 @@ from mcpkit.client.notifications import (
     Notifications,
 )
 from mcpkit.client.options import ClientOptions
-from mcpkit.client.tasks import TaskHandle, created_task
+from mcpkit.client.tasks import TaskHandle, TaskState, created_task
 from mcpkit.client.tool_catalog import ToolCatalog
 from mcpkit.errors import (
     URL_ELICITATION_REQUIRED,
@@ -377,8 +378,10 @@ class ClientCore:
         if raw.get("resultType") == "input_required":
             return pending_input(method, params, raw)
         if raw.get("resultType") == "task" or ("task" in params and "task" in raw):
-            # The server runs it as a task: follow it to its end (tasks.py).
-            raw = await TaskHandle(self, created_task(method, raw)).result()
+            # The server runs it as a task: follow it to its end (tasks.py); each new status
+            # message reaches on_progress as (n, None, message).
+            handle = TaskHandle(self, created_task(method, raw))
+            raw = await handle.result(None if on_progress is None else _as_progress(on_progress))
         return _parse(kind, raw, method)
 
     async def ping(self) -> None:
@@ -416,6 +419,20 @@ class ClientCore:
         if self._session is None:
             raise RuntimeError("the client is not connected; use `async with Client(...)`")
         return self._session
+
+
+def _as_progress(on_progress: ProgressCallback) -> Callable[[TaskState], Any]:
+    """A task's states as progress: each new status message, numbered."""
+    seen: list[str] = []
+
+    def on_state(state: TaskState) -> Any:
+        message = state.status_message
+        if message is None or (seen and seen[-1] == message):
+            return None
+        seen.append(message)
+        return on_progress(len(seen), None, message)
+
+    return on_state
 
 
 def _timeout(timeout: float | Timeout | None) -> Timeout | None:

@@ -20,8 +20,9 @@ process, for a task the server still holds.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -131,24 +132,39 @@ class TaskHandle:
         if self._result is None:
             await self._client.request("tasks/cancel", {"taskId": self.task_id})
 
-    async def result(self) -> JSONObject:
+    async def result(self, on_state: Callable[[TaskState], Any] | None = None) -> JSONObject:
         """Wait for the task to end and return its result (a raw CallToolResult for a
-        tools/call). Raises ProtocolError (the JSON-RPC error the task failed with),
-        TaskCancelled, and what requests raise."""
+        tools/call). `on_state` is called with each new state seen on the way (2025-11-25:
+        polled with tasks/get while tasks/result waits). Raises ProtocolError (the JSON-RPC
+        error the task failed with), TaskCancelled, and what requests raise."""
         if self._result is not None:
             return self._result
-        if self._client.era != "modern":
-            try:
-                return await self._client.request(
-                    "tasks/result", {"taskId": self.task_id}, timeout=None
-                )
-            except ProtocolError:
-                if (await self.status()).status == "cancelled":
-                    raise TaskCancelled(self.task_id, self.state.status_message) from None
-                raise
-        async for _state in self:
-            pass
-        return self._outcome()
+        if self._client.era == "modern":
+            async for state in self:
+                if on_state is not None:
+                    await _call(on_state, state)
+            return self._outcome()
+        watcher = None
+        if on_state is not None:
+            watcher = asyncio.get_running_loop().create_task(self._watch(on_state))
+        try:
+            return await self._client.request(
+                "tasks/result", {"taskId": self.task_id}, timeout=None
+            )
+        except ProtocolError:
+            if (await self.status()).status == "cancelled":
+                raise TaskCancelled(self.task_id, self.state.status_message) from None
+            raise
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+
+    async def _watch(self, on_state: Callable[[TaskState], Any]) -> None:
+        try:
+            async for state in self:
+                await _call(on_state, state)
+        except Exception:  # only a view: tasks/result has the last word
+            logger.debug("task %s: polling for its states stopped", self.task_id, exc_info=True)
 
     async def __aiter__(self) -> AsyncIterator[TaskState]:
         if self._result is not None:
@@ -203,3 +219,9 @@ class TaskHandle:
                 raise ProtocolError(error["code"], str(error.get("message")), error.get("data"))
             raise ProtocolError(-32603, state.status_message or "the task failed")
         raise TaskCancelled(self.task_id, state.status_message)
+
+
+async def _call(callback: Callable[[TaskState], Any], state: TaskState) -> None:
+    outcome = callback(state)
+    if inspect.isawaitable(outcome):
+        await outcome
