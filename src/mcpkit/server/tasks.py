@@ -39,8 +39,7 @@ from mcpkit.errors import (
 )
 from mcpkit.protocol import tasks as wire
 from mcpkit.protocol.modern import missing_capability
-from mcpkit.runtime.handling import failure
-from mcpkit.server.asks import Ask
+from mcpkit.server.task_run import TaskRun
 from mcpkit.stores.tasks import MemoryTaskStore, StoreFull, TaskRecord, TaskStore
 
 if TYPE_CHECKING:
@@ -51,7 +50,6 @@ TaskSupport = Literal["optional", "required"]
 Run = Callable[["Context"], "JSONObject | Awaitable[JSONObject]"]
 logger = logging.getLogger("mcpkit.server.tasks")
 
-_KEY_PREFIX = {"elicitation/create": "elicit", "sampling/createMessage": "sample"}
 _NOT_FOUND = "Failed to retrieve task: Task not found"
 
 
@@ -254,7 +252,7 @@ class TaskManager:
             await self.store.create(record)
         except StoreFull as exc:
             raise ProtocolError(SERVER_ERROR, f"Server busy: {exc}; try again later") from None
-        task_run = TaskRun(self, record, ctx)
+        task_run = TaskRun(self, record, ctx)  # the manager is its TaskHost
         ctx.task = task_run
         self.runs[record.task_id] = task_run
         logger.info("task %s created for %s by %s", record.task_id, record.method, record.owner)
@@ -382,217 +380,8 @@ class TaskManager:
         await asyncio.gather(*(r.done for r in runs if r.task is not None), return_exceptions=True)
 
 
-class TaskRun:
-    """A task whose handler runs in this process: its asyncio task and open questions."""
-
-    def __init__(self, manager: TaskManager, record: TaskRecord, ctx: Context) -> None:
-        self.manager = manager
-        self.record = record
-        self.ctx = ctx
-        self.modern = ctx.envelope is not None
-        self.task: asyncio.Task[Any] | None = None
-        self.done = asyncio.get_running_loop().create_future()
-        self._settling: asyncio.Future[None] | None = None
-        self._asked = 0 if ctx.round is None else ctx.round.count
-        self._keys: set[str] = set()
-        self._pending: dict[str, tuple[Ask, asyncio.Future[Any]]] = {}
-        # (peer, request id) of tasks/result calls waiting for the task (handshake era)
-        self._waiting: list[tuple[Any, Any]] = []
-
-    @property
-    def task_id(self) -> str:
-        return self.record.task_id
-
-    def begin(self, body: Awaitable[JSONObject]) -> None:
-        self.task = asyncio.ensure_future(self._outcome(body))
-        self.task.add_done_callback(self._ended)
-
-    def adopt(self, current: asyncio.Task[Any]) -> None:
-        """The handler's own task (an inline call's) becomes the task's (`continue_as_task`):
-        its result is the tool result."""
-        self.task = current
-        current.add_done_callback(self._ended)
-
-    def cancel(self) -> None:
-        if self.task is not None and not self.task.done():
-            self.task.cancel()
-
-    async def wait(self, ctx: Context) -> None:
-        """Block a tasks/result until the task ends; its stream carries the task's questions."""
-        waiter = (ctx.peer, ctx.request_id)
-        self._waiting.append(waiter)
-        try:
-            await asyncio.shield(self.done)
-        finally:
-            self._waiting.remove(waiter)
-
-    # -- the outcome ---------------------------------------------------------------------------
-
-    async def _outcome(self, body: Awaitable[JSONObject]) -> JSONObject:
-        return await body
-
-    def _ended(self, task: asyncio.Task[Any]) -> None:
-        if task.cancelled():
-            changes: JSONObject = {"status": "cancelled"}
-        else:
-            exc = task.exception()
-            changes = self._changes(None if exc is not None else task.result(), exc)
-        self._settling = asyncio.ensure_future(self._settle(changes))
-
-    def _changes(self, result: JSONObject | None, exc: BaseException | None) -> JSONObject:
-        if exc is not None:
-            if not isinstance(exc, Exception):
-                exc = RuntimeError(f"the handler stopped: {exc!r}")
-            code, message, data = failure(self.record.method, exc)
-            error: JSONObject = {"code": code, "message": message}
-            if data is not None:
-                error["data"] = data
-            return {"status": "failed", "error": error, "status_message": message}
-        assert result is not None
-        if not self.modern and result.get("isError"):
-            # 2025-11-25: a tool error fails the task (tasks/result still returns the result)
-            return {"status": "failed", "result": result, "status_message": _error_text(result)}
-        return {"status": "completed", "result": result}
-
-    async def _settle(self, changes: JSONObject) -> None:
-        manager = self.manager
-        try:
-            changes["input_requests"] = None
-            updated = await manager.store.update(self.task_id, changes)
-            if updated is not None:
-                self.record = updated
-                self.announce(updated)
-                logger.info("task %s %s", self.task_id, updated.status)
-        except Exception:
-            logger.exception("task %s: could not store its outcome", self.task_id)
-        finally:
-            manager.runs.pop(self.task_id, None)
-            if not self.done.done():
-                self.done.set_result(None)
-
-    def announce(self, record: TaskRecord) -> None:
-        """The change of status to whoever follows the task (optional in the spec; sent on
-        every change): notifications/tasks/status to a handshake-era session, 2026-07-28
-        notifications/tasks to the subscriptions that named the task."""
-        if self.modern:
-            notify = self.manager.notify_modern
-            if notify is not None:
-                notify(self.task_id, wire.task_wire(record, modern=True, detailed=True))
-            return
-        if self.ctx.state is None:
-            return
-        try:
-            self.ctx.peer.notify("notifications/tasks/status", wire.task_wire(record, modern=False))
-        except Exception:  # the session is gone, or the client cannot take it: it polls
-            logger.debug("task %s: status notification not sent", self.task_id, exc_info=True)
-
-    async def _status(self, status: str, **more: Any) -> None:
-        updated = await self.manager.store.update(self.task_id, {"status": status, **more})
-        if updated is not None and updated.status != self.record.status:
-            self.announce(updated)
-        if updated is not None:
-            self.record = updated
-
-    async def note(self, message: str) -> None:
-        """A progress message becomes the task's statusMessage."""
-        updated = await self.manager.store.update(self.task_id, {"status_message": message})
-        if updated is not None:
-            self.record = updated
-
-    # -- questions from inside the task ----------------------------------------------------------
-
-    async def gather(self, ctx: Context, asks: tuple[Ask, ...]) -> list[Any]:
-        """The handler's questions, asked the way the task's era asks them."""
-        if not self.modern:
-            await self._status("input_required")
-            try:
-                results = await asyncio.gather(*(self._send(ctx, ask) for ask in asks))
-            finally:
-                await self._status("working")
-            return [ask.parse(result) for ask, result in zip(asks, results, strict=True)]
-        keys = self._keys_for(asks)
-        round_answers = {} if ctx.round is None else ctx.round.answers
-        loop = asyncio.get_running_loop()
-        waits: list[asyncio.Future[Any]] = []
-        for key, ask in zip(keys, asks, strict=True):
-            future: asyncio.Future[Any] = loop.create_future()
-            if key in round_answers:  # answered in an input_required round before the task
-                future.set_result(ask.parse(round_answers[key]))
-            else:
-                self._pending[key] = (ask, future)
-            waits.append(future)
-        if self._pending:
-            await self._publish_questions()
-        try:
-            return list(await asyncio.gather(*waits))
-        finally:
-            for key in keys:
-                self._pending.pop(key, None)
-
-    def _keys_for(self, asks: tuple[Ask, ...]) -> list[str]:
-        capabilities = self.ctx.client_capabilities
-        missing: JSONObject = {}
-        for ask in asks:
-            missing.update(ask.needs(capabilities) or {})
-        if missing:
-            raise missing_capability(missing)
-        keys = []
-        for ask in asks:
-            self._asked += 1
-            key = ask.key or f"{_KEY_PREFIX.get(ask.method, 'input')}-{self._asked}"
-            if key in self._keys:  # keys are unique over the task's life (the extension)
-                raise ValueError(f"input request key {key!r} is already used in this task")
-            self._keys.add(key)
-            keys.append(key)
-        return keys
-
-    async def _publish_questions(self) -> None:
-        requests = {key: ask.request() for key, (ask, _) in self._pending.items()}
-        if requests:
-            await self._status("input_required", input_requests=requests)
-        else:
-            await self._status("working", input_requests=None)
-
-    async def answer(self, responses: JSONObject) -> None:
-        """tasks/update: resolve the outstanding questions these responses answer."""
-        parsed: list[tuple[asyncio.Future[Any], Any]] = []
-        for key, response in responses.items():
-            pending = self._pending.get(key)
-            if pending is None or pending[1].done():
-                continue  # never asked, or answered already: ignored
-            ask, future = pending
-            try:
-                parsed.append((future, ask.parse(response)))
-            except (ValueError, TypeError) as exc:
-                raise ProtocolError(
-                    INVALID_PARAMS,
-                    f"Invalid params: the answer to input request {key!r} does not fit it: {exc}",
-                    {"key": key},
-                ) from None
-        for future, value in parsed:
-            future.set_result(value)
-        for key in [k for k, (_, f) in self._pending.items() if f.done()]:
-            del self._pending[key]
-        await self._publish_questions()
-
-    async def _send(self, ctx: Context, ask: Ask) -> JSONObject:
-        params = dict(ask.params or {})
-        meta = params.get("_meta")
-        params["_meta"] = {**(meta or {}), **wire.related_meta(self.task_id)}
-        # Over HTTP a request needs a stream: that of a tasks/result waiting for this task.
-        related = next((i for peer, i in reversed(self._waiting) if peer is ctx.peer), None)
-        return await ctx.peer.request(ask.method, params, related_id=related)
-
-
 def _has_tasks(ctx: Context) -> bool:
     return (ctx.protocol_version or "") >= "2025-11-25"
-
-
-def _error_text(result: JSONObject) -> str:
-    for block in result.get("content") or ():
-        if type(block) is dict and block.get("type") == "text":
-            return str(block.get("text"))[:500]
-    return "The tool reported an error"
 
 
 async def _awaited(run: Run, ctx: Context) -> JSONObject:
