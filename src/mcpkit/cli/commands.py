@@ -10,9 +10,8 @@ from typing import Any
 import orjson
 
 from mcpkit.cli.auth import http_options
-from mcpkit.cli.exits import EXIT_TOOL_ERROR
 from mcpkit.cli.loading import UsageError, target_for
-from mcpkit.cli.render import ProgressBar, as_json, content, table
+from mcpkit.cli.render import ProgressBar, as_json, content, print_result, table
 from mcpkit.client import Client
 
 JSONObject = dict[str, Any]
@@ -134,17 +133,6 @@ async def task_command(client: Client, args: Any) -> int:
     from mcpkit.cli import tasks
 
     return await tasks.task_command(client, args)
-
-
-def print_result(result: JSONObject, json: bool) -> int:
-    """A tool result on stdout; the exit code it means."""
-    if json:
-        as_json(result, sys.stdout)
-    elif result.get("content"):
-        content(result["content"], sys.stdout)
-    elif "structuredContent" in result:
-        as_json(result["structuredContent"], sys.stdout)
-    return EXIT_TOOL_ERROR if result.get("isError") else 0
 
 
 async def read_resource(client: Client, args: Any) -> int:

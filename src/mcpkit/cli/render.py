@@ -9,6 +9,10 @@ from typing import Any, TextIO
 
 import orjson
 
+from mcpkit.cli.exits import EXIT_TOOL_ERROR
+
+JSONObject = dict[str, Any]
+
 
 def width() -> int:
     return max(40, shutil.get_terminal_size((100, 24)).columns)
@@ -85,3 +89,14 @@ class ProgressBar:
         if self._shown:
             self._stream.write("\r" + " " * (width() - 1) + "\r")
             self._stream.flush()
+
+
+def print_result(result: JSONObject, json: bool) -> int:
+    """A tool result on stdout; the exit code it means."""
+    if json:
+        as_json(result, sys.stdout)
+    elif result.get("content"):
+        content(result["content"], sys.stdout)
+    elif "structuredContent" in result:
+        as_json(result["structuredContent"], sys.stdout)
+    return EXIT_TOOL_ERROR if result.get("isError") else 0

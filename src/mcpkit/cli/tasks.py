@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from mcpkit.cli.render import ProgressBar, as_json
+from mcpkit.cli.render import ProgressBar, as_json, print_result
 from mcpkit.client import Client
 from mcpkit.client.tasks import TaskHandle, TaskState, created_task
 
@@ -61,8 +61,6 @@ async def task_command(client: Client, args: Any) -> int:
             result = await follow(handle, bar)
         finally:
             bar.close()
-        from mcpkit.cli.commands import print_result
-
         return print_result(result, args.json)
     else:
         state = await handle.status()
