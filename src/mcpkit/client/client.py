@@ -287,11 +287,11 @@ class Client(ClientCore):
         return result
 
     def _must_be_task(self, name: str) -> bool:
-        if self.era == "modern" or not self.supports("tasks", "requests", "tools", "call"):
-            return False
-        tool = self._catalog.tools.get(name)
+        tool = self._catalog.tools.get(name)  # the common case, no execution field, first
         execution = None if tool is None else tool.execution
-        return execution is not None and execution.task_support == "required"
+        if execution is None or execution.task_support != "required":
+            return False
+        return self.era != "modern" and self.supports("tasks", "requests", "tools", "call")
 
     # -- tasks -------------------------------------------------------------------------------
 
