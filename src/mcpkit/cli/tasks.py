@@ -9,7 +9,7 @@ from typing import Any
 
 from mcpkit.cli.render import ProgressBar, as_json, print_result
 from mcpkit.client import Client
-from mcpkit.client.tasks import TaskHandle, TaskState, created_task
+from mcpkit.client.tasks import TaskHandle, TaskState, created_task, needs_task_param
 
 JSONObject = dict[str, Any]
 
@@ -43,11 +43,9 @@ def line(state: TaskState) -> str:
 async def _must_ask_for_task(client: Client, name: str) -> bool:
     """A 2025-11-25 server's tool with taskSupport "required" is only callable as a task."""
     if client.era == "modern" or not client.supports("tasks", "requests", "tools", "call"):
-        return False
-    for tool in await client.list_all_tools():
-        if tool.name == name:
-            return tool.execution is not None and tool.execution.task_support == "required"
-    return False
+        return False  # no listing needed
+    tool = next((t for t in await client.list_all_tools() if t.name == name), None)
+    return needs_task_param(client, tool)
 
 
 async def task_command(client: Client, args: Any) -> int:

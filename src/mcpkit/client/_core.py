@@ -45,7 +45,13 @@ from mcpkit.client.notifications import (
     Notifications,
 )
 from mcpkit.client.options import ClientOptions
-from mcpkit.client.tasks import TaskHandle, TaskState, created_task
+from mcpkit.client.tasks import (
+    TaskHandle,
+    TaskState,
+    created_task,
+    needs_task_param,
+    start_tool,
+)
 from mcpkit.client.tool_catalog import ToolCatalog
 from mcpkit.errors import (
     URL_ELICITATION_REQUIRED,
@@ -383,6 +389,30 @@ class ClientCore:
             handle = TaskHandle(self, created_task(method, raw))
             raw = await handle.result(None if on_progress is None else _as_progress(on_progress))
         return _parse(kind, raw, method)
+
+    def _must_be_task(self, name: str) -> bool:
+        return needs_task_param(self, self._catalog.tools.get(name))
+
+    # -- tasks -------------------------------------------------------------------------------
+
+    async def start_tool(
+        self, name: str, arguments: JSONObject | None = None, *, ttl: float | None = None
+    ) -> TaskHandle:
+        """Call a tool as a task and return its handle at once (`status()`, `result()`,
+        `cancel()`, `async for state in handle`; see `mcpkit.client.tasks`).
+
+        2025-11-25: the call asks for a task (`ttl` in seconds: how long the server should
+        keep it); 2026-07-28: the server decides, and a call it answers at once gives a
+        handle that is already done. Raises CapabilityNotDeclared when the server cannot
+        run tool calls as tasks (its revision or capabilities), ProtocolError (-32601: this
+        tool cannot run as a task), and what `request` raises.
+        """
+        return await start_tool(self, name, arguments or {}, ttl)
+
+    def task(self, task_id: str) -> TaskHandle:
+        """A handle on a task this caller started earlier (here, in another client or another
+        process), by its id; `await handle.status()` checks the server still has it."""
+        return TaskHandle.attach(self, task_id)
 
     async def ping(self) -> None:
         """Check the server answers. Modern servers have no `ping`: a `server/discover` (not

@@ -68,7 +68,6 @@ from mcpkit.client.notifications import (
 )
 from mcpkit.client.options import ClientOptions
 from mcpkit.client.pagination import DEFAULT_MAX_PAGES, items
-from mcpkit.client.tasks import TaskHandle, TaskState, created_task
 from mcpkit.errors import (
     HEADER_MISMATCH,
     CapabilityNotDeclared,
@@ -285,47 +284,6 @@ class Client(ClientCore):
         if problems:
             raise ToolOutputInvalid(name, result, problems)
         return result
-
-    def _must_be_task(self, name: str) -> bool:
-        tool = self._catalog.tools.get(name)  # the common case, no execution field, first
-        execution = None if tool is None else tool.execution
-        if execution is None or execution.task_support != "required":
-            return False
-        return self.era != "modern" and self.supports("tasks", "requests", "tools", "call")
-
-    # -- tasks -------------------------------------------------------------------------------
-
-    async def start_tool(
-        self, name: str, arguments: JSONObject | None = None, *, ttl: float | None = None
-    ) -> TaskHandle:
-        """Call a tool as a task and return its handle at once (`status()`, `result()`,
-        `cancel()`, `async for state in handle`; see `mcpkit.client.tasks`).
-
-        2025-11-25: the call asks for a task (`ttl` in seconds: how long the server should
-        keep it); 2026-07-28: the server decides, and a call it answers at once gives a
-        handle that is already done. Raises CapabilityNotDeclared when the server cannot
-        run tool calls as tasks (its revision or capabilities), ProtocolError (-32601: this
-        tool cannot run as a task), and what `request` raises.
-        """
-        params: JSONObject = {"name": name, "arguments": arguments or {}}
-        modern = self.era == "modern"
-        if not modern:
-            if not self.supports("tasks", "requests", "tools", "call"):
-                raise CapabilityNotDeclared(
-                    "tools/call as a task", ("tasks", "requests", "tools", "call"), "server"
-                )
-            params["task"] = {} if ttl is None else {"ttl": round(ttl * 1000)}
-        raw = await self.request("tools/call", params)
-        if raw.get("resultType") == "task" or (not modern and type(raw.get("task")) is dict):
-            return TaskHandle(self, created_task("tools/call", raw))
-        done = TaskState("", "completed", None, None, None, None, None, {"result": raw})
-        return TaskHandle(self, done, result=raw)
-
-    def task(self, task_id: str) -> TaskHandle:
-        """A handle on a task this caller started earlier (here, in another client or another
-        process), by its id; `await handle.status()` checks the server still has it."""
-        state = TaskState(task_id, "working", None, None, None, None, None, {"taskId": task_id})
-        return TaskHandle(self, state)
 
     # -- resources ---------------------------------------------------------------------------
 

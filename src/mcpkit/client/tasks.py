@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from mcpkit.client.mrtr import InputRequired
-from mcpkit.errors import InvalidResult, ProtocolError, TaskCancelled
+from mcpkit.errors import CapabilityNotDeclared, InvalidResult, ProtocolError, TaskCancelled
 from mcpkit.protocol.tasks import TERMINAL
 
 
@@ -42,6 +42,8 @@ class TaskClient(Protocol):
     ) -> JSONObject: ...
 
     async def answer_input(self, pending: InputRequired) -> JSONObject | None: ...
+
+    def supports(self, *path: str) -> bool: ...
 
 
 JSONObject = dict[str, Any]
@@ -109,6 +111,11 @@ class TaskHandle:
         self.state = state
         self._result = result  # known at once: a server that answered without a task
         self._answered: set[str] = set()  # input request keys already answered (modern)
+
+    @classmethod
+    def attach(cls, client: TaskClient, task_id: str) -> TaskHandle:
+        """A handle on a task known by its id (its state is fetched by `status()`)."""
+        return cls(client, TaskState(task_id, "working", None, None, None, None, None, {}))
 
     @property
     def task_id(self) -> str:
@@ -225,3 +232,31 @@ async def _call(callback: Callable[[TaskState], Any], state: TaskState) -> None:
     outcome = callback(state)
     if inspect.isawaitable(outcome):
         await outcome
+
+
+def needs_task_param(client: TaskClient, tool: Any) -> bool:
+    """Whether a call to `tool` (a listed `Tool`, or None) must ask for a task: a 2025-11-25
+    server's tool with taskSupport "required" is callable only with `params.task`."""
+    execution = None if tool is None else tool.execution
+    if execution is None or execution.task_support != "required":
+        return False  # the common case, decided without looking at capabilities
+    return client.era != "modern" and client.supports("tasks", "requests", "tools", "call")
+
+
+async def start_tool(
+    client: TaskClient, name: str, arguments: JSONObject, ttl: float | None
+) -> TaskHandle:
+    """`Client.start_tool` (see there)."""
+    params: JSONObject = {"name": name, "arguments": arguments}
+    modern = client.era == "modern"
+    if not modern:
+        if not client.supports("tasks", "requests", "tools", "call"):
+            raise CapabilityNotDeclared(
+                "tools/call as a task", ("tasks", "requests", "tools", "call"), "server"
+            )
+        params["task"] = {} if ttl is None else {"ttl": round(ttl * 1000)}
+    raw = await client.request("tools/call", params)
+    if raw.get("resultType") == "task" or (not modern and type(raw.get("task")) is dict):
+        return TaskHandle(client, created_task("tools/call", raw))
+    done = TaskState("", "completed", None, None, None, None, None, {"result": raw})
+    return TaskHandle(client, done, result=raw)
