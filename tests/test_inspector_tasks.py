@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.http.servers import unused_port, wait_until_listening
+from tests.http.servers import script_serving
 from tests.peers import node_env, npm_command
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,15 +39,8 @@ def inspector(tmp_path: Path, *args: str) -> dict[str, object]:
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    port = unused_port()
-    process = subprocess.Popen([sys.executable, TASKS, str(port)], cwd=ROOT)
-    address = f"http://127.0.0.1:{port}/mcp"
-    try:
-        wait_until_listening(address)
+    with script_serving(TASKS) as address:
         yield address
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def call(*tool: str) -> list[str]:

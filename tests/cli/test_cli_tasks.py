@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mcpkit import Client
-from tests.http.servers import unused_port, wait_until_listening
+from tests.http.servers import script_serving
 
 from .test_cli import mcpkit
 
@@ -24,15 +24,8 @@ TASKS = str(ROOT / "tests" / "fixtures" / "task_server.py")
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    port = unused_port()
-    process = subprocess.Popen([sys.executable, TASKS, str(port)], cwd=ROOT)
-    address = f"http://127.0.0.1:{port}/mcp"
-    try:
-        wait_until_listening(address)
+    with script_serving(TASKS) as address:
         yield address
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def test_call_runs_a_required_task_tool_of_a_handshake_server() -> None:
@@ -51,13 +44,14 @@ async def test_task_get_result_and_cancel_reach_a_task_later(url: str) -> None:
     async with Client(url, mode="2026-07-28") as client:
         running = await client.start_tool("forever")
         quick = await client.start_tool("count", {"to": 1})
-    got = mcpkit("task", "get", url, running.task_id)
+    modern = ("--mode", "2026-07-28")  # the era is not what is tested here
+    got = mcpkit("task", "get", url, running.task_id, *modern)
     assert got.returncode == 0 and got.stdout.startswith(f"task {running.task_id}: working")
-    cancelled = mcpkit("task", "cancel", url, running.task_id)
+    cancelled = mcpkit("task", "cancel", url, running.task_id, *modern)
     assert cancelled.stdout.startswith(f"task {running.task_id}: cancelled"), cancelled.stderr
-    result = mcpkit("task", "result", url, quick.task_id)
+    result = mcpkit("task", "result", url, quick.task_id, *modern)
     assert result.returncode == 0 and result.stdout == "counted to 1\n", result.stderr
-    unknown = mcpkit("task", "get", url, "no-such-task")
+    unknown = mcpkit("task", "get", url, "no-such-task", *modern)
     assert unknown.returncode == 4 and "Task not found" in unknown.stderr
     bad = mcpkit("task", "stop", url, "x")
     assert bad.returncode == 2 and "invalid choice" in bad.stderr

@@ -6,8 +6,11 @@ import asyncio
 import contextlib
 import json
 import socket
+import subprocess
+import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -33,6 +36,22 @@ async def serving(app: Any, port: int = 0) -> AsyncIterator[str]:
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, 5)
+
+
+@contextlib.contextmanager
+def script_serving(script: str | Path) -> Iterator[str]:
+    """A server script run as `python SCRIPT PORT` (Streamable HTTP on 127.0.0.1 at PORT, an
+    unused one) for as long as the block runs; yields its `/mcp` URL."""
+    port = unused_port()
+    root = Path(__file__).resolve().parents[2]
+    process = subprocess.Popen([sys.executable, str(script), str(port)], cwd=root)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        wait_until_listening(url)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 def wait_until_listening(url: str, seconds: float = 6.0) -> None:
