@@ -25,7 +25,9 @@ def fresh_era_cache() -> Iterator[None]:
 
 
 async def test_modern_listen_is_refused_with_the_capability_named() -> None:
-    async with Client([str(fastmcp_python()), str(SERVER)], timeout=20) as client:
+    # pinned: under load FastMCP may start slower than auto mode's 3 s stdio probe allows
+    argv = [str(fastmcp_python()), str(SERVER)]
+    async with Client(argv, mode="2026-07-28", timeout=20) as client:
         assert client.era == "modern"
         result = await client.call_tool("add", {"a": 2, "b": 3})
         assert result.structured_content == {"result": 5}

@@ -10,27 +10,8 @@ The server's requests go to `ServerRequests` (handlers.py), its notifications to
 `Notifications` (notifications.py), and each typed method below is one MCP request whose
 result is parsed into its `mcpkit.types` model.
 
-Decisions worth knowing:
-
-- `server_info` and `server_capabilities` are the server's JSON objects as sent (dicts):
-  capabilities are an open set (experimental, extensions) and `"tools" in caps` reads well.
-  For typed views: `mcpkit.types.ServerCapabilities.from_wire(client.server_capabilities)`.
-- `call_tool` returns the result even when the tool reports an error (`result.is_error`), as
-  the spec intends (the model should see the error). `raise_on_error=True` raises `ToolError`
-  instead.
-- Output validation: the client remembers every tool definition it has listed. Calling a tool
-  it has not seen also lists the tools (once, concurrently with the call; again only after
-  `notifications/tools/list_changed`) so that `structuredContent` is always checked against
-  the tool's `outputSchema` when there is one. A mismatch raises `ToolOutputInvalid`.
-- Tool annotations (`readOnlyHint`, `destructiveHint`, ...) come from an untrusted server.
-  They are exposed on `Tool.annotations` for your UI and policy; this client never reads them
-  and nothing it does depends on them (no confirmation, no retry).
-- Modern era: `input_required` results are answered with the same handlers that serve
-  handshake-era server requests (`mrtr.py`); cacheable results come from a `ResponseCache`
-  while fresh; `set_logging_level` stamps the level on later requests; `listen()` covers
-  change notifications in both eras (`listen.py`). The default mode is "auto" for command
-  lines and URLs, "legacy" for in-process servers and transport objects (their callers rely
-  on handshake-era behaviour: requests from the server mid-call, unsolicited notifications).
+Decisions worth knowing (why `call_tool` returns tool errors, why output is validated, why
+annotations are never read, the default era per target): docs/client.md.
 """
 
 from __future__ import annotations

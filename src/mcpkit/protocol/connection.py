@@ -27,13 +27,10 @@ from mcpkit.errors import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     SERVER_ERROR,
-    LocalProtocolViolation,
     ProtocolError,
     RequestTimeout,
-    UnsupportedProtocolVersion,
 )
 from mcpkit.protocol.config import ConnectionConfig, State
-from mcpkit.protocol.deadlines import Timeout
 from mcpkit.protocol.events import (
     ErrorReceived,
     Event,
@@ -57,8 +54,6 @@ from mcpkit.protocol.jsonrpc import (
     RequestId,
     Response,
     encode_error,
-    encode_notification,
-    encode_request,
     encode_result,
     is_valid_id,
     parse,
@@ -67,15 +62,13 @@ from mcpkit.protocol.lifecycle import (
     BATCH_VERSIONS,
     Role,
     batch_refused,
-    check_initialize_result,
     inbound_requests,
-    initialize_params,
 )
 from mcpkit.protocol.modern import PROTOCOL_VERSION as _ENVELOPE_KEY
-from mcpkit.protocol.modern import envelope_meta, request_meta
+from mcpkit.protocol.modern import request_meta
+from mcpkit.protocol.opening import Opening
 from mcpkit.protocol.outbound import OutboundRequests
 from mcpkit.protocol.outgoing import Outgoing, answer
-from mcpkit.protocol.sending import Sending
 from mcpkit.protocol.serving import (
     Batch,
     Inbound,
@@ -90,7 +83,7 @@ JSONObject = dict[str, Any]
 __all__ = ["Connection", "ConnectionConfig", "Outgoing", "State"]
 
 
-class Connection(Sending):
+class Connection(Opening):
     """One side of an MCP conversation (client or server), as a pure state machine.
 
     `rules` (server): the serving rules of the server's configuration as it is now; called for
@@ -412,84 +405,6 @@ class Connection(Sending):
     def _send_batch(self, out: Outgoing | None) -> None:
         if out is not None:
             self._outbox.append(out)
-
-    # -- handshake (client) --------------------------------------------------------------------
-
-    def start_initialize(
-        self, *, now: float, timeout: Timeout | None = None, version: str | None = None
-    ) -> RequestId:
-        """Send `initialize` (client role). Ends in an `Initialized` or `InitializeFailed` event."""
-        if self.role != "client" or self.state is not State.NEW:
-            raise LocalProtocolViolation(
-                "initialize is sent once, by a client, before anything else"
-            )
-        offered = version or self.config.versions[-1]
-        params = initialize_params(offered, self.config.capabilities, self.config.info)
-        request_id = self._outbound.register("initialize", progress=False, timeout=timeout, now=now)
-        self._initialize_id = request_id
-        self.state = State.INITIALIZING
-        data = encode_request(request_id, "initialize", params)
-        self._outbox.append(Outgoing(data, method="initialize", id=request_id, params=params))
-        return request_id
-
-    def _finish_initialize(self, result: JSONObject, events: list[Event]) -> None:
-        problem = check_initialize_result(result)
-        if problem is not None:
-            self.state = State.CLOSED
-            events.append(InitializeFailed(ProtocolError(INVALID_PARAMS, problem)))
-            return
-        version: str = result["protocolVersion"]
-        if version not in self.config.versions:
-            self.state = State.CLOSED
-            events.append(
-                InitializeFailed(UnsupportedProtocolVersion(version, self.config.versions))
-            )
-            return
-        self.protocol_version = version
-        self.peer_info = result["serverInfo"]
-        self.peer_capabilities = result["capabilities"]
-        instructions = result.get("instructions")
-        self.instructions = instructions if type(instructions) is str else None
-        self._accepted = inbound_requests("client", version)
-        self.state = State.READY
-        data = encode_notification("notifications/initialized", None)
-        self._outbox.append(Outgoing(data, method="notifications/initialized", version=version))
-        events.append(
-            Initialized(version, self.peer_info, self.peer_capabilities, self.instructions, result)
-        )
-
-    # -- per-request era (client) --------------------------------------------------------------
-
-    def use_modern(self, version: str, discovered: JSONObject | None = None) -> None:
-        """Client: speak `version` (2026-07-28 on) with no handshake; every request we send
-        carries the envelope. `discovered` is a server/discover result, when there is one."""
-        if self.role != "client" or self.state not in (State.NEW, State.READY):
-            raise LocalProtocolViolation("use_modern is for a client that has not initialized")
-        if version not in self.config.modern:
-            raise LocalProtocolViolation(f"{version} is not a per-request revision we speak")
-        self._envelope = envelope_meta(version, self.config.capabilities, self.config.info)
-        self.protocol_version = version
-        self.state = State.READY
-        self._accepted = {}  # a modern server sends no requests
-        self._allowed_requests.clear()
-        if discovered is not None:
-            capabilities = discovered.get("capabilities")
-            self.peer_capabilities = capabilities if type(capabilities) is dict else {}
-            meta = discovered.get("_meta")
-            info = meta.get("io.modelcontextprotocol/serverInfo") if type(meta) is dict else None
-            self.peer_info = info if type(info) is dict else None
-            instructions = discovered.get("instructions")
-            self.instructions = instructions if type(instructions) is str else None
-
-    def use_handshake(self) -> None:
-        """Client: back to the handshake era (the server did not answer the modern probe)."""
-        if self.role != "client" or self._envelope is None:
-            raise LocalProtocolViolation("use_handshake undoes use_modern, on a client")
-        self._envelope = None
-        self.protocol_version = None
-        self.peer_capabilities = self.peer_info = self.instructions = None
-        self._allowed_requests.clear()
-        self.state = State.NEW
 
     # -- time and end --------------------------------------------------------------------------
 

@@ -36,14 +36,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import weakref
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mcpkit.errors import INVALID_REQUEST, InvalidParams, MCPError, ProtocolError
+from mcpkit.errors import InvalidParams, ProtocolError
 from mcpkit.protocol import Prepared
-from mcpkit.runtime import Session
 from mcpkit.server.context import Context
 from mcpkit.server.pagination import Paginator
 from mcpkit.server.registry import Registry, scope_set
@@ -54,6 +52,7 @@ from mcpkit.server.resource_functions import (
     VariableMismatch,
 )
 from mcpkit.server.resource_items import Resource, ResourceTemplate
+from mcpkit.server.resource_subscribers import Subscribers, session_of
 from mcpkit.server.resource_wire import ResourceContents, contents_item, listing, not_found
 from mcpkit.server.schema import summary
 from mcpkit.server.uri_template import UriTemplate, is_template
@@ -94,7 +93,7 @@ class ResourceRegistry:
         self._resources: Registry[Resource] = Registry("resource", self._changed)
         self._templates: Registry[ResourceTemplate] = Registry("resource", self._changed)
         self._directories: dict[str, FileDirectory] = {}
-        self._subscribers: weakref.WeakSet[Session] = weakref.WeakSet()
+        self._subscribers = Subscribers()  # handshake-era sessions with resources/subscribe
 
     def __len__(self) -> int:
         return len(self._resources) + len(self._templates)
@@ -435,14 +434,12 @@ class ResourceRegistry:
             reader, detail = self._bind(uri)
             if reader is None:
                 raise not_found(uri, ctx, detail)
-        session = _session_of(ctx, "resources/subscribe")
-        session.state.subscriptions.add(uri)
-        self._subscribers.add(session)
+        self._subscribers.add(session_of(ctx, "resources/subscribe"), uri)
         return {}
 
     def unsubscribe(self, ctx: Context) -> JSONObject:
         uri = _uri_param(ctx, "resources/unsubscribe")
-        _session_of(ctx, "resources/unsubscribe").state.subscriptions.discard(uri)
+        session_of(ctx, "resources/unsubscribe").state.subscriptions.discard(uri)
         return {}
 
     def notify_updated(self, uri: str) -> int:
@@ -458,22 +455,7 @@ class ResourceRegistry:
         if self._on_updated is not None:  # 2026-07-28 subscriptions/listen streams
             match = None if template is None else (lambda s: template.match(s) is not None)
             sent += self._on_updated(uri, match)
-        for session in list(self._subscribers):
-            subscriptions: set[str] = session.state.subscriptions
-            if session.closed or not subscriptions:
-                self._subscribers.discard(session)
-                continue
-            if template is None:
-                matched = [uri] if uri in subscriptions else []
-            else:
-                matched = sorted(s for s in subscriptions if template.match(s) is not None)
-            for each in matched:
-                try:
-                    session.notify("notifications/resources/updated", {"uri": each})
-                except MCPError as exc:  # closing under us, or the capability is gone
-                    logger.debug("could not notify %s updated: %s", each, exc)
-                    break
-                sent += 1
+        sent += self._subscribers.notify(uri, template)
         return sent
 
     # -- completion (automatic choices for Literal/Enum template variables) ----------------------
@@ -497,15 +479,3 @@ def _last_segment(uri: str) -> str:
     path = uri.split("://", 1)[-1].split("?", 1)[0].split("#", 1)[0]
     segments = [s for s in path.split("/") if s]
     return segments[-1] if segments else uri
-
-
-def _session_of(ctx: Context, method: str) -> Session:
-    """The session a subscription lives in. Raises ProtocolError (-32600) for a request that
-    belongs to none (a stateless endpoint): nothing would remember the subscription."""
-    peer = ctx.peer
-    if not isinstance(peer, Session):
-        raise ProtocolError(
-            INVALID_REQUEST,
-            f"Invalid Request: {method} needs a session; this endpoint is stateless",
-        )
-    return peer
