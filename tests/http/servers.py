@@ -39,12 +39,13 @@ async def serving(app: Any, port: int = 0) -> AsyncIterator[str]:
 
 
 @contextlib.contextmanager
-def script_serving(script: str | Path) -> Iterator[str]:
-    """A server script run as `python SCRIPT PORT` (Streamable HTTP on 127.0.0.1 at PORT, an
-    unused one) for as long as the block runs; yields its `/mcp` URL."""
+def script_serving(script: str | Path, *arguments: str) -> Iterator[str]:
+    """A server script run as `python SCRIPT [ARGUMENTS...] PORT` (Streamable HTTP on
+    127.0.0.1 at PORT, an unused one) for as long as the block runs; yields its `/mcp` URL."""
     port = unused_port()
     root = Path(__file__).resolve().parents[2]
-    process = subprocess.Popen([sys.executable, str(script), str(port)], cwd=root)
+    argv = [sys.executable, str(script), *arguments, str(port)]
+    process = subprocess.Popen(argv, cwd=root)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         wait_until_listening(url)

@@ -16,6 +16,7 @@ import pytest
 from mcpkit import Client
 from mcpkit.stores import MemoryTaskStore, StoreFull, TaskRecord, TaskStore
 from mcpkit.stores.redis_tasks import RedisTaskStore
+from tests.http.servers import script_serving
 from tests.peers import redis_server
 
 
@@ -152,3 +153,41 @@ async def test_a_restarted_server_process_still_answers_for_its_tasks(
         state = await again.status()
         assert state.status == "completed"
         assert (await again.result())["content"][0]["text"] == "report on tides"
+
+
+HTTP_SERVER = textwrap.dedent(
+    """
+    import asyncio, sys
+    from mcpkit import Server
+    from mcpkit.server.tasks import TaskSettings
+    from mcpkit.stores.redis_tasks import RedisTaskStore
+
+    store = RedisTaskStore(sys.argv[1], prefix="shared:")
+    server = Server("replica", tasks=TaskSettings(store=store))
+
+    @server.tool(task=True)
+    async def report(topic: str, seconds: float = 0.3) -> str:
+        await asyncio.sleep(seconds)
+        return f"report on {topic}"
+
+    server.run(transport="http", port=int(sys.argv[2]))
+    """
+)
+
+
+async def test_two_server_processes_on_one_redis_answer_for_each_others_tasks(
+    redis_url: str, tmp_path: Path
+) -> None:
+    script = tmp_path / "replica.py"
+    script.write_text(HTTP_SERVER)
+    with script_serving(script, redis_url) as first, script_serving(script, redis_url) as second:
+        async with Client(first, mode="2026-07-28") as a, Client(second, mode="2026-07-28") as b:
+            handle = await a.start_tool("report", {"topic": "tides"})
+            elsewhere = b.task(handle.task_id)  # the other process, which does not run it
+            assert (await elsewhere.status()).status == "working"
+            assert (await elsewhere.result())["content"][0]["text"] == "report on tides"
+            # a cancel made in one process holds although the handler runs in the other
+            slow = await a.start_tool("report", {"topic": "x", "seconds": 0.5})
+            await b.task(slow.task_id).cancel()
+            await asyncio.sleep(0.8)  # the handler has finished meanwhile
+            assert (await slow.status()).status == "cancelled"
