@@ -209,6 +209,12 @@ class ClientCore:
             session, self._session = self._session, None
             await session.close()
 
+    async def wait_closed(self) -> str:
+        """Wait until the connection ends (a stdio server exited, the transport closed, or
+        `close()`); why it ended. Returns at once when the client is not connected."""
+        session = self._session
+        return "not connected" if session is None else await session.wait_closed()
+
     def _list_changed(self, kind: ListKind) -> None:
         """A list_changed notification arrived: tool definitions belong to the last list."""
         if kind == "tools":

@@ -152,6 +152,12 @@ class Session:
     def closed(self) -> bool:
         return self._closed_error is not None
 
+    async def wait_closed(self) -> str:
+        """Wait until the pump ends (the peer went away, or `close()`); why it ended."""
+        if self._pump is not None:
+            await asyncio.shield(self._pump)
+        return str(self._closed_error) if self._closed_error is not None else "closed"
+
     # -- what handlers see (`Peer`) ----------------------------------------------------------
 
     @property

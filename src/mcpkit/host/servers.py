@@ -1,0 +1,218 @@
+"""Keeping many servers connected: each in its own client, none able to hold up the others.
+
+How this works. `HostServers` runs one `_Slot` per configured server, each an asyncio task
+with a client of its own: it connects (bounded by `connect_timeout`), is `ready`, and waits
+for the connection to end. A server that cannot start (command missing, hangs in its
+handshake) is `failed` with the reason and costs the others nothing: they connect at the same
+time. A server that goes away once ready (a stdio server that crashed, an HTTP server that
+closed) is `restarting`: connected again after a backoff that doubles from
+`restart_delay` up to `max_delay`, and `failed` after `max_restarts` attempts in a row.
+`disable(name)` closes a server and keeps it configured; `enable(name)` starts it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from mcpkit.client import Client
+from mcpkit.host.config import HostConfig, ServerConfig
+
+logger = logging.getLogger("mcpkit.host")
+
+
+class State(StrEnum):
+    CONNECTING = "connecting"
+    READY = "ready"
+    RESTARTING = "restarting"
+    FAILED = "failed"
+    DISABLED = "disabled"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerStatus:
+    """Where one server stands: its state, why it failed (or last went away), restarts."""
+
+    name: str
+    state: State
+    error: str | None = None
+    restarts: int = 0
+
+
+class ServerUnavailable(Exception):
+    """The server is not ready (failed, disabled, restarting): its status says why."""
+
+    def __init__(self, status: ServerStatus) -> None:
+        reason = f": {status.error}" if status.error else ""
+        super().__init__(f"server {status.name!r} is {status.state.value}{reason}")
+        self.status = status
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """How long connecting may take, and the restart backoff (seconds)."""
+
+    connect_timeout: float = 30.0
+    restart_delay: float = 0.5
+    max_delay: float = 30.0
+    max_restarts: int = 5
+
+
+class HostServers:
+    """The configured servers, connected concurrently (see the module docstring).
+
+    `client_options` are keyword arguments every `Client` gets (handlers, timeout, ...),
+    under each server's own (env, cwd, headers, era).
+    """
+
+    def __init__(
+        self,
+        config: HostConfig,
+        *,
+        timing: Timing | None = None,
+        client_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.config = config
+        self.timing = timing or Timing()
+        self._options = dict(client_options or {})
+        self._slots = {name: _Slot(self, server) for name, server in config.servers.items()}
+
+    async def start(self) -> None:
+        """Start every enabled server at once; return when each is ready or has failed."""
+        slots = [slot for slot in self._slots.values() if not slot.config.disabled]
+        for slot in slots:
+            slot.start()
+        await asyncio.gather(*(slot.settled.wait() for slot in slots))
+
+    def status(self) -> dict[str, ServerStatus]:
+        """Every configured server's status, in configuration order (read errors included)."""
+        found = {name: slot.status() for name, slot in self._slots.items()}
+        for name, error in self.config.errors.items():
+            found[name] = ServerStatus(name, State.FAILED, str(error))
+        return found
+
+    def client(self, name: str) -> Client:
+        """The ready client of `name`. Raises KeyError (not configured), ServerUnavailable."""
+        slot = self._slots.get(name)
+        if slot is None:
+            raise KeyError(f"no server named {name!r} is configured")
+        if slot.client is None or slot.state is not State.READY:
+            raise ServerUnavailable(slot.status())
+        return slot.client
+
+    def ready(self) -> dict[str, Client]:
+        return {
+            name: slot.client
+            for name, slot in self._slots.items()
+            if slot.client is not None and slot.state is State.READY
+        }
+
+    async def enable(self, name: str) -> ServerStatus:
+        """Start a disabled (or failed) server; its status once ready or failed."""
+        slot = self._slots[name]
+        await slot.stop()
+        slot.start()
+        await slot.settled.wait()
+        return slot.status()
+
+    async def disable(self, name: str) -> None:
+        """Close a server and keep it configured (`enable` starts it again)."""
+        await self._slots[name].stop()
+
+    async def aclose(self) -> None:
+        await asyncio.gather(*(slot.stop() for slot in self._slots.values()))
+
+    def _client_for(self, config: ServerConfig) -> Client:
+        return Client(config.target, **{**self._options, **config.client_options()})
+
+
+class _Slot:
+    """One server's connection, kept up by its own task."""
+
+    def __init__(self, host: HostServers, config: ServerConfig) -> None:
+        self.host = host
+        self.config = config
+        self.state = State.DISABLED
+        self.error: str | None = None
+        self.restarts = 0
+        self.client: Client | None = None
+        self.settled = asyncio.Event()  # ready or failed, for `start`
+        self._task: asyncio.Task[None] | None = None
+
+    def status(self) -> ServerStatus:
+        return ServerStatus(self.config.name, self.state, self.error, self.restarts)
+
+    def start(self) -> None:
+        self.settled.clear()
+        self.restarts = 0
+        self.state, self.error = State.CONNECTING, None
+        self._task = asyncio.get_running_loop().create_task(self._keep_up())
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self._drop_client()
+        self.state = State.DISABLED
+        self.settled.set()
+
+    async def _keep_up(self) -> None:
+        timing, name = self.host.timing, self.config.name
+        delay, attempts = timing.restart_delay, 0  # attempts: restarts in a row
+        while True:
+            client = self.host._client_for(self.config)
+            try:
+                await asyncio.wait_for(client.__aenter__(), timing.connect_timeout)
+            except asyncio.CancelledError:
+                await client.close()
+                raise
+            except Exception as exc:
+                await client.close()
+                self._failed(_reason(exc, timing.connect_timeout))
+                if self.restarts == 0 and self.state is State.FAILED:
+                    logger.warning("server %s could not start: %s", name, self.error)
+                    return  # a server that never started is not retried on its own
+            else:
+                self.client, self.state = client, State.READY
+                delay, attempts = timing.restart_delay, 0
+                self.settled.set()
+                logger.info("server %s ready", name)
+                reason = await client.wait_closed()
+                await self._drop_client()
+                self._failed(reason)
+                logger.warning("server %s went away: %s", name, reason)
+            if attempts >= timing.max_restarts:
+                self.state = State.FAILED
+                self.settled.set()
+                return
+            self.state = State.RESTARTING
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, timing.max_delay)
+            attempts += 1
+            self.restarts += 1
+
+    def _failed(self, reason: str) -> None:
+        self.error = reason
+        if self.state is not State.RESTARTING:
+            self.state = State.FAILED
+        if self.restarts == 0:
+            self.settled.set()
+
+    async def _drop_client(self) -> None:
+        client, self.client = self.client, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.close()
+
+
+def _reason(exc: BaseException, timeout: float) -> str:
+    if isinstance(exc, TimeoutError):
+        return f"no answer to the handshake within {timeout:g} s"
+    return str(exc) or type(exc).__name__

@@ -1,0 +1,134 @@
+"""HostServers keeps configured servers connected, each in its own client: real stdio servers
+(ours, a command that does not exist, one that never answers its handshake, one that crashes)
+and an HTTP one, started together; a dead one costs the others nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from mcpkit.errors import ConnectionClosed
+from mcpkit.host import HostServers, ServerUnavailable, State, Timing, load_config
+from tests.http.servers import script_serving
+
+ROOT = Path(__file__).resolve().parents[2]
+TASKS = str(ROOT / "tests" / "fixtures" / "task_server.py")
+SILENT = str(ROOT / "tests" / "fixtures" / "silent.py")
+CRASHY = textwrap.dedent(
+    """
+    import os
+    from mcpkit import Server
+
+    server = Server("crashy")
+
+    @server.tool()
+    def pid() -> int:
+        return os.getpid()
+
+    @server.tool()
+    def crash() -> str:
+        os._exit(3)
+
+    server.run()
+    """
+)
+FAST = Timing(connect_timeout=3.0, restart_delay=0.05, max_delay=0.2, max_restarts=2)
+
+
+async def test_servers_start_together_and_a_dead_one_costs_the_others_nothing(
+    tmp_path: Path,
+) -> None:
+    config = load_config(
+        {
+            "mcpServers": {
+                "good": {"command": sys.executable, "args": [TASKS]},
+                "missing": {"command": "no-such-mcp-server-command"},
+                "silent": {"command": sys.executable, "args": [SILENT, str(tmp_path / "pid")]},
+                "broken": {"command": "run", "env": {"K": "${NOT_SET_ANYWHERE}"}},
+            }
+        },
+        environ={},
+    )
+    servers = HostServers(config, timing=FAST, client_options={"mode": "legacy"})
+    started = time.monotonic()
+    try:
+        await servers.start()
+        took = time.monotonic() - started
+        status = servers.status()
+        assert status["good"].state is State.READY
+        assert {t.name for t in await servers.client("good").list_all_tools()} >= {"count"}
+        assert status["missing"].state is State.FAILED
+        assert "no-such-mcp-server-command" in (status["missing"].error or "")
+        assert status["silent"].state is State.FAILED
+        assert status["silent"].error == "no answer to the handshake within 3 s"
+        assert (
+            status["broken"].state is State.FAILED and "NOT_SET_ANYWHERE" in status["broken"].error
+        )
+        assert took < FAST.connect_timeout + 2  # the silent one's timeout, not a sum
+        with pytest.raises(ServerUnavailable, match="'missing' is failed"):
+            servers.client("missing")
+        with pytest.raises(KeyError):
+            servers.client("unknown")
+    finally:
+        await servers.aclose()
+
+
+async def test_a_crashed_server_is_restarted_with_backoff(tmp_path: Path) -> None:
+    script = tmp_path / "crashy.py"
+    script.write_text(CRASHY)
+    config = load_config(
+        {"mcpServers": {"crashy": {"command": sys.executable, "args": [str(script)]}}}
+    )
+    servers = HostServers(config, timing=FAST, client_options={"mode": "legacy"})
+    try:
+        await servers.start()
+        first = servers.client("crashy")
+        before = (await first.call_tool("pid")).structured_content
+        with pytest.raises(ConnectionClosed):  # the process dies under the call
+            await first.call_tool("crash")
+        for _ in range(200):
+            if servers.status()["crashy"].state is State.READY and servers.ready().get(
+                "crashy"
+            ) not in (None, first):
+                break
+            await asyncio.sleep(0.02)
+        status = servers.status()["crashy"]
+        assert status.state is State.READY and status.restarts == 1
+        assert status.error == "the server process exited with code 3"  # why, kept
+        after = (await servers.client("crashy").call_tool("pid")).structured_content
+        assert after != before  # a new process
+    finally:
+        await servers.aclose()
+
+
+async def test_disable_and_enable_at_run_time_and_an_http_server() -> None:
+    with script_serving(TASKS) as url:
+        config = load_config(
+            {
+                "mcpServers": {
+                    "local": {"command": sys.executable, "args": [TASKS]},
+                    "remote": {"type": "http", "url": url},
+                    "later": {"command": sys.executable, "args": [TASKS], "disabled": True},
+                }
+            }
+        )
+        servers = HostServers(config, timing=FAST)
+        try:
+            await servers.start()
+            states = {name: s.state for name, s in servers.status().items()}
+            assert states == {"local": State.READY, "remote": State.READY, "later": State.DISABLED}
+            assert (await servers.client("remote").call_tool("count", {"to": 1})).content
+            await servers.disable("local")
+            assert servers.status()["local"].state is State.DISABLED
+            with pytest.raises(ServerUnavailable, match="disabled"):
+                servers.client("local")
+            assert (await servers.enable("later")).state is State.READY
+            assert (await servers.enable("local")).state is State.READY
+            assert set(servers.ready()) == {"local", "remote", "later"}
+        finally:
+            await servers.aclose()
