@@ -7,11 +7,14 @@ client, none able to hold up the others (`mcpkit.host.servers`).
 
 from mcpkit.host.config import ConfigError, HostConfig, InputSpec, ServerConfig, load_config
 from mcpkit.host.servers import HostServers, ServerStatus, ServerUnavailable, State, Timing
+from mcpkit.host.tools import HostTool, HostTools
 
 __all__ = [
     "ConfigError",
     "HostConfig",
     "HostServers",
+    "HostTool",
+    "HostTools",
     "InputSpec",
     "ServerConfig",
     "ServerStatus",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -81,6 +81,8 @@ class HostServers:
         self.timing = timing or Timing()
         self._options = dict(client_options or {})
         self._slots = {name: _Slot(self, server) for name, server in config.servers.items()}
+        # Told the name of a server whose tools changed (set by HostTools).
+        self.on_tools_changed: Callable[[str], None] | None = None
 
     async def start(self) -> None:
         """Start every enabled server at once; return when each is ready or has failed."""
@@ -128,7 +130,16 @@ class HostServers:
         await asyncio.gather(*(slot.stop() for slot in self._slots.values()))
 
     def _client_for(self, config: ServerConfig) -> Client:
-        return Client(config.target, **{**self._options, **config.client_options()})
+        options = {**self._options, **config.client_options()}
+        theirs = options.get("on_list_changed")
+
+        def on_list_changed(kind: str) -> Any:
+            if kind == "tools" and self.on_tools_changed is not None:
+                self.on_tools_changed(config.name)
+            return None if theirs is None else theirs(kind)
+
+        options["on_list_changed"] = on_list_changed
+        return Client(config.target, **options)
 
 
 class _Slot:
