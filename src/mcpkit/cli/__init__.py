@@ -6,6 +6,7 @@
     mcpkit read TARGET URI
     mcpkit prompt TARGET NAME key=value ...
     mcpkit task get|result|cancel TARGET ID     a task a tool call became
+    mcpkit servers [--config mcp.json]           the servers of a configuration, their state
     mcpkit login URL / mcpkit logout URL         OAuth: store (or forget) tokens for a server
 
 TARGET is a URL, a Python file, or a command line ("npx server"). A Python file that imports
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from mcpkit.cli.exits import EXIT_CONNECTION, EXIT_PROTOCOL, EXIT_TOOL_ERROR, EXIT_USAGE
@@ -87,6 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     task = talking("task", "look at, wait for, or cancel a task", ["get", "result", "cancel"])
     task.add_argument("task_id", metavar="ID")
+    servers = commands.add_parser(
+        "servers", help="start the servers of a configuration (mcp.json) and show their state"
+    )
+    servers.add_argument("--config", help="the file (default: the usual locations)")
+    servers.add_argument("--json", action="store_true", help="print JSON for scripts")
+    servers.add_argument("--timeout", type=float, default=30.0, help="connect timeout per server")
     add_login_commands(commands)
     return parser
 
@@ -98,26 +106,34 @@ def main(argv: list[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "run":
-            from mcpkit.cli.loading import load_server
-
-            server = load_server(args.app)
-            if args.transport == "http":
-                server.run("http", host=args.host, port=args.port)
-            else:
-                server.run()
-            return 0
-        if args.command in ("login", "logout"):
-            from mcpkit.cli import auth
-
-            return asyncio.run(auth.login(args)) if args.command == "login" else auth.logout(args)
-        return asyncio.run(run_command(args))
+        return _dispatch(args, run_command)
     except UsageError as exc:
         return _fail(args, f"error: {exc}", EXIT_USAGE, exc)
     except KeyboardInterrupt:
         return 130
     except Exception as exc:
         return _fail(args, *_describe(exc), exc)
+
+
+def _dispatch(args: Any, run_command: Callable[[Any], Coroutine[Any, Any, int]]) -> int:
+    if args.command == "run":
+        from mcpkit.cli.loading import load_server
+
+        server = load_server(args.app)
+        if args.transport == "http":
+            server.run("http", host=args.host, port=args.port)
+        else:
+            server.run()
+        return 0
+    if args.command == "servers":
+        from mcpkit.cli.servers import list_servers
+
+        return asyncio.run(list_servers(args))
+    if args.command in ("login", "logout"):
+        from mcpkit.cli import auth
+
+        return asyncio.run(auth.login(args)) if args.command == "login" else auth.logout(args)
+    return asyncio.run(run_command(args))
 
 
 def _describe(exc: Exception) -> tuple[str, int]:

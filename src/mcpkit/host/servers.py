@@ -188,7 +188,7 @@ class _Slot:
                 await client.close()
                 self._failed(_reason(exc, timing.connect_timeout))
                 if self.restarts == 0 and self.state is State.FAILED:
-                    logger.warning("server %s could not start: %s", name, self.error)
+                    logger.info("server %s could not start: %s", name, self.error)
                     return  # a server that never started is not retried on its own
             else:
                 self.client, self.state = client, State.READY
@@ -198,7 +198,7 @@ class _Slot:
                 reason = await client.wait_closed()
                 await self._drop_client()
                 self._failed(reason)
-                logger.warning("server %s went away: %s", name, reason)
+                logger.info("server %s went away: %s", name, reason)
             if attempts >= timing.max_restarts:
                 self.state = State.FAILED
                 self.settled.set()
