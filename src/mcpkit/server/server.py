@@ -77,6 +77,9 @@ class Server:
     directories may name the `scopes=` a caller's token must grant; `hide_out_of_scope` lists
     to each caller only what its token lets it use (default: lists show everything).
 
+    `tasks` (a `TaskSettings`) says where tasks live and how many may run and be kept: tools
+    registered with `task=` may run as tasks that outlive their request (docs/tasks.md).
+
     2026-07-28 requests: `cache` sets the ttlMs/cacheScope stamped on cacheable results,
     per method (a `CacheHint`, or an int: that ttl in ms with the method's default scope),
     over `DEFAULT_CACHE_HINTS`; `request_state_keys` (a list of secrets, newest first, or a
