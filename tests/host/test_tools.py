@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpkit.host import HostServers, HostTools, Timing, load_config
+from mcpkit.host import HostPrompts, HostServers, HostTools, Timing, load_config
 from tests.peers import fastmcp_python, node_env, npm_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,5 +117,37 @@ async def test_prefixes_never_collide_and_a_list_changed_refreshes_the_view(
             await asyncio.sleep(0.02)
         assert "grows__extra" in names
         assert (await tools.call_tool("grows__extra")).content[0].text == "new"  # type: ignore[union-attr]
+    finally:
+        await servers.aclose()
+
+
+async def test_prompts_of_several_servers_in_one_view_with_gets_routed() -> None:
+    prompts_server = str(ROOT / "tests" / "fixtures" / "prompts_server.py")
+    config = load_config(
+        {
+            "mcpServers": {
+                "team a": {"command": sys.executable, "args": [prompts_server]},
+                "team-b": {"command": sys.executable, "args": [prompts_server]},
+                "no prompts": {"command": sys.executable, "args": [TASKS]},
+            }
+        }
+    )
+    servers = HostServers(config)
+    try:
+        await servers.start()
+        prompts = HostPrompts(servers)
+        names = [prompt.name for prompt in await prompts.list()]
+        assert names == ["team_a__review", "team_a__stack", "team-b__review", "team-b__stack"]
+        assert (
+            prompts.resolve("team-b__stack").server,
+            prompts.resolve("team-b__stack").original,
+        ) == (
+            "team-b",
+            "stack",
+        )
+        got = await prompts.get_prompt("team-b__stack", {"language": "rust", "framework": "axum"})
+        assert got.messages[0].content.text == "A axum project in rust"  # type: ignore[union-attr]
+        with pytest.raises(KeyError, match="no prompt named"):
+            await prompts.get_prompt("no_prompts__x")
     finally:
         await servers.aclose()

@@ -7,13 +7,14 @@ client, none able to hold up the others (`mcpkit.host.servers`).
 
 from mcpkit.host.config import ConfigError, HostConfig, InputSpec, ServerConfig, load_config
 from mcpkit.host.servers import HostServers, ServerStatus, ServerUnavailable, State, Timing
-from mcpkit.host.tools import HostTool, HostTools
+from mcpkit.host.tools import HostItem, HostPrompts, HostTools
 
 __all__ = [
     "ConfigError",
     "HostConfig",
+    "HostItem",
+    "HostPrompts",
     "HostServers",
-    "HostTool",
     "HostTools",
     "InputSpec",
     "ServerConfig",

@@ -81,8 +81,8 @@ class HostServers:
         self.timing = timing or Timing()
         self._options = dict(client_options or {})
         self._slots = {name: _Slot(self, server) for name, server in config.servers.items()}
-        # Told the name of a server whose tools changed (set by HostTools).
-        self.on_tools_changed: Callable[[str], None] | None = None
+        # Told (server, "tools" | "prompts" | "resources") when a server's list changed.
+        self.list_listeners: list[Callable[[str, str], None]] = []
 
     async def start(self) -> None:
         """Start every enabled server at once; return when each is ready or has failed."""
@@ -134,8 +134,8 @@ class HostServers:
         theirs = options.get("on_list_changed")
 
         def on_list_changed(kind: str) -> Any:
-            if kind == "tools" and self.on_tools_changed is not None:
-                self.on_tools_changed(config.name)
+            for listener in self.list_listeners:
+                listener(config.name, kind)
             return None if theirs is None else theirs(kind)
 
         options["on_list_changed"] = on_list_changed

@@ -1,11 +1,13 @@
-"""One view of every server's tools, under names that never collide, and calls routed back.
+"""One view of every server's tools and prompts, under names that never collide, and requests
+routed back to the server that has them.
 
-`HostTools` lists each ready server's tools (every page), keeps those its configuration offers
-(`allowTools` / `denyTools`), and names each `server<separator>tool` ("files__read" with the
-default "__"). A server name is first reduced to the characters a tool name may hold; when two
-servers still end up with the same prefix, the later ones get "-2", "-3", ... The original
-server and tool name are always recoverable (`resolve`), and `call_tool` routes through them.
-A server's list is fetched again after its `notifications/tools/list_changed` (or a restart).
+`HostTools` (and `HostPrompts` alike) lists each ready server's items (every page), keeps
+those its configuration offers (`allowTools` / `denyTools`, for tools), and names each
+`server<separator>item` ("files__read" with the default "__"). A server name is first reduced
+to the characters a tool name may hold; when two servers still end up with the same prefix,
+the later ones get "-2", "-3", ... The original server and name are always recoverable
+(`resolve`), and `call_tool` / `get_prompt` route through them. A server's list is fetched
+again after its `notifications/{tools,prompts}/list_changed`, or once it restarted.
 """
 
 from __future__ import annotations
@@ -13,78 +15,111 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from mcpkit.client import Client
+from mcpkit.host.config import ServerConfig
 from mcpkit.host.servers import HostServers
 
 if TYPE_CHECKING:
     from mcpkit.runtime import ProgressCallback
-    from mcpkit.types import CallToolResult, Tool
+    from mcpkit.types import CallToolResult, GetPromptResult, Prompt, Tool
 
 logger = logging.getLogger("mcpkit.host")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 JSONObject = dict[str, Any]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
-class HostTool:
-    """A tool as the host offers it: its public `name`, the server and the server's name for
-    it, and the definition the server gave (`tool`)."""
+class HostItem(Generic[T]):
+    """An item as the host offers it: its public `name`, the server and the server's name for
+    it, and the definition the server gave (`item`: a Tool, a Prompt)."""
 
     name: str
     server: str
     original: str
-    tool: Tool
+    item: T
 
 
-class HostTools:
-    """The aggregated tools of `servers` (see the module docstring)."""
+class _Aggregate(Generic[T]):
+    """Named items of every ready server (see the module docstring)."""
+
+    kind = ""  # "tools" or "prompts": the list_changed that makes a list stale
 
     def __init__(self, servers: HostServers, *, separator: str = "__") -> None:
         self.servers = servers
         self.separator = separator
-        self._lists: dict[str, list[Tool]] = {}  # per server, until it changes
-        self._clients: dict[str, object] = {}  # which client each list came from
-        self._by_name: dict[str, HostTool] = {}
+        self._lists: dict[str, list[T]] = {}  # per server, until it changes
+        self._clients: dict[str, Client] = {}  # which client each list came from
+        self._by_name: dict[str, HostItem[T]] = {}
         self._prefixes = _prefixes(list(servers.config.servers), separator)
-        servers.on_tools_changed = self.forget
+        servers.list_listeners.append(self._changed)
+
+    def _fetch(self, client: Client) -> Awaitable[list[T]]:
+        raise NotImplementedError
+
+    def _offers(self, config: ServerConfig, name: str) -> bool:
+        return True
+
+    def _changed(self, server: str, kind: str) -> None:
+        if kind == self.kind:
+            self.forget(server)
 
     def forget(self, server: str) -> None:
-        """The server's tools changed (list_changed, or it restarted): list them again."""
+        """The server's list changed: fetch it again next time."""
         self._lists.pop(server, None)
 
-    async def list(self) -> list[HostTool]:
-        """Every ready server's offered tools, servers in configuration order. A server whose
+    async def list(self) -> list[HostItem[T]]:
+        """Every ready server's offered items, servers in configuration order. A server whose
         listing fails is left out (logged) and asked again next time."""
         ready = self.servers.ready()
         stale = [n for n, c in ready.items() if n not in self._lists or self._clients[n] is not c]
         fetched = await asyncio.gather(
-            *(ready[name].list_all_tools() for name in stale), return_exceptions=True
+            *(self._fetch(ready[name]) for name in stale), return_exceptions=True
         )
         for name, found in zip(stale, fetched, strict=True):
             if isinstance(found, BaseException):
-                logger.warning("server %s: could not list its tools: %s", name, found)
+                logger.warning("server %s: could not list its %s: %s", name, self.kind, found)
                 continue
             self._lists[name], self._clients[name] = found, ready[name]
-        offered: list[HostTool] = []
-        for name in self.servers.config.servers:
+        offered: list[HostItem[T]] = []
+        for name, config in self.servers.config.servers.items():
             if name not in ready or name not in self._lists:
                 continue
-            config = self.servers.config.servers[name]
-            for tool in self._lists[name]:
-                if config.offers(tool.name):
-                    public = self._prefixes[name] + tool.name
-                    offered.append(HostTool(public, name, tool.name, tool))
-        self._by_name = {tool.name: tool for tool in offered}
+            for item in self._lists[name]:
+                original: str = item.name  # type: ignore[attr-defined]
+                if self._offers(config, original):
+                    offered.append(HostItem(self._prefixes[name] + original, name, original, item))
+        self._by_name = {item.name: item for item in offered}
         return offered
 
-    def resolve(self, name: str) -> HostTool:
-        """The tool behind a public name (as of the last `list`). Raises KeyError."""
+    def resolve(self, name: str) -> HostItem[T]:
+        """The item behind a public name (as of the last `list`). Raises KeyError."""
         found = self._by_name.get(name)
         if found is None:
-            raise KeyError(f"no tool named {name!r} (list the tools first, or it is not offered)")
+            raise KeyError(f"no {self.kind[:-1]} named {name!r} (not listed, or not offered)")
         return found
+
+    async def _route(self, name: str) -> tuple[Client, str]:
+        if name not in self._by_name:
+            await self.list()
+        found = self.resolve(name)
+        return self.servers.client(found.server), found.original
+
+
+class HostTools(_Aggregate["Tool"]):
+    """Every ready server's offered tools; `call_tool` routes by public name."""
+
+    kind = "tools"
+
+    def _fetch(self, client: Client) -> Awaitable[list[Tool]]:
+        return client.list_all_tools()
+
+    def _offers(self, config: ServerConfig, name: str) -> bool:
+        return config.offers(name)
 
     async def call_tool(
         self,
@@ -97,17 +132,31 @@ class HostTools:
         """Call a tool by its public name on the server that has it (as `Client.call_tool`).
         Raises KeyError (unknown or not offered), ServerUnavailable, and what
         `Client.call_tool` raises."""
-        if name not in self._by_name:
-            await self.list()
-        tool = self.resolve(name)
-        client = self.servers.client(tool.server)
+        client, original = await self._route(name)
         return await client.call_tool(
-            tool.original, arguments, raise_on_error=raise_on_error, on_progress=on_progress
+            original, arguments, raise_on_error=raise_on_error, on_progress=on_progress
         )
 
 
+class HostPrompts(_Aggregate["Prompt"]):
+    """Every ready server's prompts; `get_prompt` routes by public name."""
+
+    kind = "prompts"
+
+    def _fetch(self, client: Client) -> Awaitable[list[Prompt]]:
+        return client.list_all_prompts()
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None
+    ) -> GetPromptResult:
+        """Get a prompt by its public name from the server that has it (as
+        `Client.get_prompt`). Raises KeyError, ServerUnavailable, and what it raises."""
+        client, original = await self._route(name)
+        return await client.get_prompt(original, arguments)
+
+
 def _prefixes(servers: list[str], separator: str) -> dict[str, str]:
-    """Each server's tool-name prefix: its name in tool-name characters, made unique."""
+    """Each server's name prefix: its name in tool-name characters, made unique."""
     taken: set[str] = set()
     prefixes: dict[str, str] = {}
     for server in servers:
