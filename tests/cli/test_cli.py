@@ -145,3 +145,19 @@ def test_run_serves_http_and_the_cli_talks_to_the_url() -> None:
     finally:
         serving.terminate()
         serving.wait(10)
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly() -> None:
+    # `mcpkit list APP | head -1`: the pipe closes under the command's output
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcpkit", "list", APP, "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # gone before the command has written anything
+    process.wait(30)
+    with process.stderr:
+        assert process.stderr.read() == b""  # no "connection failed", no traceback
+    assert process.returncode == 141

@@ -23,11 +23,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import select
 import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 from mcpkit.cli.exits import EXIT_CONNECTION, EXIT_PROTOCOL, EXIT_TOOL_ERROR, EXIT_USAGE
+
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a tool the pipe ended
 
 __all__ = ["EXIT_CONNECTION", "EXIT_PROTOCOL", "EXIT_TOOL_ERROR", "EXIT_USAGE", "main"]
 
@@ -111,6 +115,13 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(args, f"error: {exc}", EXIT_USAGE, exc)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError as exc:
+        if not _stdout_gone():  # a server's pipe, not ours: a connection failure
+            return _fail(args, *_describe(exc), exc)
+        # The reader went away (`mcpkit list ... | head`): stop quietly, as a shell tool
+        # killed by SIGPIPE would, with nothing left to flush at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except Exception as exc:
         return _fail(args, *_describe(exc), exc)
 
@@ -134,6 +145,16 @@ def _dispatch(args: Any, run_command: Callable[[Any], Coroutine[Any, Any, int]])
 
         return asyncio.run(auth.login(args)) if args.command == "login" else auth.logout(args)
     return asyncio.run(run_command(args))
+
+
+def _stdout_gone() -> bool:
+    """Whether our stdout is a pipe whose reader has closed it."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):  # no poll here, or stdout is no file
+        return False
 
 
 def _describe(exc: Exception) -> tuple[str, int]:
