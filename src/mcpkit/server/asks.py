@@ -9,7 +9,7 @@ given, or stops the handler with `InputRequired` (see `mrtr` for the whole mecha
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,29 +58,18 @@ class Ask:
         return {"method": self.method, "params": self.params}
 
 
-class Round:
-    """One run of a handler serving a modern request that may ask the client.
+class AskKeys:
+    """The keys of a run's asks: each its own (`ask.key`) or made from its kind and call
+    order ("elicit-1", "sample-2"), never two alike (`count` asks so far, `asked` keys)."""
 
-    `answers` are what the client has given (carried state and this request's
-    inputResponses); `used` collects those the run consumed, to be carried forward.
-    """
+    __slots__ = ("asked", "count")
 
-    __slots__ = ("answers", "asked", "count", "used")
-
-    def __init__(self, answers: JSONObject) -> None:
-        self.answers = answers
-        self.used: JSONObject = {}
+    def __init__(self, count: int = 0) -> None:
+        self.count = count
         self.asked: set[str] = set()
-        self.count = 0
 
-    def resolve(self, asks: Sequence[Ask], capabilities: JSONObject) -> list[Any]:
-        """The parsed answers of `asks`, in order.
-
-        Raises ProtocolError -32021 when an unanswered ask needs a capability the request
-        did not declare, InputRequired when some are unanswered, ValueError for a key
-        already asked in this run, and whatever an ask's parser raises (ValueError for an
-        answer that does not fit).
-        """
+    def keys(self, asks: Sequence[Ask]) -> list[str]:
+        """Raises ValueError for a key already asked."""
         keys = []
         for ask in asks:
             self.count += 1
@@ -90,6 +79,40 @@ class Round:
                 raise ValueError(f"input request key {key!r} is already used in this request")
             keys.append(key)
         self.asked.update(keys)
+        return keys
+
+
+def missing_for(asks: Iterable[Ask], capabilities: JSONObject) -> JSONObject:
+    """The client capabilities these asks need and `capabilities` lacks ({}: none)."""
+    required: JSONObject = {}
+    for ask in asks:
+        _merge(required, ask.needs(capabilities) or {})
+    return required
+
+
+class Round(AskKeys):
+    """One run of a handler serving a modern request that may ask the client.
+
+    `answers` are what the client has given (carried state and this request's
+    inputResponses); `used` collects those the run consumed, to be carried forward.
+    """
+
+    __slots__ = ("answers", "used")
+
+    def __init__(self, answers: JSONObject) -> None:
+        super().__init__()
+        self.answers = answers
+        self.used: JSONObject = {}
+
+    def resolve(self, asks: Sequence[Ask], capabilities: JSONObject) -> list[Any]:
+        """The parsed answers of `asks`, in order.
+
+        Raises ProtocolError -32021 when an unanswered ask needs a capability the request
+        did not declare, InputRequired when some are unanswered, ValueError for a key
+        already asked in this run, and whatever an ask's parser raises (ValueError for an
+        answer that does not fit).
+        """
+        keys = self.keys(asks)
         pending: dict[str, Ask] = {}
         for key, ask in zip(keys, asks, strict=True):
             answer = self.answers.get(key)
@@ -98,9 +121,7 @@ class Round:
             else:
                 self.used[key] = answer
         if pending:
-            required: JSONObject = {}
-            for ask in pending.values():
-                _merge(required, ask.needs(capabilities) or {})
+            required = missing_for(pending.values(), capabilities)
             if required:
                 raise missing_capability(required)
             raise InputRequired({key: ask.request() for key, ask in pending.items()})

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpkit.errors import INVALID_PARAMS, ProtocolError
 from mcpkit.protocol import tasks as wire
 from mcpkit.protocol.modern import missing_capability
 from mcpkit.runtime.handling import failure
-from mcpkit.server.asks import Ask
+from mcpkit.server.asks import Ask, AskKeys, missing_for
 from mcpkit.stores.tasks import TaskRecord, TaskStore
 
 if TYPE_CHECKING:
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 JSONObject = dict[str, Any]
 logger = logging.getLogger("mcpkit.server.tasks")
-_KEY_PREFIX = {"elicitation/create": "elicit", "sampling/createMessage": "sample"}
 
 
 class TaskHost(Protocol):
@@ -52,8 +51,8 @@ class TaskRun:
         self.task: asyncio.Task[Any] | None = None
         self.done = asyncio.get_running_loop().create_future()
         self._settling: asyncio.Future[None] | None = None
-        self._asked = 0 if ctx.round is None else ctx.round.count
-        self._keys: set[str] = set()
+        # Keys go on from those of the input_required rounds before the task, if any.
+        self._keys = AskKeys(0 if ctx.round is None else ctx.round.count)
         self._pending: dict[str, tuple[Ask, asyncio.Future[Any]]] = {}
         # (peer, request id) of tasks/result calls waiting for the task (handshake era)
         self._waiting: list[tuple[Any, Any]] = []
@@ -62,8 +61,8 @@ class TaskRun:
     def task_id(self) -> str:
         return self.record.task_id
 
-    def begin(self, body: Awaitable[JSONObject]) -> None:
-        self.task = asyncio.ensure_future(self._outcome(body))
+    def begin(self, body: Coroutine[Any, Any, JSONObject]) -> None:
+        self.task = asyncio.ensure_future(body)
         self.task.add_done_callback(self._ended)
 
     def adopt(self, current: asyncio.Task[Any]) -> None:
@@ -86,9 +85,6 @@ class TaskRun:
             self._waiting.remove(waiter)
 
     # -- the outcome ---------------------------------------------------------------------------
-
-    async def _outcome(self, body: Awaitable[JSONObject]) -> JSONObject:
-        return await body
 
     def _ended(self, task: asyncio.Task[Any]) -> None:
         if task.cancelled():
@@ -169,8 +165,12 @@ class TaskRun:
             finally:
                 await self._status("working")
             return [ask.parse(result) for ask, result in zip(asks, results, strict=True)]
-        keys = self._keys_for(asks)
+        keys = self._keys.keys(asks)  # unique over the task's life (the extension)
         round_answers = {} if ctx.round is None else ctx.round.answers
+        unanswered = [ask for key, ask in zip(keys, asks, strict=True) if key not in round_answers]
+        missing = missing_for(unanswered, self.ctx.client_capabilities)
+        if missing:
+            raise missing_capability(missing)
         loop = asyncio.get_running_loop()
         waits: list[asyncio.Future[Any]] = []
         for key, ask in zip(keys, asks, strict=True):
@@ -187,23 +187,6 @@ class TaskRun:
         finally:
             for key in keys:
                 self._pending.pop(key, None)
-
-    def _keys_for(self, asks: tuple[Ask, ...]) -> list[str]:
-        capabilities = self.ctx.client_capabilities
-        missing: JSONObject = {}
-        for ask in asks:
-            missing.update(ask.needs(capabilities) or {})
-        if missing:
-            raise missing_capability(missing)
-        keys = []
-        for ask in asks:
-            self._asked += 1
-            key = ask.key or f"{_KEY_PREFIX.get(ask.method, 'input')}-{self._asked}"
-            if key in self._keys:  # keys are unique over the task's life (the extension)
-                raise ValueError(f"input request key {key!r} is already used in this task")
-            self._keys.add(key)
-            keys.append(key)
-        return keys
 
     async def _publish_questions(self) -> None:
         requests = {key: ask.request() for key, (ask, _) in self._pending.items()}
