@@ -9,7 +9,13 @@ from typing import Any
 
 from mcpkit.cli.render import ProgressBar, as_json, print_result
 from mcpkit.client import Client
-from mcpkit.client.tasks import TaskHandle, TaskState, created_task, needs_task_param
+from mcpkit.client.tasks import (
+    TaskHandle,
+    TaskState,
+    answered_with_task,
+    created_task,
+    needs_task_param,
+)
 
 JSONObject = dict[str, Any]
 
@@ -19,10 +25,9 @@ async def call(client: Client, name: str, arguments: JSONObject, bar: ProgressBa
     if await _must_ask_for_task(client, name):
         handle = await client.start_tool(name, arguments)  # 2025-11-25: asked for
     else:
-        raw = await client.request(
-            "tools/call", {"name": name, "arguments": arguments}, on_progress=bar.update
-        )
-        if raw.get("resultType") != "task":
+        params = {"name": name, "arguments": arguments}
+        raw = await client.request("tools/call", params, on_progress=bar.update)
+        if not answered_with_task(params, raw):
             return raw
         handle = TaskHandle(client, created_task("tools/call", raw))  # 2026-07-28: given
     return await follow(handle, bar)

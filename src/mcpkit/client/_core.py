@@ -48,6 +48,7 @@ from mcpkit.client.options import ClientOptions
 from mcpkit.client.tasks import (
     TaskHandle,
     TaskState,
+    answered_with_task,
     created_task,
     needs_task_param,
     start_tool,
@@ -389,7 +390,7 @@ class ClientCore:
         )
         if raw.get("resultType") == "input_required":
             return pending_input(method, params, raw)
-        if raw.get("resultType") == "task" or ("task" in params and "task" in raw):
+        if answered_with_task(params, raw):
             # The server runs it as a task: follow it to its end (tasks.py); each new status
             # message reaches on_progress as (n, None, message).
             handle = TaskHandle(self, created_task(method, raw))

@@ -23,7 +23,7 @@ import asyncio
 import inspect
 import logging
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from mcpkit.client.mrtr import InputRequired
@@ -61,12 +61,12 @@ class TaskState:
 
     task_id: str
     status: str
-    status_message: str | None
-    created_at: str | None
-    last_updated_at: str | None
-    ttl_ms: int | None
-    poll_interval_ms: int | None
-    raw: JSONObject
+    status_message: str | None = None
+    created_at: str | None = None
+    last_updated_at: str | None = None
+    ttl_ms: int | None = None
+    poll_interval_ms: int | None = None
+    raw: JSONObject = field(default_factory=dict)
 
     @property
     def done(self) -> bool:
@@ -92,6 +92,14 @@ class TaskState:
         )
 
 
+def answered_with_task(params: JSONObject | None, result: JSONObject) -> bool:
+    """Whether a request was answered with a task: `resultType: "task"` (2026-07-28), or a
+    `task` object answering a request that asked for one with `params.task` (2025-11-25)."""
+    if result.get("resultType") == "task":
+        return True
+    return params is not None and "task" in params and type(result.get("task")) is dict
+
+
 def created_task(method: str, result: JSONObject) -> TaskState:
     """The task in a CreateTaskResult of either era ({"task": {...}} or flat)."""
     task = result.get("task")
@@ -115,7 +123,7 @@ class TaskHandle:
     @classmethod
     def attach(cls, client: TaskClient, task_id: str) -> TaskHandle:
         """A handle on a task known by its id (its state is fetched by `status()`)."""
-        return cls(client, TaskState(task_id, "working", None, None, None, None, None, {}))
+        return cls(client, TaskState(task_id, "working"))
 
     @property
     def task_id(self) -> str:
@@ -256,7 +264,7 @@ async def start_tool(
             )
         params["task"] = {} if ttl is None else {"ttl": round(ttl * 1000)}
     raw = await client.request("tools/call", params)
-    if raw.get("resultType") == "task" or (not modern and type(raw.get("task")) is dict):
+    if answered_with_task(params, raw):
         return TaskHandle(client, created_task("tools/call", raw))
-    done = TaskState("", "completed", None, None, None, None, None, {"result": raw})
+    done = TaskState("", "completed", raw={"result": raw})
     return TaskHandle(client, done, result=raw)

@@ -22,6 +22,8 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, Final, Literal, Protocol
 
+from mcpkit.errors import ProtocolError
+from mcpkit.protocol.modern import missing_capability
 from mcpkit.types.methods import MethodInfo
 
 JSONObject = dict[str, Any]
@@ -55,6 +57,11 @@ def declares_extension(capabilities: JSONObject | None) -> bool:
         return False
     extensions = capabilities.get("extensions")
     return type(extensions) is dict and type(extensions.get(EXTENSION)) is dict
+
+
+def extension_required() -> ProtocolError:
+    """-32021 naming the tasks extension: the request needed it and did not declare it."""
+    return missing_capability({"extensions": {EXTENSION: {}}})
 
 
 def modern_capabilities(capabilities: JSONObject) -> JSONObject:

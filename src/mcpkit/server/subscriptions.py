@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpkit.errors import InvalidParams, MCPError
 from mcpkit.protocol import tasks
-from mcpkit.protocol.modern import SUBSCRIPTION_ID, missing_capability
+from mcpkit.protocol.modern import SUBSCRIPTION_ID
 
 if TYPE_CHECKING:
     from mcpkit.runtime import Peer
@@ -154,7 +154,7 @@ class SubscriptionHub:
         flags, uris = parse_filter(wanted)
         task_ids = task_ids_of(wanted)
         if task_ids and not tasks.declares_extension(ctx.client_capabilities):
-            raise missing_capability({"extensions": {tasks.EXTENSION: {}}})
+            raise tasks.extension_required()
         flags, uris = honoured(flags, uris, ctx.server.capabilities())
         request_id = ctx.request_id
         listener = _Listener(ctx.peer, request_id, flags, uris)

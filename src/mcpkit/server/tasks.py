@@ -38,7 +38,6 @@ from mcpkit.errors import (
     ProtocolError,
 )
 from mcpkit.protocol import tasks as wire
-from mcpkit.protocol.modern import missing_capability
 from mcpkit.server.task_run import TaskRun
 from mcpkit.stores.tasks import MemoryTaskStore, StoreFull, TaskRecord, TaskStore
 
@@ -166,7 +165,7 @@ class TaskManager:
         if ctx.envelope is not None:
             if not wire.declares_extension(ctx.envelope.capabilities):
                 if support == "required":
-                    raise missing_capability({"extensions": {wire.EXTENSION: {}}})
+                    raise wire.extension_required()
                 return run(ctx)
             if support is None:
                 return run(ctx)  # a legacy params.task is ignored at 2026-07-28
@@ -215,12 +214,10 @@ class TaskManager:
         return body.result()
 
     async def continue_as_task(self, ctx: Context, message: str | None) -> bool:
-        """The handler of an inline call asks to go on as a task (see `Context`)."""
+        """The handler of an inline call goes on as a task (`Context.continue_as_task`, which
+        has checked that it can)."""
         switch = ctx.task_switch
-        if ctx.task is not None:
-            return True
-        if switch is None or switch.future.done():
-            return False
+        assert switch is not None and ctx.task is None
         task_run = await self._create(ctx, None, message)
         current = asyncio.current_task()
         assert current is not None
@@ -288,7 +285,7 @@ class TaskManager:
     def _check_modern(self, ctx: Context) -> None:
         envelope = ctx.envelope
         if envelope is not None and not wire.declares_extension(envelope.capabilities):
-            raise missing_capability({"extensions": {wire.EXTENSION: {}}})
+            raise wire.extension_required()
 
     async def get_task(self, ctx: Context) -> JSONObject:
         self._check_modern(ctx)
