@@ -7,20 +7,28 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "tests" / "fixtures" / "cli_app.py")
 
 
-def mcpkit(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+def mcpkit(
+    *args: str,
+    timeout: float = 30,
+    cwd: Path = ROOT,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """The `mcpkit` command as a real subprocess (`env`: the whole environment to give it)."""
     return subprocess.run(
         [sys.executable, "-m", "mcpkit", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
         check=False,
-        cwd=ROOT,
+        cwd=cwd,
+        env=None if env is None else dict(env),
     )
 
 

@@ -5,25 +5,17 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
+
+from .test_cli import mcpkit
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = str(ROOT / "tests" / "fixtures" / "task_server.py")
 
 
-def mcpkit(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HOME": str(home)}
-    return subprocess.run(
-        [sys.executable, "-m", "mcpkit", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=cwd,
-        env=env,
-    )
+def in_home(home: Path) -> dict[str, str]:
+    return {**os.environ, "HOME": str(home)}  # no user configuration can be found
 
 
 def test_servers_shows_each_state_and_the_tools(tmp_path: Path) -> None:
@@ -35,13 +27,13 @@ def test_servers_shows_each_state_and_the_tools(tmp_path: Path) -> None:
         }
     }
     (tmp_path / ".mcp.json").write_text(json.dumps(config))  # found without --config
-    human = mcpkit("servers", cwd=tmp_path, home=tmp_path)
+    human = mcpkit("servers", cwd=tmp_path, env=in_home(tmp_path))
     assert human.returncode == 0, human.stderr
     words = " ".join(human.stdout.split())  # the reasons wrap to the terminal's width
     assert words.startswith("tasks ready: count, nightly gone failed: ")
     assert "'no-such-mcp-server-command' was not found bad failed: server 'bad'" in words
     assert words.endswith("field 'type': 'websocket' is not stdio, http or sse")
-    machine = mcpkit("servers", "--json", cwd=tmp_path, home=tmp_path)
+    machine = mcpkit("servers", "--json", cwd=tmp_path, env=in_home(tmp_path))
     rows = json.loads(machine.stdout)
     assert [(r["name"], r["state"], r["tools"]) for r in rows] == [
         ("tasks", "ready", ["count", "nightly"]),
@@ -52,5 +44,5 @@ def test_servers_shows_each_state_and_the_tools(tmp_path: Path) -> None:
 
 
 def test_servers_without_a_configuration_is_a_usage_error(tmp_path: Path) -> None:
-    done = mcpkit("servers", cwd=tmp_path, home=tmp_path)
+    done = mcpkit("servers", cwd=tmp_path, env=in_home(tmp_path))
     assert done.returncode == 2 and "no configuration found" in done.stderr

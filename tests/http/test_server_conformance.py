@@ -21,7 +21,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,7 +34,7 @@ from tests.peers import (
     scored_scenarios,
 )
 
-from .servers import unused_port, wait_until_listening
+from .servers import script_serving
 
 ROOT = Path(__file__).resolve().parents[2]
 # Tasks scenarios the suite skips itself (its checks are all SKIPPED).
@@ -53,16 +52,8 @@ UNSCORED = {
 
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
-    port = unused_port()
-    script = Path(__file__).with_name("conformance_server.py")
-    process = subprocess.Popen([sys.executable, str(script), str(port)], cwd=ROOT)
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        wait_until_listening(url)
+    with script_serving(Path(__file__).with_name("conformance_server.py")) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def test_server_suite_passes_without_warnings(server_url: str) -> None:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.test_cli import mcpkit as run_mcpkit
+
 ROOT = Path(__file__).resolve().parents[3]
 SERVERS = ROOT / "tests" / "auth" / "client" / "protected_process.py"
 
@@ -38,15 +40,7 @@ def mcpkit(config: Path, *args: str, token: str | None = None) -> subprocess.Com
     env.pop("MCPKIT_TOKEN", None)
     if token is not None:
         env["MCPKIT_TOKEN"] = token
-    return subprocess.run(
-        [sys.executable, "-m", "mcpkit", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=ROOT,
-        env=env,
-    )
+    return run_mcpkit(*args, timeout=60, env=env)
 
 
 def test_login_call_logout(protected: str, tmp_path: Path) -> None:
