@@ -18,7 +18,7 @@ Keys this module does not know are kept (`ServerConfig.extra`), never dropped. A
 `ConfigError` naming the server and the field; it is recorded in `HostConfig.errors` and every
 other server is still read (a host starts the good ones). Per server, `disabled: true` keeps it
 configured but not started, and `allowTools` / `denyTools` (lists of tool names) filter what
-the host offers of it.
+the host offers of it, and `roots` (paths or URIs) are the roots offered to that server alone.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ _KNOWN = frozenset(
         "disabled",
         "allowTools",
         "denyTools",
+        "roots",
     }
 )
 _TYPES: dict[str, Transport] = {
@@ -96,6 +97,7 @@ class ServerConfig:
     disabled: bool = False
     allow_tools: frozenset[str] | None = None
     deny_tools: frozenset[str] = frozenset()
+    roots: tuple[str, ...] | None = None  # paths or URIs offered to this server alone
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys kept as they were
 
     def offers(self, tool: str) -> bool:
@@ -106,11 +108,12 @@ class ServerConfig:
 
     def client_options(self) -> JSONObject:
         """Keyword arguments for `mcpkit.Client` besides the target (see `target`)."""
+        options: JSONObject = {} if self.roots is None else {"roots": list(self.roots)}
         if self.transport == "stdio":
-            return {"env": dict(self.env) or None, "cwd": self.cwd}
+            return {**options, "env": dict(self.env) or None, "cwd": self.cwd}
         from mcpkit.client import HttpOptions
 
-        options: JSONObject = {"http": HttpOptions(headers=dict(self.headers) or None)}
+        options["http"] = HttpOptions(headers=dict(self.headers) or None)
         if self.transport == "sse":
             options["mode"] = "legacy"  # HTTP+SSE is a handshake-era transport
         return options
@@ -199,8 +202,12 @@ def _server(name: str, entry: Any, expand: _Expander) -> ServerConfig:
         return _string(name, entry, key, expand)
 
     extra = {k: v for k, v in entry.items() if k not in _KNOWN}
-    allow = _names(name, entry, "allowTools")
-    deny = _names(name, entry, "denyTools") or frozenset()
+    common: JSONObject = {
+        "allow_tools": _names(name, entry, "allowTools"),
+        "deny_tools": _names(name, entry, "denyTools") or frozenset(),
+        "roots": _strings(name, entry, "roots", expand) if "roots" in entry else None,
+        "extra": extra,
+    }
     disabled = entry.get("disabled", False)
     if not isinstance(disabled, bool):
         raise ConfigError(name, "disabled", "must be true or false")
@@ -216,9 +223,7 @@ def _server(name: str, entry: Any, expand: _Expander) -> ServerConfig:
             env=_table(name, entry, "env", expand),
             cwd=text("cwd"),
             disabled=disabled,
-            allow_tools=allow,
-            deny_tools=deny,
-            extra=extra,
+            **common,
         )
     url = text("url")
     if not url or not url.startswith(("http://", "https://")):
@@ -229,9 +234,7 @@ def _server(name: str, entry: Any, expand: _Expander) -> ServerConfig:
         url=url,
         headers=_table(name, entry, "headers", expand),
         disabled=disabled,
-        allow_tools=allow,
-        deny_tools=deny,
-        extra=extra,
+        **common,
     )
 
 

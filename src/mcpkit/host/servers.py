@@ -8,22 +8,33 @@ time. A server that goes away once ready (a stdio server that crashed, an HTTP s
 closed) is `restarting`: connected again after a backoff that doubles from
 `restart_delay` up to `max_delay`, and `failed` after `max_restarts` attempts in a row.
 `disable(name)` closes a server and keeps it configured; `enable(name)` starts it again.
+
+What a server asks of the host goes to handlers that are told which server asks: `sampling`
+and `elicitation` get `(server, params)`, so a person (or a policy) always sees who wants
+what, and no server can pass itself off as another. A server's log messages are kept in a
+bounded buffer of its own (`logs(name)`), so a server that floods them costs memory for the
+last `log_limit` lines and nothing else.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
-from collections.abc import Callable, Mapping
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from mcpkit.client import Client
+from mcpkit.client import Client, Elicitation, Sampling
 from mcpkit.host.config import HostConfig, ServerConfig
 
 logger = logging.getLogger("mcpkit.host")
+JSONObject = dict[str, Any]
+# (server name, the request's params as sent) -> the answer, as the Client's handlers return it
+LabelledHandler = Callable[[str, Any], Awaitable[Any]]
 
 
 class State(StrEnum):
@@ -66,8 +77,11 @@ class Timing:
 class HostServers:
     """The configured servers, connected concurrently (see the module docstring).
 
-    `client_options` are keyword arguments every `Client` gets (handlers, timeout, ...),
-    under each server's own (env, cwd, headers, era).
+    `client_options` are keyword arguments every `Client` gets (timeout, ...), under each
+    server's own (env, cwd, headers, roots). `sampling` / `elicitation`: handlers told which
+    server asks (see the module docstring); a server is offered sampling (with tools and
+    context) or elicitation (form and URL) only when they are given. `log_level`: the level
+    of log messages asked of each server (None: ask for none); the last `log_limit` are kept.
     """
 
     def __init__(
@@ -76,11 +90,21 @@ class HostServers:
         *,
         timing: Timing | None = None,
         client_options: Mapping[str, Any] | None = None,
+        sampling: LabelledHandler | None = None,
+        elicitation: LabelledHandler | None = None,
+        log_limit: int = 200,
+        log_level: str | None = "info",
     ) -> None:
         self.config = config
         self.timing = timing or Timing()
         self._options = dict(client_options or {})
+        self._sampling = sampling
+        self._elicitation = elicitation
+        self.log_level = log_level
         self._slots = {name: _Slot(self, server) for name, server in config.servers.items()}
+        self._logs: dict[str, deque[JSONObject]] = {
+            name: deque(maxlen=log_limit) for name in config.servers
+        }
         # Told (server, "tools" | "prompts" | "resources") when a server's list changed.
         self.list_listeners: list[Callable[[str, str], None]] = []
 
@@ -126,11 +150,23 @@ class HostServers:
         """Close a server and keep it configured (`enable` starts it again)."""
         await self._slots[name].stop()
 
+    def logs(self, name: str) -> list[JSONObject]:
+        """The server's latest log messages (`level`, `logger`, `data`), oldest first."""
+        return list(self._logs[name])
+
     async def aclose(self) -> None:
         await asyncio.gather(*(slot.stop() for slot in self._slots.values()))
 
     def _client_for(self, config: ServerConfig) -> Client:
         options = {**self._options, **config.client_options()}
+        name = config.name
+        if self._sampling is not None:
+            handler = functools.partial(self._sampling, name)
+            options["sampling"] = Sampling(handler, tools=True, context=True)
+        if self._elicitation is not None:
+            handler = functools.partial(self._elicitation, name)
+            options["elicitation"] = Elicitation(handler, form=True, url=True)
+        options["on_log"] = functools.partial(self._log, name, options.get("on_log"))
         theirs = options.get("on_list_changed")
 
         def on_list_changed(kind: str) -> Any:
@@ -140,6 +176,12 @@ class HostServers:
 
         options["on_list_changed"] = on_list_changed
         return Client(config.target, **options)
+
+    def _log(self, server: str, theirs: Any, params: Any) -> Any:
+        self._logs[server].append(
+            {"level": params.level, "logger": params.logger, "data": params.data}
+        )
+        return None if theirs is None else theirs(params)
 
 
 class _Slot:
@@ -191,11 +233,16 @@ class _Slot:
                     logger.info("server %s could not start: %s", name, self.error)
                     return  # a server that never started is not retried on its own
             else:
+                await self._ask_for_logs(client)
                 self.client, self.state = client, State.READY
                 delay, attempts = timing.restart_delay, 0
                 self.settled.set()
                 logger.info("server %s ready", name)
-                reason = await client.wait_closed()
+                watcher = asyncio.get_running_loop().create_task(_watch_lists(client, name))
+                try:
+                    reason = await client.wait_closed()
+                finally:
+                    watcher.cancel()
                 await self._drop_client()
                 self._failed(reason)
                 logger.info("server %s went away: %s", name, reason)
@@ -209,6 +256,15 @@ class _Slot:
             attempts += 1
             self.restarts += 1
 
+    async def _ask_for_logs(self, client: Client) -> None:
+        level = self.host.log_level
+        if level is None or (client.era == "legacy" and not client.supports("logging")):
+            return
+        try:
+            await client.set_logging_level(level)
+        except Exception as exc:  # its logs are not worth failing the server for
+            logger.info("server %s: no log messages: %s", self.config.name, exc)
+
     def _failed(self, reason: str) -> None:
         self.error = reason
         if self.state is not State.RESTARTING:
@@ -221,6 +277,27 @@ class _Slot:
         if client is not None:
             with contextlib.suppress(Exception):
                 await client.close()
+
+
+async def _watch_lists(client: Client, name: str) -> None:
+    """A 2026-07-28 server tells of list changes only to a `subscriptions/listen` request:
+    keep one open for the lists it says change, so `on_list_changed` hears of them as in the
+    handshake era (where they come unasked)."""
+    if client.era != "modern":
+        return
+    declared = client.server_capabilities
+    tools, prompts, resources = (
+        bool((declared.get(kind) or {}).get("listChanged"))
+        for kind in ("tools", "prompts", "resources")
+    )
+    if not (tools or prompts or resources):
+        return
+    try:
+        async with client.listen(tools=tools, prompts=prompts, resources=resources) as subscription:
+            async for _ in subscription:
+                pass  # the client's on_list_changed has run already
+    except Exception as exc:  # the server ended it or went away: nothing else to do
+        logger.debug("server %s: list changes not followed: %s", name, exc)
 
 
 def _reason(exc: BaseException, timeout: float) -> str:

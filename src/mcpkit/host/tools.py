@@ -25,7 +25,7 @@ from mcpkit.host.servers import HostServers
 
 if TYPE_CHECKING:
     from mcpkit.runtime import ProgressCallback
-    from mcpkit.types import CallToolResult, GetPromptResult, Prompt, Tool
+    from mcpkit.types import CallToolResult, CompleteResult, GetPromptResult, Prompt, Tool
 
 logger = logging.getLogger("mcpkit.host")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -64,6 +64,11 @@ class _Aggregate(Generic[T]):
     def _offers(self, config: ServerConfig, name: str) -> bool:
         return True
 
+    def _original(self, item: T) -> str:
+        """The server's own name for the item (a resource's URI for resources)."""
+        name: str = item.name  # type: ignore[attr-defined]
+        return name
+
     def _changed(self, server: str, kind: str) -> None:
         if kind == self.kind:
             self.forget(server)
@@ -90,9 +95,10 @@ class _Aggregate(Generic[T]):
             if name not in ready or name not in self._lists:
                 continue
             for item in self._lists[name]:
-                original: str = item.name  # type: ignore[attr-defined]
+                original = self._original(item)
                 if self._offers(config, original):
-                    offered.append(HostItem(self._prefixes[name] + original, name, original, item))
+                    public = self._prefixes[name] + item.name  # type: ignore[attr-defined]
+                    offered.append(HostItem(public, name, original, item))
         self._by_name = {item.name: item for item in offered}
         return offered
 
@@ -153,6 +159,13 @@ class HostPrompts(_Aggregate["Prompt"]):
         `Client.get_prompt`). Raises KeyError, ServerUnavailable, and what it raises."""
         client, original = await self._route(name)
         return await client.get_prompt(original, arguments)
+
+    async def complete(
+        self, name: str, argument: str, value: str, *, context: dict[str, str] | None = None
+    ) -> CompleteResult:
+        """Suggestions for an argument of the prompt `name` (public name), from its server."""
+        client, original = await self._route(name)
+        return await client.complete(argument, value, prompt=original, context=context)
 
 
 def _prefixes(servers: list[str], separator: str) -> dict[str, str]:

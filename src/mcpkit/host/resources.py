@@ -1,0 +1,138 @@
+"""Every server's resources and resource templates in one view, and reads and completions
+routed to the server that has them.
+
+Resources are identified by URI, and two servers may well offer the same one (two file
+servers, both with `file:///notes.md`). So a read names its server when it can
+(`read_resource(uri, server=...)`); without one, the host routes to the only server that lists
+the URI, else to the only server with a template matching it, and refuses to guess when there
+are several (`AmbiguousResource`, naming them). Listed items carry public names
+(`server__name`, as tools) with the URI or template as `original`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING
+
+from mcpkit.client import Client
+from mcpkit.host.servers import HostServers
+from mcpkit.host.tools import HostItem, _Aggregate
+from mcpkit.server.uri_template import UriTemplate, UriTemplateError
+
+if TYPE_CHECKING:
+    from mcpkit.types import CompleteResult, ReadResourceResult, Resource, ResourceTemplate
+
+
+class AmbiguousResource(LookupError):
+    """More than one server offers the URI: name the server (`server=`)."""
+
+    def __init__(self, uri: str, servers: list[str]) -> None:
+        super().__init__(
+            f"{uri!r} is offered by {len(servers)} servers ({', '.join(servers)}): "
+            "say which with server="
+        )
+        self.uri = uri
+        self.servers = servers
+
+
+class HostTemplates(_Aggregate["ResourceTemplate"]):
+    """Every ready server's resource templates (public names `server__name`)."""
+
+    kind = "resources"
+
+    def _fetch(self, client: Client) -> Awaitable[list[ResourceTemplate]]:
+        return client.list_all_resource_templates()
+
+    def _original(self, item: ResourceTemplate) -> str:
+        return item.uri_template
+
+    def servers_matching(self, uri: str) -> list[str]:
+        """The servers (as of the last `list`) with a template that `uri` fits."""
+        found: list[str] = []
+        for entry in self._by_name.values():
+            if entry.server not in found and _fits(entry.original, uri):
+                found.append(entry.server)
+        return found
+
+    async def complete(
+        self,
+        template: str,
+        argument: str,
+        value: str,
+        *,
+        server: str | None = None,
+        context: dict[str, str] | None = None,
+    ) -> CompleteResult:
+        """Suggestions for a template's argument, from the server that offers the template."""
+        if not self._by_name:
+            await self.list()
+        owners = [e.server for e in self._by_name.values() if e.original == template]
+        client = self.servers.client(_one(template, owners, server))
+        return await client.complete(argument, value, resource=template, context=context)
+
+
+class HostResources(_Aggregate["Resource"]):
+    """Every ready server's resources, and `read_resource` routed by URI (see the module
+    docstring). `templates` is the matching view of resource templates."""
+
+    kind = "resources"
+
+    def __init__(self, servers: HostServers, *, separator: str = "__") -> None:
+        super().__init__(servers, separator=separator)
+        self.templates = HostTemplates(servers, separator=separator)
+
+    def _fetch(self, client: Client) -> Awaitable[list[Resource]]:
+        return client.list_all_resources()
+
+    def _original(self, item: Resource) -> str:
+        return item.uri
+
+    def owner(self, uri: str) -> list[str]:
+        """The servers (as of the last `list`) listing exactly `uri`."""
+        return list(dict.fromkeys(e.server for e in self._by_name.values() if e.original == uri))
+
+    async def read_resource(self, uri: str, *, server: str | None = None) -> ReadResourceResult:
+        """Read `uri` from `server`, or from the one server that offers it. Raises KeyError
+        (no server offers it), AmbiguousResource, ServerUnavailable, and what
+        `Client.read_resource` raises."""
+        if server is None:
+            server = await self.server_for(uri)
+        return await self.servers.client(server).read_resource(uri)
+
+    async def server_for(self, uri: str) -> str:
+        """The one server offering `uri` (listed, else by template). Raises KeyError,
+        AmbiguousResource."""
+        listed = self.owner(uri)
+        if not listed:
+            await self.list()
+            listed = self.owner(uri)
+        if listed:
+            return _one(uri, listed, None)
+        await self.templates.list()
+        return _one(uri, self.templates.servers_matching(uri), None)
+
+
+def _one(uri: str, servers: list[str], chosen: str | None) -> str:
+    if chosen is not None:
+        if servers and chosen not in servers:
+            raise KeyError(f"server {chosen!r} does not offer {uri!r}")
+        return chosen
+    if not servers:
+        raise KeyError(f"no ready server offers {uri!r}")
+    if len(servers) > 1:
+        raise AmbiguousResource(uri, servers)
+    return servers[0]
+
+
+def _fits(template: str, uri: str) -> bool:
+    try:
+        return _parsed(template).match(uri) is not None
+    except UriTemplateError:
+        return False
+
+
+_parsed = functools.lru_cache(maxsize=1024)(UriTemplate)
+
+
+__all__ = ["AmbiguousResource", "HostItem", "HostResources", "HostTemplates"]
