@@ -8,6 +8,7 @@ sampling with an includeContext, flood logs, crash mid-call, change a tool's des
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from typing import Any
@@ -55,9 +56,20 @@ async def roots(ctx: Context) -> list[str]:
 
 
 @server.tool()
-async def ask_model(ctx: Context, include: str = "none") -> dict[str, Any]:
-    """Ask the client's model, with includeContext=include; returns the sampling result."""
-    return await ctx.sample("what do you see?", max_tokens=50, includeContext=include)
+async def ask_model(ctx: Context, include: str = "none", hint: str = "") -> dict[str, Any]:
+    """Ask the client's model, with includeContext=include (and a model hint); returns the
+    sampling result."""
+    options: dict[str, Any] = {"includeContext": include}
+    if hint:
+        options["modelPreferences"] = {"hints": [{"name": hint}]}
+    return await ctx.sample("what do you see?", max_tokens=50, **options)
+
+
+@server.tool()
+async def slow(seconds: float) -> str:
+    """Answer after a while."""
+    await asyncio.sleep(seconds)
+    return "slept"
 
 
 @server.tool()

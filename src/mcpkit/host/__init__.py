@@ -1,26 +1,63 @@
-"""The Host: many servers under one application (in progress).
+"""The Host: many servers under one application, with the user in charge.
 
-`load_config` reads the servers people already configure for Claude Desktop, Cursor, Claude
-Code or VS Code (`mcpkit.host.config`); `HostServers` keeps them connected, each in its own
-client, none able to hold up the others (`mcpkit.host.servers`).
+`Host` puts the parts together: servers from the configuration files people already have
+(`load_config`, `HostServers`), one view of their tools, prompts and resources (`HostTools`,
+`HostPrompts`, `HostResources`), the user's consent in front of every tool call, sampling
+request and elicitation (`ConsentPolicy`), servers' sampling served by the host's models
+(`HostSampler`, `choose_model`), and the agent loop (`Agent`). The LLM adapters are in
+`mcpkit.host.providers`. docs/host.md shows an agent in 30 lines.
 """
 
+from mcpkit.host.agent import Agent, AgentEvent, StepLimitReached
 from mcpkit.host.config import ConfigError, HostConfig, InputSpec, ServerConfig, load_config
+from mcpkit.host.consent import (
+    Approval,
+    ApprovalRequest,
+    ConsentDenied,
+    ConsentPolicy,
+    Decision,
+    FileDecisionStore,
+    MemoryDecisionStore,
+    Remember,
+)
+from mcpkit.host.host import Host
+from mcpkit.host.models import ModelInfo, choose_model
+from mcpkit.host.resources import AmbiguousResource, HostResources, HostTemplates
+from mcpkit.host.sampling import HostSampler, SharedContext
 from mcpkit.host.servers import HostServers, ServerStatus, ServerUnavailable, State, Timing
 from mcpkit.host.tools import HostItem, HostPrompts, HostTools
 
 __all__ = [
+    "Agent",
+    "AgentEvent",
+    "AmbiguousResource",
+    "Approval",
+    "ApprovalRequest",
     "ConfigError",
+    "ConsentDenied",
+    "ConsentPolicy",
+    "Decision",
+    "FileDecisionStore",
+    "Host",
     "HostConfig",
     "HostItem",
     "HostPrompts",
+    "HostResources",
+    "HostSampler",
     "HostServers",
+    "HostTemplates",
     "HostTools",
     "InputSpec",
+    "MemoryDecisionStore",
+    "ModelInfo",
+    "Remember",
     "ServerConfig",
     "ServerStatus",
     "ServerUnavailable",
+    "SharedContext",
     "State",
+    "StepLimitReached",
     "Timing",
+    "choose_model",
     "load_config",
 ]

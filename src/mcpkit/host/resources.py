@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 from mcpkit.client import Client
 from mcpkit.host.servers import HostServers
 from mcpkit.host.tools import HostItem, _Aggregate
-from mcpkit.server.uri_template import UriTemplate, UriTemplateError
 
 if TYPE_CHECKING:
+    from mcpkit.server.uri_template import UriTemplate
     from mcpkit.types import CompleteResult, ReadResourceResult, Resource, ResourceTemplate
 
 
@@ -126,13 +126,20 @@ def _one(uri: str, servers: list[str], chosen: str | None) -> str:
 
 
 def _fits(template: str, uri: str) -> bool:
+    from mcpkit.server.uri_template import UriTemplateError
+
     try:
         return _parsed(template).match(uri) is not None
     except UriTemplateError:
         return False
 
 
-_parsed = functools.lru_cache(maxsize=1024)(UriTemplate)
+@functools.lru_cache(maxsize=1024)
+def _parsed(template: str) -> UriTemplate:
+    # Imported here: the server package is not otherwise needed by a host.
+    from mcpkit.server.uri_template import UriTemplate
+
+    return UriTemplate(template)
 
 
 __all__ = ["AmbiguousResource", "HostItem", "HostResources", "HostTemplates"]
