@@ -306,7 +306,7 @@ async def test_anthropic_retries_are_bounded_by_max_retries(fake: FakeLLM) -> No
                 }
             ],
             "messages[0].content[0]",
-            "takes no audio",
+            "cannot take this audio block: the Messages API takes no audio",
         ),
         (
             [
@@ -537,7 +537,7 @@ async def test_openai_arguments_that_are_no_json_are_a_provider_error(
                 }
             ],
             "messages[0].content[0]",
-            "WAV and MP3 only",
+            "cannot take this audio/ogg block: it takes WAV and MP3 audio only",
         ),
         (
             [

@@ -58,7 +58,7 @@ def text(value: str) -> JSONObject:
 
 
 def unsupported(where: str, kind: str, api: str, why: str) -> ProviderError:
-    return ProviderError(f"{where}: {api} cannot take a {kind} block: {why}")
+    return ProviderError(f"{where}: {api} cannot take this {kind} block: {why}")
 
 
 def _readable(item: Mapping[str, Any]) -> JSONObject:

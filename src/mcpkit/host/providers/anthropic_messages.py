@@ -177,7 +177,7 @@ def _result_part(where: str, part: JSONObject) -> JSONObject:
 def _image(where: str, block: JSONObject) -> JSONObject:
     mime = block.get("mimeType")
     if mime not in IMAGE_TYPES:
-        raise unsupported(where, f"image ({mime})", API, f"it takes {', '.join(IMAGE_TYPES)}")
+        raise unsupported(where, f"{mime}", API, f"it takes {', '.join(IMAGE_TYPES)}")
     return {
         "type": "image",
         "source": {"type": "base64", "media_type": mime, "data": block.get("data")},

@@ -227,7 +227,7 @@ def _user_part(where: str, block: JSONObject) -> JSONObject:
         audio_format = AUDIO_FORMATS.get(str(block.get("mimeType")))
         if audio_format is None:
             raise unsupported(
-                where, f"audio ({block.get('mimeType')})", API, "it takes WAV and MP3 only"
+                where, f"{block.get('mimeType')}", API, "it takes WAV and MP3 audio only"
             )
         return {
             "type": "input_audio",
