@@ -7,6 +7,7 @@
     mcpkit prompt TARGET NAME key=value ...
     mcpkit task get|result|cancel TARGET ID     a task a tool call became
     mcpkit servers [--config mcp.json]           the servers of a configuration, their state
+    mcpkit chat [--config mcp.json]              chat with a model that uses those servers
     mcpkit login URL / mcpkit logout URL         OAuth: store (or forget) tokens for a server
 
 TARGET is a URL, a Python file, or a command line ("npx server"). A Python file that imports
@@ -99,6 +100,22 @@ def build_parser() -> argparse.ArgumentParser:
     servers.add_argument("--config", help="the file (default: the usual locations)")
     servers.add_argument("--json", action="store_true", help="print JSON for scripts")
     servers.add_argument("--timeout", type=float, default=30.0, help="connect timeout per server")
+    chat = commands.add_parser(
+        "chat", help="chat with a model that uses the servers of a configuration (mcp.json)"
+    )
+    chat.add_argument("--config", help="the file (default: the usual locations)")
+    chat.add_argument(
+        "--provider",
+        choices=["anthropic", "openai"],
+        help="the model API (default: by ANTHROPIC_API_KEY / OPENAI_API_KEY)",
+    )
+    chat.add_argument("--model", help="the model's name (default: the provider's)")
+    chat.add_argument("--base-url", help="the API's URL (an OpenAI-compatible local server)")
+    chat.add_argument("--max-steps", type=int, default=10, help="model turns per message")
+    chat.add_argument("--timeout", type=float, default=30.0, help="connect timeout per server")
+    chat.add_argument(
+        "--consent-file", help="where 'always' answers are kept (default: user config dir)"
+    )
     add_login_commands(commands)
     return parser
 
@@ -140,6 +157,10 @@ def _dispatch(args: Any, run_command: Callable[[Any], Coroutine[Any, Any, int]])
         from mcpkit.cli.servers import list_servers
 
         return asyncio.run(list_servers(args))
+    if args.command == "chat":
+        from mcpkit.cli.chat import chat
+
+        return asyncio.run(chat(args))
     if args.command in ("login", "logout"):
         from mcpkit.cli import auth
 

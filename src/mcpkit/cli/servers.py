@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpkit.cli.loading import UsageError
 from mcpkit.cli.render import as_json, table
+
+if TYPE_CHECKING:
+    from mcpkit.host import HostConfig
 
 # Where the usual applications keep their server list, tried in this order without --config.
 STANDARD_LOCATIONS = (
@@ -35,13 +38,21 @@ def find_config(given: str | None) -> Path:
     )
 
 
-async def list_servers(args: Any) -> int:
-    from mcpkit.host import ConfigError, HostServers, HostTools, State, Timing, load_config
+def read_config(given: str | None) -> HostConfig:
+    """The configuration at `given` or the usual places; UsageError when there is none or it
+    cannot be read."""
+    from mcpkit.host import ConfigError, load_config
 
     try:
-        config = load_config(find_config(args.config))
+        return load_config(find_config(given))
     except (ConfigError, OSError) as exc:
         raise UsageError(str(exc)) from None
+
+
+async def list_servers(args: Any) -> int:
+    from mcpkit.host import HostServers, HostTools, State, Timing
+
+    config = read_config(args.config)
     servers = HostServers(config, timing=Timing(connect_timeout=args.timeout))
     try:
         await servers.start()

@@ -1,0 +1,105 @@
+"""`mcpkit chat` as a real subprocess: real stdio servers, the model a local stand-in for the
+OpenAI API (the official SDK pointed at it), the user's answers typed on stdin. A tool call is
+asked about inline and its answer remembered in the consent file; /tools, /servers and
+/approve show and revoke."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from tests.host.fake_llm import FakeLLM, fake_llm, openai_completion, openai_tool_call
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER = str(Path(__file__).with_name("host_server.py"))
+
+
+async def chat(fake: FakeLLM, tmp_path: Path, typed: str) -> tuple[int, str, str]:
+    config = tmp_path / "mcp.json"
+    servers = {
+        "alpha": {"command": sys.executable, "args": [SERVER, "alpha"]},
+        "gone": {"command": str(tmp_path / "no-such-server")},
+    }
+    config.write_text(json.dumps({"mcpServers": servers}))
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key"}
+    env.pop("ANTHROPIC_API_KEY", None)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "mcpkit", "chat", "--config", str(config),
+        "--provider", "openai", "--base-url", f"{fake.url}/v1", "--model", "gpt-test",
+        "--consent-file", str(tmp_path / "consent.json"),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, cwd=ROOT, env=env,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(process.communicate(typed.encode()), 60)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+async def test_a_chat_asks_before_a_tool_runs_and_remembers_always(tmp_path: Path) -> None:
+    async with fake_llm() as fake:
+        call = openai_tool_call("call_1", "alpha__target", {"text": "hello"})
+        fake.script(
+            openai_completion(None, [call], finish_reason="tool_calls"),
+            openai_completion("alpha says hello"),
+        )
+        code, out, err = await chat(fake, tmp_path, "say hello\na\n/tools\n/servers\n/quit\n")
+        assert code == 0, err
+        assert "alpha: ready" in out
+        assert "gone: failed" in out  # the missing command, with its reason
+        assert "? alpha wants to run target" in out
+        assert '-> alpha/target {"text":"hello"}' in out
+        assert "model> alpha says hello" in out
+        assert "alpha__target  Echo the text." in out
+        # what the model was given: the tool, then the marked result
+        first, second = (seen.body for seen in fake.requests)
+        assert "alpha__target" in [t["function"]["name"] for t in first["tools"]]
+        tool_message = second["messages"][-1]
+        assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_1"
+        assert "alpha: hello" in json.dumps(tool_message["content"])
+        assert "sk-test-not-a-real-key" not in out + err
+
+        # "always" was kept in the file: the next chat runs the tool without asking
+        fake.script(
+            openai_completion(None, [call], finish_reason="tool_calls"),
+            openai_completion("again"),
+        )
+        code, out, err = await chat(
+            fake, tmp_path, "again\n/approve\n/approve forget 1\n/approve\n"
+        )
+        assert code == 0, err
+        assert "wants to run" not in out
+        assert "model> again" in out
+        assert "1. tool alpha target: allow (always)" in out
+        assert "forgotten: tool alpha target" in out
+        assert out.index("forgotten") < out.index("nothing remembered")
+
+
+async def test_a_no_is_told_to_the_model(tmp_path: Path) -> None:
+    async with fake_llm() as fake:
+        call = openai_tool_call("call_9", "alpha__target", {"text": "x"})
+        fake.script(
+            openai_completion(None, [call], finish_reason="tool_calls"),
+            openai_completion("understood"),
+        )
+        code, out, err = await chat(fake, tmp_path, "try\nn\n")
+        assert code == 0, err
+        assert "x  alpha/target" in out and "model> understood" in out
+        refused = fake.requests[1].body["messages"][-1]
+        assert refused["role"] == "tool" and "not run" in json.dumps(refused["content"])
+
+
+def test_without_a_model_it_says_how_to_give_one(tmp_path: Path) -> None:
+    import subprocess
+
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {}}))
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpkit", "chat", "--config", str(config)],
+        capture_output=True, text=True, env=env, timeout=30, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "set ANTHROPIC_API_KEY or OPENAI_API_KEY" in done.stderr
