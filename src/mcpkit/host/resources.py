@@ -16,8 +16,8 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
 from mcpkit.client import Client
+from mcpkit.host.aggregate import Aggregate, HostItem
 from mcpkit.host.servers import HostServers
-from mcpkit.host.tools import HostItem, _Aggregate
 
 if TYPE_CHECKING:
     from mcpkit.server.uri_template import UriTemplate
@@ -36,7 +36,7 @@ class AmbiguousResource(LookupError):
         self.servers = servers
 
 
-class HostTemplates(_Aggregate["ResourceTemplate"]):
+class HostTemplates(Aggregate["ResourceTemplate"]):
     """Every ready server's resource templates (public names `server__name`)."""
 
     kind = "resources"
@@ -72,7 +72,7 @@ class HostTemplates(_Aggregate["ResourceTemplate"]):
         return await client.complete(argument, value, resource=template, context=context)
 
 
-class HostResources(_Aggregate["Resource"]):
+class HostResources(Aggregate["Resource"]):
     """Every ready server's resources, and `read_resource` routed by URI (see the module
     docstring). `templates` is the matching view of resource templates."""
 
