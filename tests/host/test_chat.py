@@ -103,3 +103,30 @@ def test_without_a_model_it_says_how_to_give_one(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert "set ANTHROPIC_API_KEY or OPENAI_API_KEY" in done.stderr
+
+
+async def test_the_thirty_line_agent_example_runs(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    servers = {"alpha": {"command": sys.executable, "args": [SERVER, "alpha"]}}
+    config.write_text(json.dumps({"mcpServers": servers}))
+    async with fake_llm() as fake:
+        call = openai_tool_call("call_1", "alpha__target", {"text": "from the example"})
+        fake.script(
+            openai_completion(None, [call], finish_reason="tool_calls"),
+            openai_completion("the example worked"),
+        )
+        env = {**os.environ, "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": f"{fake.url}/v1"}
+        env.pop("ANTHROPIC_API_KEY", None)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, str(ROOT / "examples" / "agent.py"), str(config), "go",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=env,
+        )  # fmt: skip
+        out, err = await asyncio.wait_for(process.communicate(b"y\n"), 60)
+    assert process.returncode == 0, err.decode()
+    lines = out.decode().splitlines()
+    assert lines[0] == "alpha: ready "
+    assert "? alpha wants to run target" in lines[1]
+    assert "-> target" in out.decode()
+    assert lines[-1] == "the example worked"
+    assert "from the example" in json.dumps(fake.requests[1].body["messages"][-1])

@@ -85,7 +85,8 @@ class Agent:
                     tools=[_definition(name, item.item) for name, item in by_model_name.items()],
                 )
             )
-            self.messages.append({"role": "assistant", "content": reply.content})
+            if reply.content:  # the APIs refuse an empty assistant message in a history
+                self.messages.append({"role": "assistant", "content": reply.content})
             uses = [block for block in reply.content if block.get("type") == "tool_use"]
             if not uses:
                 answer = _text_of(reply)
