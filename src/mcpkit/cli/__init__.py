@@ -116,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument(
         "--consent-file", help="where 'always' answers are kept (default: user config dir)"
     )
+    chat.add_argument(
+        "--headless", action="store_true", help="OAuth logins without a browser (dev servers)"
+    )
     add_login_commands(commands)
     return parser
 

@@ -63,13 +63,13 @@ async def http_options(args: Any) -> Any:
         return None
     if token:
         return HttpOptions(headers={"authorization": f"Bearer {token}"})
-    oauth = _oauth(headless=args.headless, login=not args.no_login)
+    oauth = oauth_client(headless=args.headless, login=not args.no_login)
     await oauth.prepare(args.target)
     return HttpOptions(auth=oauth)
 
 
 async def login(args: Any) -> int:
-    oauth = _oauth(headless=args.headless, login=True, scopes=args.scope)
+    oauth = oauth_client(headless=args.headless, login=True, scopes=args.scope)
     tokens = await oauth.login(args.url)
     scope = f", scope {tokens.scope}" if tokens.scope else ""
     print(f"Logged in to {args.url} (authorization server {tokens.issuer}{scope})")
@@ -77,14 +77,14 @@ async def login(args: Any) -> int:
 
 
 def logout(args: Any) -> int:
-    oauth = _oauth(headless=True, login=False)
+    oauth = oauth_client(headless=True, login=False)
     known = oauth.tokens(args.url) is not None
     oauth.logout(args.url)
     print(f"Logged out of {args.url}" if known else f"No stored login for {args.url}")
     return 0
 
 
-def _oauth(*, headless: bool, login: bool, scopes: list[str] | None = None) -> Any:
+def oauth_client(*, headless: bool, login: bool, scopes: list[str] | None = None) -> Any:
     from mcpkit.auth.client import Browser, ClientMetadata, FileStore, Headless, OAuth
 
     approval = Headless() if headless else Browser(open=_open_browser)

@@ -7,6 +7,10 @@ no), as are servers' sampling requests and forms. Answers kept "always" live in 
 the user's config directory (`--consent-file` to choose another). Commands: /tools,
 /servers, /approve (what was remembered; `/approve forget N`, `/approve clear`), /help, /quit.
 
+A remote server that asks for OAuth gets a login of its own, as `mcpkit login` does (the
+tokens it stored are used; the browser opens otherwise, `--headless` for servers that approve
+at once).
+
 The model: `--provider anthropic` or `openai` (an OpenAI-compatible API, `--base-url` for a
 local one), chosen by which of ANTHROPIC_API_KEY / OPENAI_API_KEY is set when not given.
 On a terminal, input has line editing and history (prompt_toolkit, the `mcpkit[host]` extra);
@@ -22,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from mcpkit.cli.auth import oauth_client
 from mcpkit.cli.loading import UsageError
 from mcpkit.cli.servers import read_config
 
@@ -82,6 +87,7 @@ async def chat(args: Any) -> int:
         store=store,
         elicit=lambda server, params: elicit(terminal, server, params),
         timing=Timing(connect_timeout=args.timeout),
+        auth=lambda server: oauth_client(headless=args.headless, login=True),
     )
     async with host:
         show_servers(terminal, host)

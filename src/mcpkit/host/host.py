@@ -14,7 +14,7 @@ import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
-from mcpkit.host.config import HostConfig, load_config
+from mcpkit.host.config import HostConfig, ServerConfig, load_config
 from mcpkit.host.consent import ConsentDenied, ConsentPolicy
 from mcpkit.host.resources import HostResources
 from mcpkit.host.sampling import ContextLevel, HostSampler, SharedContext
@@ -40,6 +40,7 @@ class Host:
     which serves what); without one, servers are not offered sampling. `approve`: asked
     whenever the consent policy says "ask" (without it, "ask" means no). `elicit`: shows a
     server's form (or URL) to the user; without it servers are not offered elicitation.
+    `auth(server_config)`: each remote server's `httpx.Auth` (an `OAuth()` of its own).
     """
 
     def __init__(
@@ -55,6 +56,7 @@ class Host:
         include_context: ContextLevel = "thisServer",
         timing: Timing | None = None,
         client_options: Mapping[str, Any] | None = None,
+        auth: Callable[[ServerConfig], Any] | None = None,
         separator: str = "__",
     ) -> None:
         self.config = config if isinstance(config, HostConfig) else load_config(config)
@@ -78,6 +80,7 @@ class Host:
             client_options=client_options,
             sampling=self.sampler,
             elicitation=None if elicit is None else self._elicitation,
+            auth=auth,
         )
         self.tools = HostTools(self.servers, separator=separator)
         self.prompts = HostPrompts(self.servers, separator=separator)

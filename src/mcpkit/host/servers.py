@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import logging
 from collections import deque
@@ -82,6 +83,9 @@ class HostServers:
     server asks (see the module docstring); a server is offered sampling (with tools and
     context) or elicitation (form and URL) only when they are given. `log_level`: the level
     of log messages asked of each server (None: ask for none); the last `log_limit` are kept.
+    `auth(server_config)`: the `httpx.Auth` for a remote server (e.g. an `OAuth()` of its own:
+    one serves one server), or None; not asked for a server whose configured headers already
+    carry an Authorization.
     """
 
     def __init__(
@@ -94,6 +98,7 @@ class HostServers:
         elicitation: LabelledHandler | None = None,
         log_limit: int = 200,
         log_level: str | None = "info",
+        auth: Callable[[ServerConfig], Any] | None = None,
     ) -> None:
         self.config = config
         self.timing = timing or Timing()
@@ -101,6 +106,7 @@ class HostServers:
         self._sampling = sampling
         self._elicitation = elicitation
         self.log_level = log_level
+        self._auth = auth
         self._slots = {name: _Slot(self, server) for name, server in config.servers.items()}
         self._logs: dict[str, deque[JSONObject]] = {
             name: deque(maxlen=log_limit) for name in config.servers
@@ -160,6 +166,11 @@ class HostServers:
     def _client_for(self, config: ServerConfig) -> Client:
         options = {**self._options, **config.client_options()}
         name = config.name
+        if self._auth is not None and config.transport != "stdio":
+            headers = {k.lower() for k in config.headers}
+            auth = None if "authorization" in headers else self._auth(config)
+            if auth is not None:
+                options["http"] = dataclasses.replace(options["http"], auth=auth)
         if self._sampling is not None:
             handler = functools.partial(self._sampling, name)
             options["sampling"] = Sampling(handler, tools=True, context=True)
