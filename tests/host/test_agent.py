@@ -156,3 +156,48 @@ async def test_cancelling_leaves_every_tool_use_answered() -> None:
         # the server is still usable: the cancelled call did not wedge it
         answer = await host.tools.call_tool("alpha__target", {"text": "after"})
         assert answer.content[0].text == "alpha: after"
+
+
+async def test_one_agent_over_five_real_servers_of_four_implementations() -> None:
+    from tests.host.test_tools import FASTMCP, OFFICIAL, TASKS
+    from tests.http.servers import script_serving
+    from tests.peers import fastmcp_python, node_env, npm_command
+
+    everything = npm_command("mcp-server-everything")
+    calls = [
+        ("ours__target", {"text": "stdio"}),
+        ("ours_http__count", {"to": 2}),
+        ("official__add", {"a": 2, "b": 3}),
+        ("fastmcp__add", {"a": 20, "b": 22}),
+        ("everything__echo", {"message": "hi"}),
+    ]
+    uses = [
+        {"type": "tool_use", "id": f"u{i}", "name": name, "input": arguments}
+        for i, (name, arguments) in enumerate(calls)
+    ]
+    model = ScriptedProvider([{"content": uses}, "all five answered"])
+    with script_serving(TASKS) as url:
+        servers = {
+            "ours": {"command": sys.executable, "args": [SERVER, "ours"]},
+            "ours http": {"url": url},
+            "official": {"command": sys.executable, "args": [OFFICIAL]},
+            "fastmcp": {"command": str(fastmcp_python()), "args": [FASTMCP]},
+            "everything": {
+                "command": everything[0],
+                "args": [*everything[1:], "stdio"],
+                "env": node_env(),
+            },
+        }
+        consent = ConsentPolicy(rules={name: {"*": "allow"} for name in servers})
+        async with Host(
+            {"mcpServers": servers}, provider=model, consent=consent, timing=FAST
+        ) as host:
+            assert {s.state for s in host.servers.status().values()} == {State.READY}
+            assert await host.agent().send("use them all") == "all five answered"
+    results = {r["toolUseId"]: r for r in results_sent(model.requests[1])}
+    texts = {i: results[f"u{i}"]["content"][0]["text"] for i in range(5)}
+    assert not any(r["isError"] for r in results.values()), results
+    assert "ours: stdio" in texts[0]
+    assert 'server="ours http" tool="count"' in texts[1]
+    assert ">\n5\n<" in texts[2] and ">\n42\n<" in texts[3]
+    assert "hi" in texts[4] and 'server="everything" tool="echo"' in texts[4]
