@@ -5,6 +5,7 @@ and an HTTP one, started together; a dead one costs the others nothing."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 import textwrap
 import time
@@ -13,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from mcpkit.errors import ConnectionClosed
-from mcpkit.host import HostServers, ServerUnavailable, State, Timing, load_config
-from tests.http.servers import script_serving
+from mcpkit.host import HostServers, HostTools, ServerUnavailable, State, Timing, load_config
+from tests.http.servers import script_serving, unused_port, wait_until_listening
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = str(ROOT / "tests" / "fixtures" / "task_server.py")
@@ -132,3 +133,44 @@ async def test_disable_and_enable_at_run_time_and_an_http_server() -> None:
             assert set(servers.ready()) == {"local", "remote", "later"}
         finally:
             await servers.aclose()
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_an_http_server_that_went_away_is_reconnected_when_it_is_back(mode: str) -> None:
+    port = unused_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+
+    def serve() -> subprocess.Popen[bytes]:
+        process = subprocess.Popen([sys.executable, TASKS, str(port)], stderr=subprocess.DEVNULL)
+        wait_until_listening(url)
+        return process
+
+    process = serve()
+    timing = Timing(connect_timeout=3.0, restart_delay=0.05, max_delay=0.2, max_restarts=50)
+    config = load_config({"mcpServers": {"remote": {"url": url}}})
+    servers = HostServers(config, timing=timing, client_options={"mode": mode})
+    try:
+        await servers.start()
+        tools = HostTools(servers)
+        assert not (await tools.call_tool("remote__count", {"to": 1})).is_error
+        process.kill()  # gone without a goodbye
+        process.wait()
+        with pytest.raises(ConnectionClosed):
+            await tools.call_tool("remote__count", {"to": 1})
+        for _ in range(100):  # the host notices the client closed
+            if servers.status()["remote"].state is State.RESTARTING:
+                break
+            await asyncio.sleep(0.01)
+        assert servers.status()["remote"].state is State.RESTARTING
+        process = serve()
+        for _ in range(100):
+            if servers.status()["remote"].state is State.READY:
+                break
+            await asyncio.sleep(0.05)
+        status = servers.status()["remote"]
+        assert status.state is State.READY and status.restarts >= 1
+        assert not (await tools.call_tool("remote__count", {"to": 1})).is_error
+    finally:
+        await servers.aclose()
+        process.kill()
+        process.wait()
