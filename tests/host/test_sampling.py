@@ -149,3 +149,23 @@ async def test_a_server_asking_too_often_is_refused() -> None:
     with pytest.raises(ProtocolError, match="at most 3 a minute"):
         await sampler("alpha", params)
     assert (await sampler("beta", params))["content"]["text"] == "ok"  # counted per server
+
+
+async def test_tools_in_sampling_reach_the_model_and_its_tool_use_goes_back() -> None:
+    weather = {"name": "weather", "description": "today's", "inputSchema": {"type": "object"}}
+    use = {"type": "tool_use", "id": "t1", "name": "weather", "input": {"city": "Oslo"}}
+    model = ScriptedProvider([{"content": [{"type": "text", "text": "checking"}, use]}])
+    sampler = HostSampler(model, ConsentPolicy(sampling=Decision.ALLOW))
+    params = {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "weather?"}}],
+        "maxTokens": 100,
+        "stopSequences": ["END"],
+        "tools": [weather],
+        "toolChoice": {"mode": "required"},
+    }
+    result = await sampler("alpha", params)
+    (sent,) = model.requests
+    assert list(sent.tools) == [weather] and sent.tool_choice == {"mode": "required"}
+    assert list(sent.stop_sequences) == ["END"]
+    assert result["stopReason"] == "toolUse"
+    assert result["content"] == [{"type": "text", "text": "checking"}, use]
