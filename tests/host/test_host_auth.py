@@ -5,43 +5,23 @@ the reason, and the others are unaffected."""
 
 from __future__ import annotations
 
-import contextlib
-import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from mcpkit.auth.client import Headless, OAuth
 from mcpkit.host import HostServers, HostTools, ServerConfig, State, Timing, load_config
-from tests.http.servers import unused_port
+from tests.auth.test_oauth_example import example  # noqa: F401 - the fixture, shared
 
-ROOT = Path(__file__).resolve().parents[2]
 SERVER = str(Path(__file__).with_name("host_server.py"))
 
 
 @pytest.fixture(scope="module")
-def protected() -> Iterator[str]:
-    port = unused_port()
-    command = [sys.executable, str(ROOT / "examples" / "oauth_server.py"), "--port", str(port)]
-    process = subprocess.Popen(
-        [*command, "--dev-approve", "--memory"], cwd=ROOT, stderr=subprocess.DEVNULL
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            with contextlib.suppress(httpx.TransportError):
-                httpx.get(f"{base}/.well-known/oauth-authorization-server", timeout=1)
-                break
-            time.sleep(0.05)
-        yield f"{base}/mcp"
-    finally:
-        process.terminate()
-        process.wait(10)
+def protected(example: str) -> str:  # noqa: F811 - the imported fixture
+    """The MCP endpoint of examples/oauth_server.py (approving at once, in memory)."""
+    return f"{example}/mcp"
 
 
 def config(url: str) -> Any:
