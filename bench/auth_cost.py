@@ -15,7 +15,8 @@ Rows (each a fresh server process per repetition, row order rotated between repe
 
 The ratios compare each protected row with the same system's unprotected row within each
 repetition (geometric mean over repetitions), so the drift of a shared machine cancels.
-Issue 14's target: mcpkit json+jwt costs well under 10% more than mcpkit json at 32 concurrent.
+Issue 14's target: mcpkit json+jwt costs well under 10% more than mcpkit json at 32 concurrent
+(read as at most 7%).
 """
 
 import argparse
@@ -134,9 +135,10 @@ def report(samples: dict, rows: list[tuple[str, str]]) -> list[str]:
     )
     mine = paired(samples, ("mcpkit", "json"), ("mcpkit", "json+jwt"), "calls_per_s")
     if mine is not None:
-        verdict = "PASS" if mine - 1 < 0.10 else "FAIL"
+        verdict = "PASS" if mine - 1 <= 0.07 else "FAIL"
         lines.append(
-            f"target: mcpkit json+jwt adds < 10% per call: {(mine - 1) * 100:+.1f}% {verdict}"
+            "target: mcpkit json+jwt adds well under 10% (<= 7%) per call:"
+            f" {(mine - 1) * 100:+.1f}% {verdict}"
         )
     return lines
 

@@ -302,3 +302,16 @@ async def test_static_tokens() -> None:
     check = StaticTokenVerifier({"s3cret-token": Principal("svc", scopes=frozenset({"mcp"}))})
     assert (await check.verify("s3cret-token")).subject == "svc"
     assert await refused(check, "s3cret-tokeN")
+
+
+async def test_verify_until_says_how_long_the_verifier_keeps_its_answer() -> None:
+    pem = RSA_KEY.public_key()
+    expiry = int(time.time()) + 600
+    signed = token(exp=expiry)
+    remembering = JWTVerifier(issuer=ISSUER, audience=RESOURCE, keys=[pem])
+    principal, until = await remembering.verify_until(signed)
+    assert principal.subject == "alice" and until == expiry
+    assert await remembering.verify_until(signed) == (principal, until)  # from its memory
+    forgetful = JWTVerifier(issuer=ISSUER, audience=RESOURCE, keys=[pem], cache_size=0)
+    assert (await forgetful.verify_until(signed))[1] == 0.0
+    assert VerifiedTokens(size=0).put("t", principal, time.time()) == 0.0

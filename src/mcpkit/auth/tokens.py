@@ -13,8 +13,9 @@
 
 A verification costs a signature check or a round trip, and happens on every HTTP request, so
 successful ones are kept (`VerifiedTokens`: bounded, keyed by a SHA-256 of the token, never
-past the token's own expiry). Tokens are never logged, never put in an error message, and
-never passed on to anyone.
+past the token's own expiry). `verify_until` also says until when an answer is kept, so that
+`BearerAuth` can skip even that lookup for a header it has seen, never for longer. Tokens are
+never logged, never put in an error message, and never passed on to anyone.
 """
 
 from __future__ import annotations
@@ -87,6 +88,11 @@ class VerifiedTokens:
         self._entries: dict[bytes, tuple[Principal, float]] = {}
 
     def get(self, token: str, now: float) -> Principal | None:
+        entry = self.entry(token, now)
+        return None if entry is None else entry[0]
+
+    def entry(self, token: str, now: float) -> tuple[Principal, float] | None:
+        """The principal kept for `token` and until when it is kept, or None."""
         key = hashlib.sha256(token.encode()).digest()
         entry = self._entries.get(key)
         if entry is None:
@@ -94,18 +100,20 @@ class VerifiedTokens:
         if now >= entry[1]:
             del self._entries[key]
             return None
-        return entry[0]
+        return entry
 
-    def put(self, token: str, principal: Principal, now: float) -> None:
+    def put(self, token: str, principal: Principal, now: float) -> float:
+        """Keep `principal` for `token`; until when it is kept (0.0: not kept)."""
         until = principal.expires_at if principal.expires_at is not None else float("inf")
         if self.ttl is not None:
             until = min(until, now + self.ttl)
-        if until <= now:
-            return
+        if until <= now or self.size <= 0:
+            return 0.0
         entries = self._entries
         entries[hashlib.sha256(token.encode()).digest()] = (principal, until)
         if len(entries) > self.size:
             del entries[next(iter(entries))]
+        return until
 
 
 def _check_times(claims: Mapping[str, Any], now: float, leeway: float) -> None:
@@ -170,8 +178,14 @@ class JWTVerifier:
         self._verified = VerifiedTokens(cache_size)
 
     async def verify(self, token: str) -> Principal:
+        return (await self.verify_until(token))[0]
+
+    async def verify_until(self, token: str) -> tuple[Principal, float]:
+        """`verify`, and until when (`time.time()` seconds) this verifier would give the same
+        answer for this token without checking it again: as long as it keeps the token
+        (0.0 with `cache_size=0`). `BearerAuth` reuses its answer no longer than that."""
         now = time.time()
-        known = self._verified.get(token, now)
+        known = self._verified.entry(token, now)
         if known is not None:
             return known
         try:
@@ -194,8 +208,7 @@ class JWTVerifier:
         _check_audience(claims, self.audience)
         _check_times(claims, now, self.leeway)
         principal = principal_of(claims)
-        self._verified.put(token, principal, now)
-        return principal
+        return principal, self._verified.put(token, principal, now)
 
     async def _check_signature(self, jws: CompactJWS, algorithm: str) -> None:
         candidates = list(self._keys)
@@ -249,8 +262,13 @@ class IntrospectionVerifier:
         self._verified = VerifiedTokens(ttl=cache_ttl)
 
     async def verify(self, token: str) -> Principal:
+        return (await self.verify_until(token))[0]
+
+    async def verify_until(self, token: str) -> tuple[Principal, float]:
+        """`verify`, and until when this verifier would give the same answer without asking
+        the authorization server again (at most `cache_ttl` seconds after it last asked)."""
         now = time.time()
-        known = self._verified.get(token, now)
+        known = self._verified.entry(token, now)
         if known is not None:
             return known
         answer = await self._introspect(token)
@@ -261,8 +279,7 @@ class IntrospectionVerifier:
         _check_audience(answer, self.audience)
         _check_times(answer, now, self.leeway)
         principal = principal_of(answer)
-        self._verified.put(token, principal, now)
-        return principal
+        return principal, self._verified.put(token, principal, now)
 
     async def _introspect(self, token: str) -> Any:
         form = {"token": token, "token_type_hint": "access_token"}
