@@ -22,7 +22,12 @@ from typing import BinaryIO
 from mcpkit.errors import ConnectionClosed
 from mcpkit.protocol import Outgoing
 from mcpkit.runtime.transport import Incoming, PushTransport
-from mcpkit.transports.lines import ChildProcessProtocol, LineProtocol, LineSplitter
+from mcpkit.transports.lines import (
+    ChildProcessProtocol,
+    DirectStdout,
+    LineProtocol,
+    LineSplitter,
+)
 
 logger = logging.getLogger("mcpkit.stdio")
 
@@ -227,6 +232,8 @@ class SubprocessTransport(PipeTransport):
             raise ConnectionClosed(_not_started(argv, cwd, exc)) from None
         process = asyncio.subprocess.Process(transport, protocol, loop)
         stdout = transport.get_pipe_transport(1)
+        assert stdout is not None  # stdout=PIPE was asked for
+        stdout.set_protocol(DirectStdout(stdout.get_protocol(), splitter))
         spawned = cls(
             process,
             splitter,
