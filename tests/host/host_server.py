@@ -3,7 +3,7 @@
 
 Every copy offers `memo://shared` (the same URI as every other copy: reads must say which
 server) and `memo://NAME`, a template `notes://NAME/{id}` and a prompt with completions, and
-tools that do what the host must survive or police: read the roots it was given, ask for
+tools (every list in pages of two) that do what the host must survive or police: read the roots it was given, ask for
 sampling with an includeContext, flood logs, crash mid-call, change a tool's description."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 from mcpkit import Context, Server
 
 NAME = sys.argv[1]
-server = Server(NAME)
+server = Server(NAME, page_size=2)  # lists in pages of two: the host must fetch them all
 server.resources.add_static("memo://shared", f"the shared memo of {NAME}")
 server.resources.add_static(f"memo://{NAME}", f"the private memo of {NAME}")
 

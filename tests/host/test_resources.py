@@ -57,6 +57,9 @@ async def test_resources_of_two_servers_read_from_the_right_one() -> None:
 
         done = await resources.templates.complete("notes://alpha/{id}", "id", "g")
         assert done.completion.values == ["gamma"]
+        tools = {t.name for t in await HostTools(servers).list()}  # 8 tools each, in 4 pages
+        assert {"alpha__target", "alpha__slow", "beta__ask_model", "beta__target"} <= tools
+        assert len(tools) == 16
         prompts = HostPrompts(servers)
         assert {p.name for p in await prompts.list()} == {"alpha__greet", "beta__greet"}
         greeting = await prompts.get_prompt("beta__greet", {"person": "ada"})
