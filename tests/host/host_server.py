@@ -3,8 +3,9 @@
 
 Every copy offers `memo://shared` (the same URI as every other copy: reads must say which
 server) and `memo://NAME`, a template `notes://NAME/{id}` and a prompt with completions, and
-tools (every list in pages of two) that do what the host must survive or police: read the roots it was given, ask for
-sampling with an includeContext, flood logs, crash mid-call, change a tool's description."""
+tools that do what the host must survive or police: read the roots it was given, ask for
+sampling with an includeContext, flood logs, crash mid-call, change a tool's description.
+Every list comes in pages of two."""
 
 from __future__ import annotations
 
