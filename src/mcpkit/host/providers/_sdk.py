@@ -1,5 +1,5 @@
-"""What the two SDK adapters share: their model table, and SDK exceptions turned into a
-ProviderError that helps and leaks nothing.
+"""What the two SDK adapters share: the life of the SDK client they made, their model table,
+and SDK exceptions turned into a ProviderError that helps and leaks nothing.
 
 The SDKs' own messages carry the whole response body, and their exceptions the request with
 its headers; an API may even quote the key it refused. A ProviderError is built from the
@@ -11,16 +11,67 @@ raised `from None`, so a traceback does not print the SDK's exception underneath
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from types import ModuleType
+from typing import Any, Self, TypeVar
 
 from mcpkit.host.models import ModelInfo
 from mcpkit.host.providers.base import ProviderError
 
+T = TypeVar("T")
 _LOOKS_SECRET = (
     (re.compile(r"(?i)\b(bearer)\s+\S+"), r"\1 [redacted]"),
     (re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"), "[redacted]"),
 )
+
+
+class SDKProvider:
+    """The part of a provider around its SDK client: `api` names it in errors; `client` is
+    closed by `aclose` (or `async with`) only when the provider made it (`_owned`);
+    `_secrets` are scrubbed from every error."""
+
+    api = ""
+    client: Any
+    _owned: bool
+    _secrets: list[str]
+
+    async def _send(
+        self, sdk: ModuleType, base_error: type[Exception], call: Callable[[], Awaitable[T]]
+    ) -> T:
+        """Await the SDK request `call()`; every failure comes out as a ProviderError. Both
+        SDKs name their status, connection and timeout errors alike; `base_error` is the
+        rest of theirs (a missing key, an answer they could not read)."""
+        try:
+            return await call()
+        except sdk.APIStatusError as exc:
+            raise status_error(
+                self.api, exc.status_code, exc.body, exc.request_id, self._secrets
+            ) from None
+        except sdk.APIConnectionError as exc:
+            timed_out = isinstance(exc, sdk.APITimeoutError)
+            raise unreachable(self.api, exc.request.url, timed_out, self._secrets) from None
+        # also the SDKs' own checks: no credentials, max_tokens too large without streaming
+        except (base_error, ValueError, TypeError) as exc:
+            raise other_error(self.api, exc, self._secrets) from None
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections of a client this provider made (not one it was given)."""
+        if self._owned:
+            await self.client.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def client_options(max_retries: int, timeout: float | None) -> dict[str, Any]:
+    """The SDK client's retry and timeout options (its own default timeout when None)."""
+    options: dict[str, Any] = {"max_retries": max_retries}
+    if timeout is not None:
+        options["timeout"] = timeout
+    return options
 
 
 def model_table(

@@ -36,13 +36,14 @@ STOP_REASONS = {
 TOOL_CHOICES = {"auto": "auto", "required": "any", "none": "none"}
 
 
-class AnthropicProvider:
+class AnthropicProvider(_sdk.SDKProvider):
     """Claude through the Messages API. `api_key` None reads ANTHROPIC_API_KEY (the SDK's
     rules); `base_url` points it elsewhere (a gateway, a test server); `client` is an
     AsyncAnthropic to use instead of making one (then `api_key`, `base_url`, `timeout` and
     `max_retries` are its own). `models` is the table `choose_model` picks from, names or
     ModelInfo; by default the default model alone."""
 
+    api = API
     models: Sequence[ModelInfo]
 
     def __init__(
@@ -59,9 +60,7 @@ class AnthropicProvider:
         if client is None:
             import anthropic
 
-            options: dict[str, Any] = {"max_retries": max_retries}
-            if timeout is not None:
-                options["timeout"] = timeout
+            options = _sdk.client_options(max_retries, timeout)
             client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, **options)
             self._owned = True
         else:
@@ -78,18 +77,9 @@ class AnthropicProvider:
         import anthropic
 
         params = self.params(request)
-        try:
-            message = await self.client.messages.create(**params)
-        except anthropic.APIStatusError as exc:
-            raise _sdk.status_error(
-                API, exc.status_code, exc.body, exc.request_id, self._secrets
-            ) from None
-        except anthropic.APIConnectionError as exc:
-            timed_out = isinstance(exc, anthropic.APITimeoutError)
-            raise _sdk.unreachable(API, exc.request.url, timed_out, self._secrets) from None
-        # also the SDK's own checks: no credentials, max_tokens too large without streaming
-        except (anthropic.AnthropicError, ValueError, TypeError) as exc:
-            raise _sdk.other_error(API, exc, self._secrets) from None
+        message = await self._send(
+            anthropic, anthropic.AnthropicError, lambda: self.client.messages.create(**params)
+        )
         return _reply(message, params["model"])
 
     def params(self, request: ModelRequest) -> JSONObject:
@@ -111,17 +101,6 @@ class AnthropicProvider:
         if request.metadata is not None:
             params["metadata"] = request.metadata
         return params
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections of a client this provider made (not one it was given)."""
-        if self._owned:
-            await self.client.close()
-
-    async def __aenter__(self) -> AnthropicProvider:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
 
 def _message(index: int, message: Any) -> JSONObject:

@@ -48,13 +48,14 @@ STOP_REASONS = {"stop": "endTurn", "length": "maxTokens", "tool_calls": "toolUse
 TOOL_CHOICES = ("auto", "required", "none")
 
 
-class OpenAIProvider:
+class OpenAIProvider(_sdk.SDKProvider):
     """A model behind the Chat Completions API. `api_key` None reads OPENAI_API_KEY (the
     SDK's rules); `base_url` selects another server ("http://localhost:11434/v1"); `client`
     is an AsyncOpenAI to use instead of making one (then `api_key`, `base_url`, `timeout` and
     `max_retries` are its own). `models` is the table `choose_model` picks from, names or
     ModelInfo; by default the default model alone."""
 
+    api = API
     models: Sequence[ModelInfo]
 
     def __init__(
@@ -72,9 +73,7 @@ class OpenAIProvider:
         if client is None:
             import openai
 
-            options: dict[str, Any] = {"max_retries": max_retries}
-            if timeout is not None:
-                options["timeout"] = timeout
+            options = _sdk.client_options(max_retries, timeout)
             try:
                 client = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, **options)
             except openai.OpenAIError as exc:  # no key given and none in the environment
@@ -94,17 +93,9 @@ class OpenAIProvider:
         import openai
 
         params = self.params(request)
-        try:
-            completion = await self.client.chat.completions.create(**params)
-        except openai.APIStatusError as exc:
-            raise _sdk.status_error(
-                API, exc.status_code, exc.body, exc.request_id, self._secrets
-            ) from None
-        except openai.APIConnectionError as exc:
-            timed_out = isinstance(exc, openai.APITimeoutError)
-            raise _sdk.unreachable(API, exc.request.url, timed_out, self._secrets) from None
-        except (openai.OpenAIError, ValueError, TypeError) as exc:  # also the SDK's own checks
-            raise _sdk.other_error(API, exc, self._secrets) from None
+        completion = await self._send(
+            openai, openai.OpenAIError, lambda: self.client.chat.completions.create(**params)
+        )
         return _reply(completion, params["model"])
 
     def params(self, request: ModelRequest) -> JSONObject:
@@ -131,17 +122,6 @@ class OpenAIProvider:
         if request.metadata is not None:
             params["metadata"] = request.metadata
         return params
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections of a client this provider made (not one it was given)."""
-        if self._owned:
-            await self.client.close()
-
-    async def __aenter__(self) -> OpenAIProvider:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
 
 def _messages(index: int, message: Any) -> list[JSONObject]:
