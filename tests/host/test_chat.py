@@ -10,6 +10,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.host.fake_llm import FakeLLM, fake_llm, openai_completion, openai_tool_call
 
@@ -17,25 +18,40 @@ ROOT = Path(__file__).resolve().parents[2]
 SERVER = str(Path(__file__).with_name("host_server.py"))
 
 
-async def chat(fake: FakeLLM, tmp_path: Path, typed: str) -> tuple[int, str, str]:
+def write_config(tmp_path: Path, servers: dict[str, Any]) -> Path:
     config = tmp_path / "mcp.json"
-    servers = {
-        "alpha": {"command": sys.executable, "args": [SERVER, "alpha"]},
-        "gone": {"command": str(tmp_path / "no-such-server")},
-    }
     config.write_text(json.dumps({"mcpServers": servers}))
-    env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key"}
-    env.pop("ANTHROPIC_API_KEY", None)
+    return config
+
+
+async def run_piped(argv: list[str], typed: str, **openai: str) -> tuple[int, str, str]:
+    """`argv` as a subprocess with `typed` on its stdin and the OPENAI_* variables `openai`
+    (api_key=..., base_url=...) in place of any real key; its exit code, stdout, stderr."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update({f"OPENAI_{name.upper()}": value for name, value in openai.items()})
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "mcpkit", "chat", "--config", str(config),
-        "--provider", "openai", "--base-url", f"{fake.url}/v1", "--model", "gpt-test",
-        "--consent-file", str(tmp_path / "consent.json"),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE, cwd=ROOT, env=env,
     )  # fmt: skip
     out, err = await asyncio.wait_for(process.communicate(typed.encode()), 60)
     assert process.returncode is not None
     return process.returncode, out.decode(), err.decode()
+
+
+async def chat(fake: FakeLLM, tmp_path: Path, typed: str) -> tuple[int, str, str]:
+    config = write_config(
+        tmp_path,
+        {
+            "alpha": {"command": sys.executable, "args": [SERVER, "alpha"]},
+            "gone": {"command": str(tmp_path / "no-such-server")},
+        },
+    )
+    argv = [
+        sys.executable, "-m", "mcpkit", "chat", "--config", str(config),
+        "--provider", "openai", "--base-url", f"{fake.url}/v1", "--model", "gpt-test",
+        "--consent-file", str(tmp_path / "consent.json"),
+    ]  # fmt: skip
+    return await run_piped(argv, typed, api_key="sk-test-not-a-real-key")
 
 
 async def test_a_chat_asks_before_a_tool_runs_and_remembers_always(tmp_path: Path) -> None:
@@ -91,42 +107,29 @@ async def test_a_no_is_told_to_the_model(tmp_path: Path) -> None:
         assert refused["role"] == "tool" and "not run" in json.dumps(refused["content"])
 
 
-def test_without_a_model_it_says_how_to_give_one(tmp_path: Path) -> None:
-    import subprocess
-
-    config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {}}))
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    done = subprocess.run(
-        [sys.executable, "-m", "mcpkit", "chat", "--config", str(config)],
-        capture_output=True, text=True, env=env, timeout=30, check=False,
-    )  # fmt: skip
-    assert done.returncode == 2
-    assert "set ANTHROPIC_API_KEY or OPENAI_API_KEY" in done.stderr
+async def test_without_a_model_it_says_how_to_give_one(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {})
+    argv = [sys.executable, "-m", "mcpkit", "chat", "--config", str(config)]
+    code, _, err = await run_piped(argv, "")
+    assert code == 2
+    assert "set ANTHROPIC_API_KEY or OPENAI_API_KEY" in err
 
 
 async def test_the_thirty_line_agent_example_runs(tmp_path: Path) -> None:
-    config = tmp_path / "mcp.json"
-    servers = {"alpha": {"command": sys.executable, "args": [SERVER, "alpha"]}}
-    config.write_text(json.dumps({"mcpServers": servers}))
+    alpha = {"command": sys.executable, "args": [SERVER, "alpha"]}
+    config = write_config(tmp_path, {"alpha": alpha})
     async with fake_llm() as fake:
         call = openai_tool_call("call_1", "alpha__target", {"text": "from the example"})
         fake.script(
             openai_completion(None, [call], finish_reason="tool_calls"),
             openai_completion("the example worked"),
         )
-        env = {**os.environ, "OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": f"{fake.url}/v1"}
-        env.pop("ANTHROPIC_API_KEY", None)
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, str(ROOT / "examples" / "agent.py"), str(config), "go",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=env,
-        )  # fmt: skip
-        out, err = await asyncio.wait_for(process.communicate(b"y\n"), 60)
-    assert process.returncode == 0, err.decode()
-    lines = out.decode().splitlines()
+        argv = [sys.executable, str(ROOT / "examples" / "agent.py"), str(config), "go"]
+        code, out, err = await run_piped(argv, "y\n", api_key="sk-test", base_url=f"{fake.url}/v1")
+    assert code == 0, err
+    lines = out.splitlines()
     assert lines[0] == "alpha: ready "
     assert "? alpha wants to run target" in lines[1]
-    assert "-> target" in out.decode()
+    assert "-> target" in out
     assert lines[-1] == "the example worked"
     assert "from the example" in json.dumps(fake.requests[1].body["messages"][-1])
