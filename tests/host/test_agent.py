@@ -159,15 +159,13 @@ async def test_cancelling_leaves_every_tool_use_answered() -> None:
 
 
 async def test_one_agent_over_five_real_servers_of_four_implementations() -> None:
-    from tests.host.test_tools import FASTMCP, OFFICIAL, TASKS
+    from tests.host.test_tools import TASKS, other_implementations
     from tests.http.servers import script_serving
-    from tests.peers import fastmcp_python, node_env, npm_command
 
-    everything = npm_command("mcp-server-everything")
     calls = [
         ("ours__target", {"text": "stdio"}),
         ("ours_http__count", {"to": 2}),
-        ("official__add", {"a": 2, "b": 3}),
+        ("official_sdk__add", {"a": 2, "b": 3}),
         ("fastmcp__add", {"a": 20, "b": 22}),
         ("everything__echo", {"message": "hi"}),
     ]
@@ -180,13 +178,7 @@ async def test_one_agent_over_five_real_servers_of_four_implementations() -> Non
         servers = {
             "ours": {"command": sys.executable, "args": [SERVER, "ours"]},
             "ours http": {"url": url},
-            "official": {"command": sys.executable, "args": [OFFICIAL]},
-            "fastmcp": {"command": str(fastmcp_python()), "args": [FASTMCP]},
-            "everything": {
-                "command": everything[0],
-                "args": [*everything[1:], "stdio"],
-                "env": node_env(),
-            },
+            **other_implementations(),
         }
         consent = ConsentPolicy(rules={name: {"*": "allow"} for name in servers})
         async with Host(

@@ -9,6 +9,7 @@ import asyncio
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,23 +39,26 @@ GROWING = textwrap.dedent(
 )
 
 
-async def test_tools_of_four_implementations_in_one_view_with_calls_routed() -> None:
+def other_implementations() -> dict[str, dict[str, Any]]:
+    """mcpServers entries for the stdio servers of the official SDK, FastMCP and
+    server-everything."""
     everything = npm_command("mcp-server-everything")
-    config = load_config(
-        {
-            "mcpServers": {
-                "ours": {"command": sys.executable, "args": [TASKS], "denyTools": ["forever"]},
-                "official sdk": {"command": sys.executable, "args": [OFFICIAL]},
-                "fastmcp": {"command": str(fastmcp_python()), "args": [FASTMCP]},
-                "everything": {
-                    "command": everything[0],
-                    "args": [*everything[1:], "stdio"],
-                    "env": node_env(),
-                    "allowTools": ["echo", "get-sum"],
-                },
-            }
-        }
-    )
+    return {
+        "official sdk": {"command": sys.executable, "args": [OFFICIAL]},
+        "fastmcp": {"command": str(fastmcp_python()), "args": [FASTMCP]},
+        "everything": {
+            "command": everything[0],
+            "args": [*everything[1:], "stdio"],
+            "env": node_env(),
+        },
+    }
+
+
+async def test_tools_of_four_implementations_in_one_view_with_calls_routed() -> None:
+    entries = other_implementations()
+    entries["everything"]["allowTools"] = ["echo", "get-sum"]
+    ours = {"command": sys.executable, "args": [TASKS], "denyTools": ["forever"]}
+    config = load_config({"mcpServers": {"ours": ours, **entries}})
     servers = HostServers(config, timing=Timing(connect_timeout=30))
     try:
         await servers.start()
