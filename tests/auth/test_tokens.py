@@ -236,12 +236,12 @@ def test_verified_tokens_are_bounded_and_never_outlive_the_token() -> None:
     now = 1000.0
     for name in ("a", "b", "c"):
         cache.put(name, Principal(name, expires_at=now + 10), now)
-    assert cache.get("a", now) is None  # the oldest went
-    assert cache.get("c", now) is not None
-    assert cache.get("c", now + 11) is None  # past the token's expiry
+    assert cache.entry("a", now) is None  # the oldest went
+    assert cache.entry("c", now) is not None
+    assert cache.entry("c", now + 11) is None  # past the token's expiry
     short = VerifiedTokens(ttl=5)
     short.put("d", Principal("d", expires_at=now + 100), now)
-    assert short.get("d", now + 4) is not None and short.get("d", now + 6) is None
+    assert short.entry("d", now + 4) is not None and short.entry("d", now + 6) is None
 
 
 class Introspection:

@@ -87,10 +87,6 @@ class VerifiedTokens:
         self.ttl = ttl
         self._entries: dict[bytes, tuple[Principal, float]] = {}
 
-    def get(self, token: str, now: float) -> Principal | None:
-        entry = self.entry(token, now)
-        return None if entry is None else entry[0]
-
     def entry(self, token: str, now: float) -> tuple[Principal, float] | None:
         """The principal kept for `token` and until when it is kept, or None."""
         key = hashlib.sha256(token.encode()).digest()
