@@ -14,7 +14,6 @@ formed: every tool use the model made gets a result, "cancelled" where none came
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import re
 from collections.abc import Awaitable, Callable
@@ -127,8 +126,6 @@ class Agent:
 
         try:
             result = await self.tools.call_tool(item.name, arguments, on_progress=progress)
-        except asyncio.CancelledError:
-            raise
         except Exception as exc:  # the server failed, went away, or answered with an error
             return _error_result(use["id"], f"the tool failed: {exc}")
         await self._emit(AgentEvent("tool_result", "", item.server, item.original, result))

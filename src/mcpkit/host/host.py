@@ -108,8 +108,7 @@ class Host:
         if model is not None and chosen is None:
             raise ValueError(f"{model!r} is not in the model table")
         chosen = chosen or self.sampler.models[0]
-        providers = self.sampler.providers
-        provider = providers.get(chosen.provider) or next(iter(providers.values()))
+        provider = self.sampler.provider_for(chosen)
         return Agent(self.tools, provider, self.consent, model=chosen.name, **options)
 
     async def share(self, uri: str, *, server: str | None = None) -> None:

@@ -123,9 +123,8 @@ class HostSampler:
             tool_choice=wire.get("toolChoice"),
             metadata=wire.get("metadata"),
         )
-        provider = self.providers.get(model.provider) or next(iter(self.providers.values()))
         try:
-            reply = await provider.complete(request)
+            reply = await self.provider_for(model).complete(request)
         except ProviderError as exc:
             raise ProtocolError(INTERNAL_ERROR, f"The model could not answer: {exc}") from exc
         content = reply.content
@@ -140,6 +139,10 @@ class HostSampler:
             return await self.consent.check_sampling_result(server, wire, result)
         except ConsentDenied as exc:
             raise ProtocolError(USER_REJECTED, "User rejected sampling request") from exc
+
+    def provider_for(self, model: ModelInfo) -> Provider:
+        """The provider that serves `model` (the only one, when there is one)."""
+        return self.providers.get(model.provider) or next(iter(self.providers.values()))
 
     def _system(self, server: str, wire: JSONObject) -> str | None:
         asked = wire.get("includeContext") or "none"
