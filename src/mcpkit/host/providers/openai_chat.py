@@ -272,7 +272,7 @@ def _reply(completion: ChatCompletion, asked: str) -> ModelReply:
 def _arguments(name: str, arguments: str) -> JSONObject:
     try:
         value = json.loads(arguments or "{}")
-    except ValueError:
+    except (ValueError, RecursionError):  # json.loads raises the latter on deep nesting
         raise ProviderError(
             f"{API}: the model called {name} with arguments that are no JSON: {arguments[:200]!r}"
         ) from None
