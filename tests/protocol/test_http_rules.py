@@ -7,10 +7,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mcpkit.errors import INVALID_REQUEST, SERVER_ERROR
 from mcpkit.protocol.http import (
     Body,
     Refusal,
     accepts,
+    check_batch,
     check_content_length,
     check_get_headers,
     check_post_headers,
@@ -18,11 +20,17 @@ from mcpkit.protocol.http import (
     event_id,
     event_sequence,
     event_stream,
+    forbidden_origin,
     host_allowed,
     inspect_body,
+    is_loopback,
     local_hosts,
     local_origins,
+    method_not_allowed,
+    misdirected_host,
     origin_allowed,
+    session_not_found,
+    session_required,
     valid_session_id,
 )
 from mcpkit.protocol.jsonrpc import encode_notification, encode_request, encode_result
@@ -167,3 +175,47 @@ def test_inspect_body_never_raises(data: bytes) -> None:
 def test_host_and_origin_checks_never_raise(value: str) -> None:
     host_allowed(value, local_hosts())
     origin_allowed(value, local_origins())
+
+
+def test_refusals_carry_their_status_and_a_json_rpc_error() -> None:
+    cases = {
+        method_not_allowed("POST"): (405, INVALID_REQUEST),
+        session_required(): (400, INVALID_REQUEST),
+        session_not_found(): (404, SERVER_ERROR),
+        forbidden_origin(): (403, INVALID_REQUEST),
+        misdirected_host(): (421, INVALID_REQUEST),
+    }
+    for refused, (status, code) in cases.items():
+        assert refused.status == status
+        error = orjson.loads(refused.body)
+        assert error["id"] is None and error["error"]["code"] == code
+    assert method_not_allowed("GET, POST").headers == ((b"allow", b"GET, POST"),)
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [("localhost", True), ("127.0.0.1", True), ("127.8.9.1", True), ("::1", True),
+     ("[::1]", True), ("0.0.0.0", False), ("example.com", False), ("localhost.evil", False)],
+)  # fmt: skip
+def test_loopback_binds(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+def test_batches_only_at_2025_03_26() -> None:
+    batch = inspect_body(b"[" + encode_request(1, "ping", None) + b"]")
+    single = inspect_body(encode_request(1, "ping", None))
+    assert type(batch) is Body and type(single) is Body
+    assert check_batch(batch, "2025-03-26") is None
+    assert check_batch(single, "2025-06-18") is None
+    for version in ("2025-06-18", "2025-11-25", None):
+        refused = check_batch(batch, version)
+        assert refused is not None and refused.status == 400
+        assert orjson.loads(refused.body)["error"]["code"] == INVALID_REQUEST
+
+
+def test_inspect_body_skips_answers_and_other_notifications_in_a_batch() -> None:
+    batch = b"[" + encode_result(9, {}) + b"," + encode_notification("notifications/x", {})
+    batch += b"," + encode_notification("notifications/cancelled", {"requestId": None}) + b"]"
+    body = inspect_body(batch)
+    assert type(body) is Body and body.batch
+    assert body.request_ids == () and body.cancelled == ()  # a null id cancels nothing

@@ -19,6 +19,11 @@ from mcpkit.protocol import (
     RequestReceived,
     State,
 )
+from mcpkit.protocol.lifecycle import (
+    check_initialize_params,
+    check_initialize_result,
+    initialize_params,
+)
 from mcpkit.types.versions import HANDSHAKE_VERSIONS
 
 from .conftest import SERVER_INFO, Pair, line, make_pair, sent
@@ -232,3 +237,44 @@ def test_completion_needs_no_capability_at_2024_11_05_but_does_later() -> None:
     new.handshake("2025-03-26")
     with pytest.raises(CapabilityNotDeclared, match="completions"):
         new.client.send_request("completion/complete", {"ref": {}, "argument": {}}, now=0)
+
+
+@pytest.mark.parametrize(
+    ("params", "problem"),
+    [
+        (None, "needs params"),
+        ({}, "protocolVersion"),
+        ({"protocolVersion": 2025}, "protocolVersion"),
+        ({"protocolVersion": "2025-11-25", "capabilities": []}, "capabilities"),
+        ({"protocolVersion": "2025-11-25", "capabilities": {}}, "clientInfo"),
+        ({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": "me"}, "clientInfo"),
+    ],
+)
+def test_malformed_initialize_params_are_named(params: dict | None, problem: str) -> None:
+    found = check_initialize_params(params)
+    assert found is not None and problem in found
+    good = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c"}}
+    assert check_initialize_params(good) is None
+
+
+@pytest.mark.parametrize(
+    ("result", "problem"),
+    [
+        ({}, "protocolVersion"),
+        ({"protocolVersion": "2025-11-25"}, "capabilities"),
+        ({"protocolVersion": "2025-11-25", "capabilities": {}}, "serverInfo"),
+        ({"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": []}, "serverInfo"),
+    ],
+)
+def test_malformed_initialize_results_are_named(result: dict, problem: str) -> None:
+    found = check_initialize_result(result)
+    assert found is not None and problem in found
+    good = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s"}}
+    assert check_initialize_result(good) is None
+
+
+def test_initialize_never_offers_extensions() -> None:
+    """Extensions are declared per request at 2026-07-28, never in a handshake."""
+    params = initialize_params("2025-11-25", {"roots": {}, "extensions": {"x": {}}}, {})
+    assert params["capabilities"] == {"roots": {}}
+    assert initialize_params("2025-11-25", {"roots": {}}, {})["capabilities"] == {"roots": {}}
