@@ -169,8 +169,9 @@ async def test_no_token_is_401_with_a_challenge_everywhere(
     ("headers", "status", "error"),
     [
         ({"authorization": "Bearer not-a-known-token"}, 401, "invalid_token"),
-        ({"authorization": "Basic YWxpY2U6cHc="}, 401, "invalid_request"),
-        ({"authorization": "Bearer two words"}, 401, "invalid_request"),
+        ({"authorization": "Bearer two words"}, 400, "invalid_request"),  # RFC 6750 3.1
+        ({"authorization": "Bearer"}, 400, "invalid_request"),
+        ({"authorization": "bearer a=b"}, 400, "invalid_request"),
         ({"authorization": "Bearer guest-token-0123456789"}, 403, "insufficient_scope"),
     ],
 )
@@ -182,6 +183,15 @@ async def test_bad_tokens_are_refused_with_the_error_the_rfc_names(
         assert answer.status_code == status
         assert challenge(answer)["error"] == error
         assert "token-0123456789" not in answer.text + answer.headers["www-authenticate"]
+
+
+async def test_another_scheme_is_no_bearer_authentication_401_without_an_error_code() -> None:
+    # RFC 6750 section 3.1: a request using an unsupported method gets the challenge alone.
+    async with protected() as (base, _), httpx.AsyncClient(base_url=base) as c:
+        basic = {**HEADERS, "authorization": "Basic YWxpY2U6cHc="}
+        answer = await c.post("/mcp", headers=basic, json=initialize_body())
+        assert answer.status_code == 401
+        assert "error" not in challenge(answer) and challenge(answer)["scope"] == "mcp"
 
 
 async def test_a_token_in_the_query_string_or_twice_is_refused() -> None:

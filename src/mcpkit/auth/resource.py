@@ -149,9 +149,13 @@ class BearerAuth:
         self._known.pop(raw, None)  # past its deadline, if it was there
         token = _bearer_token(raw)
         if token is None:
-            return self._refusal(
-                401, "invalid_request", "the Authorization header is not a bearer token"
-            )
+            # RFC 6750 section 3.1: a malformed request is 400 invalid_request; another
+            # scheme is no bearer authentication at all (401, the challenge, no error code).
+            if _is_bearer_scheme(raw):
+                return self._refusal(
+                    400, "invalid_request", "the Authorization header's bearer token is malformed"
+                )
+            return self._refusal(401, None, "a bearer token is required")
         try:
             if self._verify_until is None:
                 return await self.verifier.verify(token)
@@ -225,6 +229,11 @@ def _bearer_token(raw: bytes) -> str | None:
     if scheme.lower() != b"bearer" or not body or body.translate(None, _B64TOKEN):
         return None
     return token.decode("ascii")
+
+
+def _is_bearer_scheme(raw: bytes) -> bool:
+    scheme = raw.strip(b" \t").partition(b" ")[0]
+    return scheme.lower() == b"bearer"
 
 
 def _token_in_query(scope: dict[str, Any]) -> bool:
