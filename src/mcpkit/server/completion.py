@@ -34,6 +34,7 @@ from typing import Any, Protocol
 
 from mcpkit.errors import InvalidParams
 from mcpkit.server.context import Context, context_parameter
+from mcpkit.server.hints import caller_namespace, resolve_hints
 
 JSONObject = dict[str, Any]
 MAX_VALUES = 100
@@ -67,7 +68,8 @@ class Provider:
 
     def __init__(self, fn: Callable[..., Any]) -> None:
         self.fn = fn
-        self.context_parameter = context_parameter(fn)
+        hints = resolve_hints(fn, caller_namespace(), kind="completion provider")
+        self.context_parameter = context_parameter(fn, hints)
         self.is_async = inspect.iscoroutinefunction(fn)
 
     def __call__(

@@ -39,7 +39,7 @@ from mcpkit.server.asks import (
     sampling_needs,
 )
 from mcpkit.server.elicitation import Elicited, parse_answer, requested_schema
-from mcpkit.server.schema import resolve_hints
+from mcpkit.server.hints import names_context, resolve_hints
 
 JSONObject = dict[str, Any]
 T = TypeVar("T")
@@ -465,7 +465,7 @@ def context_parameter(fn: Callable[..., Any], hints: JSONObject | None = None) -
     for name in inspect.signature(fn).parameters:
         annotation = hints.get(name)
         if isinstance(annotation, str):
-            if annotation.replace(" ", "").split("|")[0].rsplit(".", 1)[-1] == "Context":
+            if names_context(annotation):
                 return name
             continue
         union = typing.get_origin(annotation) in (typing.Union, types.UnionType)

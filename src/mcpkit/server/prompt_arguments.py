@@ -20,7 +20,6 @@ from typing import Any
 
 from mcpkit.server.context import context_parameter
 from mcpkit.server.docstrings import describe_function
-from mcpkit.server.schema import resolve_hints
 from mcpkit.server.string_values import StringConverter, string_converter
 
 JSONObject = dict[str, Any]
@@ -55,9 +54,11 @@ def _metadata(annotation: Any) -> tuple[str | None, str | None]:
     return title, description
 
 
-def arguments_of(fn: Callable[..., Any]) -> tuple[str | None, tuple[Argument, ...]]:
-    """The context parameter of `fn` (if any) and its prompt arguments, in signature order."""
-    hints = resolve_hints(fn)
+def arguments_of(
+    fn: Callable[..., Any], hints: JSONObject
+) -> tuple[str | None, tuple[Argument, ...]]:
+    """The context parameter of `fn` (if any) and its prompt arguments, in signature order;
+    `hints` are its resolved annotations (`hints.resolve_hints`)."""
     skip = context_parameter(fn, hints)
     _, docs = describe_function(fn)
     found = []

@@ -25,16 +25,18 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, overload
 
 from mcpkit.errors import InvalidParams
 from mcpkit.server.context import Context
+from mcpkit.server.hints import caller_namespace, resolve_hints
 from mcpkit.server.pagination import Paginator
 from mcpkit.server.prompt_arguments import Argument, arguments_of
 from mcpkit.server.registry import Registry, scope_set
 from mcpkit.server.schema import summary
 
 JSONObject = dict[str, Any]
+F = TypeVar("F", bound=Callable[..., Any])
 Role = Literal["user", "assistant"]
 
 __all__ = ["AssistantMessage", "Message", "Prompt", "PromptRegistry", "UserMessage"]
@@ -140,6 +142,8 @@ class Prompt:
     Options: `name` (default: the function's name), `title`, `description` (default: the
     docstring's first paragraph), `icons` (a list of Icon dicts), `meta` (sent as `_meta`),
     `scopes` (with authorization: what a caller's token must grant to get it).
+
+    Raises TypeError for an annotation that does not resolve (see `mcpkit.server.hints`).
     """
 
     def __init__(
@@ -156,7 +160,8 @@ class Prompt:
         self.fn = fn
         self.scopes = scope_set(scopes)
         self.name = name or fn.__name__
-        self.context_parameter, self.arguments = arguments_of(fn)
+        hints = resolve_hints(fn, caller_namespace(), kind="prompt")
+        self.context_parameter, self.arguments = arguments_of(fn, hints)
         self.is_async = inspect.iscoroutinefunction(fn)
         self.description = description if description is not None else summary(fn)
         definition: JSONObject = {"name": self.name}
@@ -236,10 +241,20 @@ class PromptRegistry(Registry[Prompt]):
     def handlers(self) -> dict[str, Callable[[Context], Any]]:
         return {"prompts/list": self.list_prompts, "prompts/get": self.get_prompt}
 
-    def decorator(self, name: str | None = None, **options: Any) -> Callable[[Any], Any]:
-        """`@server.prompt()`: register the function (returned unchanged) as a prompt."""
+    @overload
+    def decorator(self, name: F, /) -> F: ...
 
-        def register(fn: Any) -> Any:
+    @overload
+    def decorator(self, name: str | None = None, **options: Any) -> Callable[[F], F]: ...
+
+    def decorator(self, name: str | F | None = None, **options: Any) -> F | Callable[[F], F]:
+        """`@server.prompt` or `@server.prompt(...)`: register the function (returned
+        unchanged) as a prompt."""
+        if callable(name):  # used bare: `name` is the function itself
+            self.add(name, **options)
+            return name
+
+        def register(fn: F) -> F:
             self.add(fn, name=name, **options)
             return fn
 

@@ -13,7 +13,6 @@ function returned into a ReadResourceResult dict (rules in `mcpkit.server.resour
 from __future__ import annotations
 
 import collections.abc
-import contextlib
 import dataclasses
 import inspect
 import types
@@ -27,6 +26,7 @@ import orjson
 from mcpkit.errors import MCPError
 from mcpkit.protocol.jsonrpc import dumps
 from mcpkit.server.context import Context, context_parameter
+from mcpkit.server.hints import caller_namespace, resolve_hints
 from mcpkit.server.resource_wire import ResourceContents, contents_item, not_found
 from mcpkit.server.string_values import string_converter
 from mcpkit.server.uri_template import UriTemplate, is_template
@@ -68,15 +68,17 @@ class Variable:
 
 class ResourceFunction:
     """A function behind a resource or a template. Raises ValueError when the template's
-    variables and the function's parameters do not fit together."""
+    variables and the function's parameters do not fit together, TypeError for an
+    annotation that does not resolve (see `mcpkit.server.hints`)."""
 
     def __init__(self, fn: Callable[..., Any], uri: str, mime_type: str | None) -> None:
         self.fn = fn
         self.template = UriTemplate(uri) if is_template(uri) else None
-        self.context_parameter = context_parameter(fn)
+        hints = resolve_hints(fn, caller_namespace(), kind="resource")
+        self.context_parameter = context_parameter(fn, hints)
         self.is_async = inspect.iscoroutinefunction(fn)
-        self.mime_type = mime_type or _mime_from_return(fn)
-        self.variables = _variables(fn, uri, self.template, self.context_parameter)
+        self.mime_type = mime_type or _mime_from_return(hints)
+        self.variables = _variables(fn, hints, uri, self.template, self.context_parameter)
         exploded = self.template.exploded if self.template is not None else frozenset()
         self.lists = frozenset(n for n, v in self.variables.items() if v.is_list) - exploded
         self.choices = {n: v.choices for n, v in self.variables.items() if v.choices}
@@ -188,28 +190,8 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"a resource function returned {type(value).__name__}, which JSON cannot carry")
 
 
-def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    """The function's resolved annotations; one that does not resolve (a name local to
-    where the function was defined) counts as unannotated."""
-    try:
-        return typing.get_type_hints(fn, include_extras=True)
-    except Exception:
-        pass
-    namespace = dict(getattr(fn, "__globals__", {}))
-    with contextlib.suppress(TypeError, ValueError):
-        namespace.update(inspect.getclosurevars(fn).nonlocals)
-    hints = {}
-    for name, annotation in getattr(fn, "__annotations__", {}).items():
-        try:
-            # What get_type_hints does, one name at a time.
-            hints[name] = eval(annotation, namespace) if isinstance(annotation, str) else annotation
-        except Exception:
-            continue
-    return hints
-
-
-def _mime_from_return(fn: Callable[..., Any]) -> str | None:
-    hint = _without_none(type_hints(fn).get("return"))
+def _mime_from_return(hints: JSONObject) -> str | None:
+    hint = _without_none(hints.get("return"))
     origin = typing.get_origin(hint) or hint
     if origin is str:
         return "text/plain"
@@ -224,11 +206,14 @@ def _mime_from_return(fn: Callable[..., Any]) -> str | None:
 
 
 def _variables(
-    fn: Callable[..., Any], uri: str, template: UriTemplate | None, skip: str | None
+    fn: Callable[..., Any],
+    hints: JSONObject,
+    uri: str,
+    template: UriTemplate | None,
+    skip: str | None,
 ) -> dict[str, Variable]:
     names = template.variables if template is not None else ()
     exploded = template.exploded if template is not None else frozenset()
-    hints = type_hints(fn)
     parameters = inspect.signature(fn).parameters
     takes_any = any(p.kind is p.VAR_KEYWORD for p in parameters.values())
     variables = {}

@@ -125,7 +125,17 @@ class ResourceRegistry:
     # -- registering -----------------------------------------------------------------------------
 
     def decorator(self, uri: str, **options: Any) -> Callable[[Any], Any]:
-        """Register the decorated function (returned unchanged) with `add_function`."""
+        """Register the decorated function (returned unchanged) with `add_function`.
+
+        Raises TypeError when `uri` is not a string: a bare `@server.resource` (without the
+        URI) would otherwise register nothing and replace the function.
+        """
+        if not isinstance(uri, str):
+            raise TypeError(
+                "@server.resource needs the resource's URI: write "
+                '@server.resource("scheme://name") (a URI with {variables} makes a template), '
+                f"not a bare @server.resource (got {uri!r:.60})"
+            )
 
         def register(fn: Any) -> Any:
             self.add_function(uri, fn, **options)

@@ -23,7 +23,6 @@ property gets `"x-mcp-header": "Name"`; the marker itself costs nothing on eithe
 from __future__ import annotations
 
 import collections.abc
-import contextlib
 import inspect
 import sys
 import types
@@ -33,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mcpkit.server.arguments import EMPTY, InvalidArguments
+from mcpkit.server.hints import resolve_hints
 
 JSONObject = dict[str, Any]
 Check = Callable[[Any], bool]
@@ -417,47 +417,6 @@ def _returns_content(annotation: Any) -> bool:
     from mcpkit.server.content import Content
 
     return issubclass(annotation, Content) or annotation.__module__.startswith("mcpkit.types")
-
-
-# -- annotations ------------------------------------------------------------------------------
-
-
-def resolve_hints(fn: Callable[..., Any], namespace: dict[str, Any] | None = None) -> JSONObject:
-    """Parameter (and "return") annotations of `fn`, with string annotations evaluated.
-
-    Works for `from __future__ import annotations` modules: names are looked up in the
-    function's module, then in `namespace` (the locals of the code that registered the tool,
-    so models defined inside a function resolve too). An annotation that still cannot be
-    evaluated stays a string; `describe` then raises TypeError naming it.
-    """
-    target = _function_of(fn)
-    globalns = getattr(target, "__globals__", {})
-    signature = inspect.signature(fn)
-    raw = {name: p.annotation for name, p in signature.parameters.items()}
-    raw["return"] = signature.return_annotation
-    hints: JSONObject = {}
-    for name, annotation in raw.items():
-        if annotation is EMPTY:
-            continue
-        hints[name] = annotation
-        if isinstance(annotation, str):
-            with contextlib.suppress(Exception):
-                hints[name] = eval(annotation, globalns, namespace)  # the function's own text
-    return hints
-
-
-def _function_of(fn: Callable[..., Any]) -> Any:
-    seen = fn
-    for _ in range(10):
-        inner = getattr(seen, "func", None) or getattr(seen, "__wrapped__", None)
-        inner = inner or getattr(seen, "__func__", None)
-        if inner is None:
-            break
-        seen = inner
-    if not hasattr(seen, "__globals__") and callable(seen):
-        call = type(seen).__call__  # a callable object: its method has the annotations
-        return getattr(call, "__func__", call)
-    return seen
 
 
 def _is_union(annotation: Any) -> bool:

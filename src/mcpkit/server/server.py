@@ -17,7 +17,7 @@ import contextlib
 import logging
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from mcpkit.errors import MethodNotFound
 from mcpkit.protocol import (
@@ -144,6 +144,10 @@ class Server:
 
     # -- tools ---------------------------------------------------------------------------------
 
+    @overload
+    def tool(self, name: F, /) -> F: ...
+
+    @overload
     def tool(
         self,
         name: str | None = None,
@@ -158,8 +162,24 @@ class Server:
         scopes: Iterable[str] | None = None,
         task: bool | str | None = None,
         task_if: Callable[[Context], bool] | None = None,
-    ) -> Callable[[F], F]:
-        """Register the decorated function as a tool.
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self,
+        name: str | F | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Any = None,
+        icons: list[Any] | None = None,
+        meta: JSONObject | None = None,
+        structured_output: bool | None = None,
+        run_in_thread: bool | None = None,
+        scopes: Iterable[str] | None = None,
+        task: bool | str | None = None,
+        task_if: Callable[[Context], bool] | None = None,
+    ) -> F | Callable[[F], F]:
+        """Register the decorated function as a tool: `@server.tool` or `@server.tool(...)`.
 
         The signature becomes the inputSchema and the return annotation the outputSchema
         (`structured_output=False` turns that off); the docstring gives the description and
@@ -168,24 +188,28 @@ class Server:
         with authorization, are what a caller's token must grant to call it (403 otherwise).
         `task=True` (or "optional") lets a call run as a task that outlives its request,
         `task="required"` allows only that, and `task_if(ctx)` decides per call (see
-        `mcpkit.server.tasks` and docs/tasks.md).
+        `mcpkit.server.tasks` and docs/tasks.md). The function is returned unchanged.
+
+        Raises what `Tool` raises (ValueError, TypeError) when the function is registered.
         """
+        options: JSONObject = {
+            "title": title,
+            "description": description,
+            "annotations": annotations,
+            "icons": icons,
+            "meta": meta,
+            "structured_output": structured_output,
+            "run_in_thread": run_in_thread,
+            "scopes": scopes,
+            "task": task,
+            "task_if": task_if,
+        }
+        if callable(name):  # bare `@server.tool`: `name` is the function itself
+            self.add_tool(name, **options)
+            return name
 
         def register(fn: F) -> F:
-            self.add_tool(
-                fn,
-                name=name,
-                title=title,
-                description=description,
-                annotations=annotations,
-                icons=icons,
-                meta=meta,
-                structured_output=structured_output,
-                run_in_thread=run_in_thread,
-                scopes=scopes,
-                task=task,
-                task_if=task_if,
-            )
+            self.add_tool(fn, name=name, **options)
             return fn
 
         return register
@@ -202,11 +226,24 @@ class Server:
     # -- resources, prompts, completion ---------------------------------------------------------
 
     def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
-        """Register the decorated function as a resource (a template when `uri` has {vars})."""
+        """Register the decorated function as a resource (a template when `uri` has {vars}):
+        `@server.resource("data://name")`. The function is returned unchanged.
+
+        Raises TypeError for a bare `@server.resource` (a resource needs its URI), and what
+        `ResourceRegistry.add_function` raises when the function is registered.
+        """
         return self.resources.decorator(uri, **options)
 
-    def prompt(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
-        """Register the decorated function as a prompt; its parameters are the arguments."""
+    @overload
+    def prompt(self, name: F, /) -> F: ...
+
+    @overload
+    def prompt(self, name: str | None = None, **options: Any) -> Callable[[F], F]: ...
+
+    def prompt(self, name: str | F | None = None, **options: Any) -> F | Callable[[F], F]:
+        """Register the decorated function as a prompt (`@server.prompt` or
+        `@server.prompt(...)`); its parameters are the arguments. The function is returned
+        unchanged. Raises what `Prompt` raises when the function is registered."""
         return self.prompts.decorator(name, **options)
 
     def completion(self, ref_type: str, name: str, argument: str | None = None) -> Callable[[F], F]:

@@ -20,17 +20,17 @@ import asyncio
 import inspect
 import logging
 import re
-import sys
 import traceback
 import types
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from mcpkit.errors import INVALID_PARAMS, InvalidParams, ProtocolError
 from mcpkit.protocol.http_headers import HeaderPaths, InvalidHeaderAnnotation, header_paths
 from mcpkit.server.arguments import InvalidArguments
 from mcpkit.server.context import Context, context_parameter
 from mcpkit.server.docstrings import parse_docstring
+from mcpkit.server.hints import caller_namespace, resolve_hints
 from mcpkit.server.pagination import Paginator
 from mcpkit.server.registry import Registry, scope_set
 from mcpkit.server.results import (
@@ -48,7 +48,6 @@ from mcpkit.server.schema import (
     Signature,
     describe,
     describe_output,
-    resolve_hints,
 )
 from mcpkit.server.tasks import TaskManager, task_support
 
@@ -139,7 +138,7 @@ class Tool:
         if name is None:
             name = getattr(fn, "__name__", type(fn).__name__)
         self.name = check_tool_name(name)
-        hints = resolve_hints(fn, _caller_namespace())
+        hints = resolve_hints(fn, caller_namespace(), kind="tool")
         self.context_parameter = context_parameter(fn, hints)
         prose, docs = parse_docstring(inspect.getdoc(fn))
         skip = frozenset() if self.context_parameter is None else {self.context_parameter}
@@ -350,18 +349,6 @@ def definition_for(definition: JSONObject, revision: str) -> JSONObject:
     return older
 
 
-def _caller_namespace() -> dict[str, Any] | None:
-    """The locals of the code that registered the tool (to resolve string annotations)."""
-    frame = sys._getframe(1)
-    for _ in range(20):
-        if frame is None:
-            return None
-        if not frame.f_globals.get("__name__", "").startswith("mcpkit."):
-            return frame.f_locals
-        frame = frame.f_back  # type: ignore[assignment]
-    return None
-
-
 # -- the registry -----------------------------------------------------------------------------
 
 
@@ -410,8 +397,18 @@ class ToolRegistry(Registry[Tool]):
         tool = Tool(fn, **options)
         return self.put(tool.name, tool)
 
-    def decorator(self, name: str | None = None, **options: Any) -> Callable[[F], F]:
-        """`@registry.decorator(...)`: register the decorated function, return it unchanged."""
+    @overload
+    def decorator(self, name: F, /) -> F: ...
+
+    @overload
+    def decorator(self, name: str | None = None, **options: Any) -> Callable[[F], F]: ...
+
+    def decorator(self, name: str | F | None = None, **options: Any) -> F | Callable[[F], F]:
+        """`@registry.decorator` or `@registry.decorator(...)`: register the decorated
+        function, return it unchanged."""
+        if callable(name):  # used bare: `name` is the function itself
+            self.add(name, **options)
+            return name
 
         def register(fn: F) -> F:
             self.add(fn, name=name, **options)
