@@ -8,8 +8,9 @@ the SSRF guard and uses `read_limited` from here.)
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import TYPE_CHECKING, Any
+
+from mcpkit.auth.untrusted_json import NestedTooDeep, loads
 
 if TYPE_CHECKING:  # imported where a document is fetched: the AS loads this module without it
     import httpx
@@ -64,7 +65,9 @@ async def fetch_json(
     except httpx.HTTPError as exc:
         raise DocumentUnavailable(f"{url} could not be reached ({type(exc).__name__})") from None
     try:
-        return json.loads(body)
+        return loads(body)
+    except NestedTooDeep as exc:
+        raise DocumentUnavailable(f"{url} answered with {exc}") from None
     except ValueError:
         raise DocumentUnavailable(f"{url} did not answer with JSON") from None
 

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
+from mcpkit.auth.untrusted_json import loads
 
 MAX_TOKEN_LENGTH = 16 * 1024  # far above any real access token; bounds the work per request
 _SEGMENT = re.compile(r"[A-Za-z0-9_-]*")  # an empty one fails later, as JSON or signature
@@ -69,9 +69,10 @@ def _decode(segment: str) -> bytes:
 
 
 def _json_object(segment: str, what: str) -> dict[str, Any]:
+    decoded = _decode(segment)
     try:
-        value = orjson.loads(_decode(segment))
-    except orjson.JSONDecodeError:
+        value = loads(decoded)
+    except ValueError:  # not JSON, or nested too deep for anything that reads it later
         raise MalformedJWS(f"the token's {what} is not JSON") from None
     if not isinstance(value, dict):
         raise MalformedJWS(f"the token's {what} is not a JSON object")

@@ -24,11 +24,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-import orjson
 
 from mcpkit.auth.client.challenge import Challenge
 from mcpkit.auth.client.errors import OAuthError
 from mcpkit.auth.client.wire import printable, strings
+from mcpkit.auth.untrusted_json import loads
 from mcpkit.auth.wellknown import (
     authorization_server_metadata_urls,
     canonical_resource,
@@ -238,8 +238,8 @@ async def _fetch_json(http: httpx.AsyncClient, url: str) -> JSONObject | None:
     if response.status_code != 200 or len(response.content) > MAX_METADATA_BYTES:
         return None
     try:
-        document = orjson.loads(response.content)
-    except orjson.JSONDecodeError:
+        document = loads(response.content)
+    except ValueError:  # not JSON, or nested too deep
         return None
     return document if isinstance(document, dict) else None
 

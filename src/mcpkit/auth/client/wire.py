@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-import orjson
+
+from mcpkit.auth.untrusted_json import loads
 
 JSONObject = dict[str, Any]
 
@@ -13,8 +14,8 @@ JSONObject = dict[str, Any]
 def json_object(response: httpx.Response) -> JSONObject:
     """The response body as a JSON object; {} when it is anything else."""
     try:
-        body = orjson.loads(response.content)
-    except orjson.JSONDecodeError:
+        body = loads(response.content)
+    except ValueError:  # not JSON, or nested too deep
         return {}
     return body if isinstance(body, dict) else {}
 

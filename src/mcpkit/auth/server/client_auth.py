@@ -18,6 +18,7 @@ import hmac
 from typing import Any
 from urllib.parse import unquote_plus
 
+from mcpkit.auth.jws import MalformedJWS, parse
 from mcpkit.auth.server.asgi import OAuthError, Params, Request
 from mcpkit.auth.server.clients import Client, ClientDirectory
 from mcpkit.auth.server.fetch import FetchRefused, GuardedFetcher
@@ -91,7 +92,8 @@ class ClientAuthenticator:
         import jwt
 
         try:
-            header = jwt.get_unverified_header(assertion)
+            # Our parser first: PyJWT's json.loads raises RecursionError on deep nesting.
+            header = parse(assertion).header
             algorithm = header.get("alg")
             if algorithm not in ASSERTION_ALGORITHMS:
                 raise _failed("client assertion algorithm not accepted")
@@ -107,7 +109,7 @@ class ClientAuthenticator:
                 leeway=LEEWAY,
                 options={"require": ["exp", "iss", "sub", "aud", "jti"]},
             )
-        except (jwt.PyJWTError, StopIteration):
+        except (jwt.PyJWTError, MalformedJWS, StopIteration):
             raise _failed("client assertion is not valid") from None
         now = self._options.clock()
         if claims["sub"] != client.client_id:
@@ -151,13 +153,10 @@ def _basic_credentials(header: str | None) -> tuple[str, str] | None:
 
 
 def _assertion_subject(assertion: str) -> str | None:
-    import jwt
-
     try:
-        claims = jwt.decode(assertion, options={"verify_signature": False})
-    except jwt.PyJWTError:
+        subject = parse(assertion).payload.get("sub")
+    except MalformedJWS:
         return None
-    subject = claims.get("sub")
     return subject if isinstance(subject, str) else None
 
 

@@ -7,28 +7,37 @@ reserved and unspecified addresses are refused (IPv4-mapped IPv6 included) unles
 `allowed_networks`. The request then goes to the address that was checked (the name is kept
 for the Host header and TLS), so a second DNS answer cannot point it elsewhere; no proxy from
 the environment is used, no redirect is followed, no compression is accepted, the body is cut
-off past `max_bytes`, and the whole exchange past `timeout` seconds. At most a few fetches run
-at once.
+off past `max_bytes`, and the whole exchange past `timeout` seconds.
+
+At most `CONCURRENT_FETCHES` run at once, at most `FETCHES_PER_HOST` to one host (so a host
+that answers slowly, which anyone can set up, holds two slots and not all of them), and the
+wait for a turn counts within `timeout`. Past `QUEUED_PER_HOST` fetches waiting for one host,
+another fails at once: a flood of slow documents costs its sender, not the other clients'
+logins.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
-import json
 import socket
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from mcpkit.auth.documents import DocumentUnavailable, read_limited
 from mcpkit.auth.server.options import CIMDOptions
+from mcpkit.auth.untrusted_json import NestedTooDeep, loads
 
 if TYPE_CHECKING:
     import ssl
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 CONCURRENT_FETCHES = 8
+FETCHES_PER_HOST = 2
+QUEUED_PER_HOST = 8
 
 
 class FetchRefused(Exception):
@@ -58,25 +67,56 @@ def is_forbidden_address(address: IPAddress) -> bool:
     )
 
 
+@dataclass
+class _HostTurns:
+    """The fetches to one host: who may run, and how many use this entry (running or not)."""
+
+    running: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(FETCHES_PER_HOST))
+    users: int = 0
+
+
 class GuardedFetcher:
     def __init__(self, options: CIMDOptions) -> None:
         self._options = options
         self._allowed = [ipaddress.ip_network(n, strict=False) for n in options.allowed_networks]
         self._slots = asyncio.Semaphore(CONCURRENT_FETCHES)
+        self._hosts: dict[str, _HostTurns] = {}
         self._tls: ssl.SSLContext | None = None
 
     async def get_json(self, url: str) -> Fetched:
-        """The JSON document at `url` (http or https). Raises FetchRefused."""
+        """The JSON document at `url` (http or https). Raises FetchRefused: among others
+        when its turn and the fetch together take longer than `timeout`, or when too many
+        fetches to its host are waiting already."""
         parts = urlsplit(url)
         if parts.scheme not in ("https", "http") or not parts.hostname or parts.username:
             raise FetchRefused("not a fetchable URL")
-        async with self._slots:
-            try:
-                async with asyncio.timeout(self._options.timeout):
-                    address = await self._resolve(parts)
-                    return await self._get(parts, address)
-            except TimeoutError:
-                raise FetchRefused("the document took too long to fetch") from None
+        started = False
+        try:
+            async with asyncio.timeout(self._options.timeout), self._turn(parts.hostname):
+                started = True
+                address = await self._resolve(parts)
+                return await self._get(parts, address)
+        except TimeoutError:
+            if not started:
+                raise FetchRefused(
+                    "too many documents were being fetched to fetch this one in time"
+                ) from None
+            raise FetchRefused("the document took too long to fetch") from None
+
+    @contextlib.asynccontextmanager
+    async def _turn(self, host: str) -> AsyncIterator[None]:
+        """Waits for a turn to fetch from `host` (see the module docstring)."""
+        turns = self._hosts.setdefault(host, _HostTurns())
+        if turns.users >= FETCHES_PER_HOST + QUEUED_PER_HOST:
+            raise FetchRefused("too many documents from this host are being fetched; retry later")
+        turns.users += 1
+        try:
+            async with turns.running, self._slots:
+                yield
+        finally:
+            turns.users -= 1
+            if turns.users == 0:
+                del self._hosts[host]
 
     async def _resolve(self, parts: SplitResult) -> IPAddress:
         host = parts.hostname or ""
@@ -123,7 +163,9 @@ class GuardedFetcher:
                 f"the document could not be fetched ({type(exc).__name__})"
             ) from None
         try:
-            document = json.loads(body)
+            document = loads(body)
+        except NestedTooDeep as exc:
+            raise FetchRefused(f"the document is {exc}") from None
         except ValueError:
             raise FetchRefused("the document is not JSON") from None
         return Fetched(document, cache_age(response.headers.get("cache-control")))

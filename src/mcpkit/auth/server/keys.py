@@ -15,6 +15,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+from mcpkit.auth.jws import MalformedJWS, parse
 from mcpkit.auth.server.store import AuthStore, KeyRecord
 
 RELOAD_EVERY = 60.0
@@ -102,9 +103,9 @@ class KeyRing:
         Raises InvalidToken otherwise (bad signature, `alg: none`, another issuer, ...)."""
         import jwt
 
-        try:
-            header = jwt.get_unverified_header(token)
-        except jwt.PyJWTError:
+        try:  # our parser first: PyJWT's json.loads raises RecursionError on deep nesting
+            header = parse(token).header
+        except MalformedJWS:
             raise InvalidToken("not a JWT") from None
         if str(header.get("typ", "")).lower() not in ACCESS_TOKEN_TYPES:
             raise InvalidToken("not an access token")

@@ -10,7 +10,6 @@ access token). Refusals are 400 invalid_redirect_uri / invalid_client_metadata.
 from __future__ import annotations
 
 import hmac
-import json
 import secrets
 from typing import Any
 
@@ -19,6 +18,7 @@ from mcpkit.auth.server.clients import ClientDirectory, MetadataError, check_met
 from mcpkit.auth.server.issuing import new_id
 from mcpkit.auth.server.options import AuthServerOptions
 from mcpkit.auth.server.store import ClientRecord, digest
+from mcpkit.auth.untrusted_json import NestedTooDeep, loads
 
 SECRET_METHODS = ("client_secret_basic", "client_secret_post")
 
@@ -35,7 +35,9 @@ class RegistrationEndpoint:
         if kind != "application/json":
             raise MetadataError("send the client metadata as application/json")
         try:
-            document = json.loads(request.body)
+            document = loads(request.body)
+        except NestedTooDeep as exc:
+            raise MetadataError(f"the client metadata is {exc}") from None
         except ValueError:
             raise MetadataError("the body is not JSON") from None
         if not isinstance(document, dict):
