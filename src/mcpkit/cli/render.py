@@ -25,7 +25,10 @@ def table(rows: list[tuple[str, str]], out: TextIO) -> None:
     left = min(max(len(name) for name, _ in rows), 32)
     room = max(20, width() - left - 2)
     for name, text in rows:
-        lines = textwrap.wrap(" ".join(text.split()), room) or [""]
+        # Names (tools, servers, commands) hold hyphens: break lines at spaces only.
+        words = " ".join(text.split())
+        lines = textwrap.wrap(words, room, break_on_hyphens=False, break_long_words=False)
+        lines = lines or [""]
         out.write(f"{name:<{left}}  {lines[0]}\n")
         for more in lines[1:]:
             out.write(f"{'':<{left}}  {more}\n")

@@ -4,6 +4,7 @@ each stands (state, the reason it failed, its tools)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +12,8 @@ from mcpkit.cli.loading import UsageError
 from mcpkit.cli.render import as_json, table
 
 if TYPE_CHECKING:
-    from mcpkit.host import HostConfig
+    from mcpkit.host import HostConfig, ServerStatus
+    from mcpkit.host.config import InputSpec
 
 # Where the usual applications keep their server list, tried in this order without --config.
 STANDARD_LOCATIONS = (
@@ -38,19 +40,46 @@ def find_config(given: str | None) -> Path:
     )
 
 
-def read_config(given: str | None) -> HostConfig:
+def read_config(
+    given: str | None, ask: Callable[[InputSpec], str | None] | None = None
+) -> HostConfig:
     """The configuration at `given` or the usual places; UsageError when there is none or it
-    cannot be read."""
+    cannot be read. `ask` answers its VS Code `${input:ID}`s (default: on this terminal)."""
     from mcpkit.host import ConfigError, load_config
 
+    if ask is None:
+        from mcpkit.cli.forms import ask_input
+        from mcpkit.cli.terminal import Terminal
+
+        terminal = Terminal()
+        ask = lambda spec: ask_input(terminal, spec)  # noqa: E731
     try:
-        return load_config(find_config(given))
+        return load_config(find_config(given), ask=ask)
     except (ConfigError, OSError) as exc:
         raise UsageError(str(exc)) from None
 
 
+def file_order(given: str | None) -> list[str]:
+    """The servers' names in the order the configuration file lists them (where HostConfig
+    keeps the servers it read and the entries it could not apart)."""
+    import orjson
+
+    try:
+        data = orjson.loads(find_config(given).read_bytes())
+        entries = data.get("mcpServers", data.get("servers"))
+        return [str(name) for name in entries] if isinstance(entries, dict) else []
+    except (OSError, ValueError, AttributeError, UsageError):
+        return []
+
+
+def in_file_order(order: list[str], statuses: dict[str, ServerStatus]) -> dict[str, ServerStatus]:
+    """`statuses` in the file's order: entries it could not read among the others."""
+    place = {name: n for n, name in enumerate(order)}
+    return dict(sorted(statuses.items(), key=lambda item: place.get(item[0], len(place))))
+
+
 async def list_servers(args: Any) -> int:
-    from mcpkit.host import HostServers, HostTools, State, Timing
+    from mcpkit.host import HostServers, HostTools, Timing
 
     config = read_config(args.config)
     servers = HostServers(config, timing=Timing(connect_timeout=args.timeout))
@@ -59,7 +88,7 @@ async def list_servers(args: Any) -> int:
         tools: dict[str, list[str]] = {}
         for tool in await HostTools(servers).list():
             tools.setdefault(tool.server, []).append(tool.original)
-        statuses = servers.status()
+        statuses = in_file_order(file_order(args.config), servers.status())
     finally:
         await servers.aclose()
     if args.json:
@@ -69,11 +98,19 @@ async def list_servers(args: Any) -> int:
         ]
         as_json(rows, sys.stdout)
     else:
-        lines = []
-        for name, status in statuses.items():
-            if status.state is State.READY:
-                lines.append((name, f"ready: {', '.join(tools.get(name, [])) or '-'}"))
-            else:
-                lines.append((name, f"{status.state.value}: {status.error or ''}"))
-        table(lines, sys.stdout)
+        table([(name, state_text(s, tools.get(name, []))) for name, s in statuses.items()],
+              sys.stdout)  # fmt: skip
     return 0
+
+
+def state_text(status: ServerStatus, tools: list[str]) -> str:
+    """`ready: a, b`, `failed: why`, `disabled (in the configuration)`, ..."""
+    from mcpkit.host import State
+
+    if status.state is State.READY:
+        return f"ready: {', '.join(tools) or '-'}"
+    if status.error:
+        return f"{status.state.value}: {status.error}"
+    if status.state is State.DISABLED:
+        return "disabled (not started)"
+    return status.state.value

@@ -142,10 +142,11 @@ def load_config(
     source: str | os.PathLike[str] | Mapping[str, Any],
     *,
     environ: Mapping[str, str] | None = None,
-    ask: Callable[[InputSpec], str] | None = None,
+    ask: Callable[[InputSpec], str | None] | None = None,
 ) -> HostConfig:
     """Read a configuration file (JSON) or a dict. `environ` (default `os.environ`) expands
-    `${VAR}`; `ask` answers `${input:ID}` (VS Code), asked once per ID.
+    `${VAR}`; `ask` answers `${input:ID}` (VS Code), asked once per ID (None: no answer, and the
+    servers that need it are errors).
 
     Raises ConfigError (server "*") for a file that is not JSON or has neither `mcpServers`
     nor `servers`, OSError for a file that cannot be read; a bad server entry is reported in
@@ -295,12 +296,12 @@ class _Expander:
         self,
         environ: Mapping[str, str],
         inputs: dict[str, InputSpec],
-        ask: Callable[[InputSpec], str] | None,
+        ask: Callable[[InputSpec], str | None] | None,
     ) -> None:
         self._environ = environ
         self._inputs = inputs
         self._ask = ask
-        self._answers: dict[str, str] = {}
+        self._answers: dict[str, str | None] = {}
 
     def __call__(self, server: str, field_name: str, value: str) -> str:
         def replace(match: re.Match[str]) -> str:
@@ -320,8 +321,6 @@ class _Expander:
         raise ConfigError(server, field_name, f"${{{reference}}}: {name} is not set")
 
     def _input(self, server: str, field_name: str, input_id: str) -> str:
-        if input_id in self._answers:
-            return self._answers[input_id]
         spec = self._inputs.get(input_id)
         if spec is None:
             raise ConfigError(server, field_name, f"${{input:{input_id}}} is not in `inputs`")
@@ -329,5 +328,9 @@ class _Expander:
             raise ConfigError(
                 server, field_name, f"${{input:{input_id}}} needs an answer (no `ask` given)"
             )
-        answer = self._answers[input_id] = self._ask(spec)
+        if input_id not in self._answers:
+            self._answers[input_id] = self._ask(spec)  # asked once, answered or not
+        answer = self._answers[input_id]
+        if answer is None:
+            raise ConfigError(server, field_name, f"${{input:{input_id}}} was not answered")
         return answer

@@ -1,0 +1,243 @@
+"""`mcpkit chat` as a person uses it: a real subprocess on a pseudo-terminal (its controlling
+terminal, so Ctrl-C is a real SIGINT to its foreground process group and prompt_toolkit runs
+as on a desktop), real stdio servers, keys typed and the screen read. The model is the local
+stand-in for the OpenAI API (tests/host/fake_llm.py), the only faked part."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import json
+import os
+import pty
+import re
+import struct
+import sys
+import termios
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from tests.host.fake_llm import FakeLLM, fake_llm, openai_completion, openai_tool_call
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER = str(Path(__file__).with_name("host_server.py"))
+# Escape sequences (CSI, OSC, the few two-byte ones) and carriage returns, off the screen text.
+_ESCAPES = re.compile(
+    rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[()][0-9A-B]|\x1b[=>78]|\r"
+)
+
+# A second server with what these tests need: a long result, a described and annotated tool,
+# a sampling request with a system prompt, a rich form, and its environment to read.
+KIT = '''
+import asyncio, os
+from mcpkit import Context, Server
+
+server = Server("kit")
+
+
+@server.tool(annotations={"destructiveHint": True, "openWorldHint": False})
+def wipe(folder: str) -> str:
+    """Delete every file in the folder.
+    Nothing is kept."""
+    return "wiped " + folder
+
+
+@server.tool()
+def long_output(n: int) -> str:
+    """Lines of output."""
+    return "\\n".join(f"line {i}" for i in range(1, n + 1))
+
+
+@server.tool()
+def secret_seen() -> str:
+    """What the configuration passed in TOKEN."""
+    return "token=" + os.environ.get("TOKEN", "(none)")
+
+
+@server.tool()
+async def summarize(ctx: Context) -> str:
+    """Ask the client's model for a summary."""
+    result = await ctx.sample(
+        "Summarize the release notes of version 4.2 in one line.",
+        max_tokens=64,
+        system_prompt="You are a terse release-notes writer.",
+    )
+    content = result["content"] if isinstance(result, dict) else result.content
+    text = content["text"] if isinstance(content, dict) else content.text
+    return "the server got: " + text
+
+
+@server.tool()
+async def book(ctx: Context) -> str:
+    """Ask the user for a booking (form elicitation)."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Your name", "description": "As on your ID.",
+                     "minLength": 2},
+            "room": {"type": "string", "title": "Room", "enum": ["single", "double"],
+                     "enumNames": ["Single room", "Double room"], "default": "double"},
+            "nights": {"type": "integer", "title": "Nights", "minimum": 1, "maximum": 5},
+            "email": {"type": "string", "title": "Email", "format": "email"},
+        },
+        "required": ["name", "nights"],
+    }
+    answer = await ctx.elicit("Book a room?", schema)
+    return f"{answer.action}: {sorted((answer.data or {}).items())}"
+
+
+server.run()
+'''
+
+
+class Screen:
+    """A program on a pseudo-terminal: `type` keys, `expect` text on the screen (escape
+    sequences removed), in order."""
+
+    def __init__(self, process: asyncio.subprocess.Process, leader: int) -> None:
+        self.process = process
+        self.leader = leader
+        self.raw = bytearray()
+        self.cursor = 0  # where the next expect starts looking
+        self.changed = asyncio.Event()
+        self.closed = False
+        asyncio.get_running_loop().add_reader(leader, self._read)
+
+    def _read(self) -> None:
+        try:
+            chunk = os.read(self.leader, 65536)
+        except OSError:  # EIO: the program and its servers closed the terminal
+            chunk = b""
+        if not chunk:
+            self.closed = True
+            asyncio.get_running_loop().remove_reader(self.leader)
+        self.raw.extend(chunk)
+        self.changed.set()
+
+    @property
+    def text(self) -> str:
+        return _ESCAPES.sub(b"", bytes(self.raw)).decode(errors="replace")
+
+    async def expect(self, wanted: str, timeout: float = 30.0) -> str:
+        """Wait for `wanted` after the last match; the text up to and including it."""
+        try:
+            async with asyncio.timeout(timeout):
+                while (found := self.text.find(wanted, self.cursor)) < 0 and not self.closed:
+                    self.changed.clear()
+                    await self.changed.wait()
+        except TimeoutError:
+            found = -1
+        if found < 0:
+            raise AssertionError(f"{wanted!r} never came after:\n{self.text[self.cursor :]}")
+        start, self.cursor = self.cursor, found + len(wanted)
+        return self.text[start : self.cursor]
+
+    def type(self, keys: str) -> None:
+        os.write(self.leader, keys.encode())
+
+    async def answer(self, question: str, keys: str) -> str:
+        """Wait for `question`, then type `keys` and Enter; what the screen showed."""
+        shown = await self.expect(question)
+        self.type(keys + "\r")
+        return shown
+
+    async def exit_code(self, timeout: float = 30.0) -> int:
+        return await asyncio.wait_for(self.process.wait(), timeout)
+
+
+def _controlling_terminal() -> None:  # in the child, after setsid: fd 0 is the terminal
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+@contextlib.asynccontextmanager
+async def on_terminal(argv: list[str], env: dict[str, str]) -> AsyncIterator[Screen]:
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 120, 0, 0))
+    process = await asyncio.create_subprocess_exec(
+        *argv, stdin=follower, stdout=follower, stderr=follower, cwd=ROOT, env=env,
+        start_new_session=True, preexec_fn=_controlling_terminal,
+    )  # fmt: skip
+    os.close(follower)
+    screen = Screen(process, leader)
+    try:
+        yield screen
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        with contextlib.suppress(ValueError, OSError):
+            asyncio.get_running_loop().remove_reader(leader)
+        os.close(leader)
+
+
+def chat_argv(fake: FakeLLM, config: Path, tmp_path: Path, *more: str) -> list[str]:
+    return [
+        sys.executable, "-m", "mcpkit", "chat", "--config", str(config),
+        "--provider", "openai", "--base-url", f"{fake.url}/v1", "--model", "gpt-test",
+        "--consent-file", str(tmp_path / "consent.json"), *more,
+    ]  # fmt: skip
+
+
+def chat_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    # No cursor-position requests: the screen here is read as text, not a real terminal.
+    env.update(OPENAI_API_KEY="sk-test-not-a-real-key", TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1")
+    env.pop("COLUMNS", None)
+    return env
+
+
+def write_config(tmp_path: Path, servers: dict[str, Any], **more: Any) -> Path:
+    (tmp_path / "kit_server.py").write_text(KIT)
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": servers, **more}))
+    return config
+
+
+def alpha_and_kit(tmp_path: Path) -> Path:
+    return write_config(
+        tmp_path,
+        {
+            "alpha": {"command": sys.executable, "args": [SERVER, "alpha"]},
+            "kit": {"command": sys.executable, "args": [str(tmp_path / "kit_server.py")]},
+        },
+    )
+
+
+def calls(name: str, arguments: dict[str, Any], call_id: str = "call_1") -> Any:
+    return openai_completion(None, [openai_tool_call(call_id, name, arguments)], "tool_calls")
+
+
+async def test_answers_are_whole_words_with_the_default_shown(tmp_path: Path) -> None:
+    async with (
+        fake_llm() as fake,
+        on_terminal(chat_argv(fake, alpha_and_kit(tmp_path), tmp_path), chat_env()) as screen,
+    ):
+        fake.script(calls("kit__wipe", {"folder": "/tmp/x"}), openai_completion("not wiped"))
+        await screen.answer("you>", "wipe it")
+        asked = await screen.expect("allow? [y/s/a/N]:")
+        assert "? kit wants to run wipe" in asked
+        assert "Delete every file in the folder." in asked and "Nothing is kept." in asked
+        assert "destructive: yes" in asked and "not believed" in asked
+        assert '"folder":"/tmp/x"' in asked
+        screen.type("sure\r")  # once read by its first letter as "session"
+        await screen.expect("please answer y or yes (once), s or session")
+        await screen.answer("allow? [y/s/a/N]:", "ok")  # once read as "no"
+        await screen.expect("please answer")
+        await screen.answer("allow? [y/s/a/N]:", "")  # Enter: the default, no
+        await screen.expect("x  kit/wipe")
+        await screen.expect("model> not wiped")
+        refused = fake.requests[1].body["messages"][-1]
+        assert "not run" in json.dumps(refused)
+
+        fake.script(calls("kit__wipe", {"folder": "/tmp/y"}), openai_completion("wiped"))
+        await screen.answer("you>", "again")
+        await screen.answer("allow? [y/s/a/N]:", "  YES ")
+        await screen.expect("<- kit/wipe done [1]")
+        assert "| wiped /tmp/y" in await screen.expect("model> wiped")
+        await screen.answer("you>", "/show 1")
+        await screen.expect("| wiped /tmp/y")
+        await screen.expect("you>")
+        screen.type("\x04")  # Ctrl-D leaves
+        assert await screen.exit_code() == 0
