@@ -7,12 +7,20 @@ How this works: `mcpkit list/call FILE` runs this file by path in the server's s
 then calls `run()` (stdio) on the module-level server named mcp, server or app, as
 `mcp run FILE` does; importing runs a plain script's top-level code too. When FILE defines no
 such server it says so on stderr (the CLI shows it) and exits with code 2.
+
+While FILE is executed, stdout points at stderr (`print_to_stderr`): stdout carries the
+protocol once `run()` starts, and a `print()` at import time would corrupt it. The same
+switch as `loading.stdout_to_stderr`, written again here because this script imports
+nothing of mcpkit.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +42,25 @@ def is_server(value: Any) -> bool:
     )
 
 
+@contextlib.contextmanager
+def print_to_stderr() -> Iterator[None]:
+    """stdout (sys.stdout and fd 1) reaches stderr until the block ends."""
+    real = sys.stdout
+    real.flush()
+    saved_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            real.flush()  # what the file left buffered still goes to stderr
+        if sys.stdout is sys.stderr:
+            sys.stdout = real
+        os.dup2(saved_fd, 1)
+        os.close(saved_fd)
+
+
 def main(argv: list[str]) -> int:
     path = Path(argv[1]).resolve()
     sys.argv = argv[1:]  # what the file would see as `python FILE`
@@ -42,7 +69,8 @@ def main(argv: list[str]) -> int:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    with print_to_stderr():
+        spec.loader.exec_module(module)
     for name in NAMES:
         value: Any = getattr(module, name, None)
         if is_server(value):

@@ -10,14 +10,21 @@ subprocess starts, so that files of other SDKs work too:
 - any other file (one written for `mcp run`, like the official SDK's README server, or a
   script with no main guard): `_serve_module.py` executes it once and runs its server.
 Each way the file is executed once, in the subprocess only.
+
+`mcpkit run` imports the user's code with stdout pointing at stderr (`stdout_to_stderr`):
+over stdio, stdout carries the protocol, and a `print()` at import time would corrupt it
+before the transport (which keeps stdout for itself while serving) has started.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
 import importlib.util
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +37,13 @@ class UsageError(Exception):
 
 def load_server(spec: str) -> Server:
     """The `Server` named by `spec` (FILE[:OBJ] or MODULE[:OBJ]); OBJ defaults to the one
-    Server found at module level. Raises UsageError with a message a person can act on."""
+    Server found at module level. Raises UsageError with a message a person can act on.
+
+    What the module prints while it is imported goes to stderr (see `stdout_to_stderr`).
+    """
     location, _, attribute = spec.partition(":")
-    module = _import(location)
+    with stdout_to_stderr():
+        module = _import(location)
     if attribute:
         server = getattr(module, attribute, None)
         if not isinstance(server, Server):
@@ -43,6 +54,35 @@ def load_server(spec: str) -> Server:
         what = "no Server" if not found else f"{len(found)} Servers"
         raise UsageError(f"{location} defines {what} at module level; name one as {location}:NAME")
     return found[0]
+
+
+@contextlib.contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """Send what is written to stdout to stderr until the block ends, at both levels:
+    `sys.stdout` (print) and file descriptor 1 (C extensions, child processes), then give
+    the real stdout back for the protocol. Output the block left in stdout's buffer is
+    flushed while it still reaches stderr."""
+    real = sys.stdout
+    if real is not None:
+        real.flush()
+    try:
+        saved_fd: int | None = os.dup(1)
+    except OSError:  # no fd 1 at all: nothing there to corrupt
+        saved_fd = None
+    if saved_fd is not None:
+        os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        if real is not None:
+            with contextlib.suppress(OSError, ValueError):
+                real.flush()
+        if sys.stdout is sys.stderr:  # not replaced by the user's code meanwhile
+            sys.stdout = real
+        if saved_fd is not None:
+            os.dup2(saved_fd, 1)
+            os.close(saved_fd)
 
 
 def _import(location: str) -> Any:
