@@ -160,16 +160,16 @@ class ClientCore:
     def _ack_timeout(self) -> float | None:
         return self._timeout.timeout if self._timeout is not None else None
 
-    def _probe_limit(self, key: str | None) -> float:
-        """The probe waits `probe_timeout`, or the client's own timeout when that is shorter.
+    def _probe_limit(self, key: str | None) -> float | None:
+        """How long server/discover is waited for alone before `initialize` joins it (stdio
+        and in-process: `probe_timeout`); the era is then decided by whichever answers first,
+        within the client's timeout (era.py).
 
-        Over HTTP it waits as long as any request: an HTTP server always answers the POST and
-        the era is read from that answer, so silence is a slow server (a cold start), not a
-        legacy one."""
-        limit = self._timeout.timeout if self._timeout is not None else None
+        None over HTTP: an HTTP server always answers the POST and the era is read from that
+        answer, so silence is a slow server (a cold start), not a legacy one."""
         if key is not None and key.startswith(("http://", "https://")):
-            return _MAX_TIMEOUT if limit is None else max(limit, self._probe_timeout)
-        return self._probe_timeout if limit is None else min(limit, self._probe_timeout)
+            return None
+        return self._probe_timeout
 
     async def _open(self) -> Session:
         transport = await open_transport(

@@ -11,10 +11,18 @@ Three outcomes:
   `data.supported` is tried instead (even the one just refused: a server may refuse
   transiently; at most MAX_PROBES tries), or, when it lists only handshake revisions we
   speak, the handshake; never a blind fallback;
-- anything else (any other error code, an HTTP 4xx without a modern body, no answer within
-  `probe_timeout`): a legacy server, so `use_handshake()` and `initialize` as before. (Over
-  HTTP the client passes its request timeout as `probe_timeout`: a server always answers a
-  POST, and a slow modern one must not be taken for a legacy one.)
+- anything else (any other error code, an HTTP 4xx without a modern body, a result that is
+  no DiscoverResult): a legacy server, so `use_handshake()` and `initialize`.
+
+Silence is not an outcome by itself: the era is decided by what the server answers, however
+long it takes to start (a `uvx` first run, a loaded machine), within the connect timeout. Over
+stdio a server that has not answered the probe within `probe_timeout` gets `initialize` as
+well, on the same pipe, with the probe still pending (`_race`): a DiscoverResult settles
+modern (the initialize is abandoned; a dual-era server refuses it with -32022 once it has
+answered the probe in the 2026-07-28 era), a successful initialize settles legacy (a silent
+legacy server costs `probe_timeout`, not the connect timeout), and when both answers are in
+the probe's decides. Over HTTP the client waits for the probe's answer alone: a server always
+answers a POST, so silence is a slow server (a cold start), not a legacy one.
 
 The fallback is never keyed to one error code. Over HTTP the transport turns a refused POST
 into an error answer carrying the body's JSON-RPC error (when there is one), so the same
@@ -30,6 +38,7 @@ revision) chose for itself, and says nothing about what the server speaks to oth
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -98,17 +107,21 @@ async def choose_era(
     *,
     mode: str,
     key: str | None,
-    probe_timeout: float,
+    probe_timeout: float | None,
     init_timeout: Timeout | None,
     handshake_version: str | None,
     retry: bool = False,
 ) -> Chosen:
     """Probe and settle the era on a fresh client session (see the module notes).
 
+    `probe_timeout`: in auto mode, how long server/discover is waited for alone before
+    `initialize` is sent beside it (None: never; over HTTP the answer always tells). Every
+    answer is waited for within `init_timeout`, the connect timeout.
+
     With `retry`, may raise `Reprobe(mode)`: connect again and choose with that mode (a
     remembered legacy server refused initialize; a stdio server exited at the probe).
     Raises EraMismatch (pinned modern, legacy server; no common version), the initialize
-    error in the legacy era, ConnectionClosed.
+    error in the legacy era, RequestTimeout, ConnectionClosed.
     """
     connection = session.connection
     if mode == "legacy":  # a choice for this client alone: not remembered for the server
@@ -116,11 +129,20 @@ async def choose_era(
     if mode == "auto" and ERAS.get(key or "") == "legacy":
         return await _handshake(session, init_timeout, handshake_version, key, cached=retry)
     wanted = mode if mode in MODERN_VERSIONS else connection.config.modern[-1]
+    remembered = key if mode == "auto" else None  # only what auto mode found is remembered
+    fallback = _Fallback(init_timeout, handshake_version, remembered)
     for attempt in range(1, MAX_PROBES + 1):
         respawn = retry and mode == "auto" and _stdio(key)
-        outcome = await _probe(session, wanted, probe_timeout, stdio_retry=respawn)
-        if isinstance(outcome, dict):  # remembered only when auto mode found it
-            return _modern(session, outcome, wanted, mode, key if mode == "auto" else None)
+        discover = _send_probe(session, wanted, _limit(init_timeout))
+        if mode == "auto" and probe_timeout is not None:
+            wait = _probe_wait(probe_timeout, init_timeout)
+            outcome = await _race(session, discover, wait, fallback, respawn)
+        else:
+            outcome = await _probe_outcome(discover, stdio_retry=respawn)
+        if isinstance(outcome, Chosen):
+            return outcome  # the server answered initialize first: legacy
+        if isinstance(outcome, dict):
+            return _modern(session, outcome, wanted, mode, remembered)
         if isinstance(outcome, str):
             break  # legacy, for this reason
         # -32022: a modern server that does not serve `wanted`.
@@ -143,22 +165,113 @@ async def choose_era(
             f"{outcome} (a handshake-era server? use mode='auto' or 'legacy')"
         )
     logger.debug("legacy server (%s): falling back to initialize", outcome)
-    connection.use_handshake()
-    return await _handshake(session, init_timeout, handshake_version, key)
+    return await fallback.finish(session)
 
 
-async def _probe(
-    session: Session, version: str, timeout: float, *, stdio_retry: bool
-) -> JSONObject | ProtocolError | str:
-    """One server/discover at `version`: the DiscoverResult, the -32022 error, or why the
-    server looks legacy. Other modern errors (-32020/-32021) and a lost connection raise."""
+Outcome = JSONObject | ProtocolError | str
+
+
+@dataclass(slots=True)
+class _Fallback:
+    """The one `initialize` an auto-mode probe sends when server/discover is slow to answer."""
+
+    timeout: Timeout | None
+    version: str | None
+    key: str | None
+    sent: bool = False
+    pending: asyncio.Task[Chosen] | None = None
+
+    def start(self, session: Session) -> asyncio.Task[Chosen]:
+        session.connection.use_handshake()  # the probe stays pending: its answer still counts
+        handshake = _handshake(session, self.timeout, self.version, self.key)
+        self.sent = True
+        self.pending = asyncio.get_running_loop().create_task(handshake)
+        return self.pending
+
+    async def finish(self, session: Session) -> Chosen:
+        """The server is legacy: the initialize's answer (sent now unless it went already)."""
+        if self.pending is None:
+            session.connection.use_handshake()
+            return await _handshake(session, self.timeout, self.version, self.key)
+        return await self.pending
+
+    async def abandon(self) -> None:
+        """The server is modern: the initialize's answer (a refusal, usually) is ignored."""
+        if self.pending is not None:
+            await _cancel(self.pending)
+            self.pending = None
+
+
+def _limit(init_timeout: Timeout | None) -> Timeout | None:
+    """How long the probe's answer is waited for: the connect timeout (None: as long as it
+    takes)."""
+    if init_timeout is None or init_timeout.timeout is None:
+        return None
+    return Timeout(init_timeout.timeout, reset_on_progress=False)
+
+
+def _probe_wait(probe_timeout: float, init_timeout: Timeout | None) -> float:
+    """How long the probe is waited for alone: `probe_timeout`, or less to fit the connect
+    timeout."""
+    limit = init_timeout.timeout if init_timeout is not None else None
+    return probe_timeout if limit is None else min(probe_timeout, limit)
+
+
+def _send_probe(session: Session, version: str, limit: Timeout | None) -> asyncio.Task[JSONObject]:
     session.connection.use_modern(version)
+    request = session.request("server/discover", None, timeout=limit)
+    return asyncio.get_running_loop().create_task(request)
+
+
+async def _race(
+    session: Session,
+    discover: asyncio.Task[JSONObject],
+    wait: float,
+    fallback: _Fallback,
+    stdio_retry: bool,
+) -> Outcome | Chosen:
+    """Auto mode: server/discover alone for `wait` seconds, then `initialize` beside it.
+
+    Whichever answer settles the era first wins: a DiscoverResult (modern: the initialize is
+    abandoned, its refusal ignored), a successful initialize (legacy: the probe is cancelled),
+    a probe refused as a legacy server refuses it (legacy: the initialize's answer decides).
+    When both answers are in, the probe's decides (the server speaks 2026-07-28, which we
+    prefer). A refused initialize while the probe is pending waits for the probe: a slow
+    dual-era server answers the probe in the 2026-07-28 era and then refuses the handshake.
+    """
+    done, _ = await asyncio.wait({discover}, timeout=wait)
+    if done or fallback.sent:  # answered in time, or a later probe (after a -32022)
+        return await _probe_outcome(discover, stdio_retry=stdio_retry)
+    logger.debug("no answer to server/discover within %g s: sending initialize too", wait)
+    handshake = fallback.start(session)
     try:
-        discovered = await session.request(
-            "server/discover", None, timeout=Timeout(timeout, reset_on_progress=False)
-        )
-    except RequestTimeout:
-        return f"no answer to server/discover within {timeout:g} s"
+        await asyncio.wait({discover, handshake}, return_when=asyncio.FIRST_COMPLETED)
+        if not discover.done() and handshake.exception() is None:
+            await _cancel(discover)  # legacy: a late answer to the probe is ignored
+            return handshake.result()
+        outcome = await _probe_outcome(discover, stdio_retry=stdio_retry)
+    except BaseException:
+        await fallback.abandon()
+        await _cancel(discover)
+        raise
+    if not isinstance(outcome, str):
+        await fallback.abandon()  # modern: use_modern drops the pending initialize
+    return outcome
+
+
+async def _cancel(task: asyncio.Task[Any]) -> None:
+    """Cancel `task` and let it unwind (a cancelled request tells the server)."""
+    task.cancel()
+    await asyncio.wait({task})
+
+
+async def _probe_outcome(discover: asyncio.Task[JSONObject], *, stdio_retry: bool) -> Outcome:
+    """What the answer to server/discover says: the DiscoverResult, the -32022 error, or why
+    the server looks legacy. Other modern errors (-32020/-32021) and a lost connection raise."""
+    try:
+        discovered = await discover
+    except RequestTimeout as exc:
+        return f"no answer to server/discover within {exc.timeout:g} s"
     except ConnectionClosed:
         if stdio_retry:  # a strict legacy server may exit on a request before initialize
             logger.info("the server exited at the server/discover probe: initialize")

@@ -380,7 +380,9 @@ class Connection(Opening):
         if entry is None:
             return
         if msg.id == self._initialize_id:
-            self.state = State.CLOSED
+            # Refused: nothing was agreed, the connection is as before the handshake (a probe
+            # sent before it may still be answered; see client/era.py).
+            self.state = State.NEW
             events.append(InitializeFailed(error))
         else:
             events.append(ErrorReceived(msg.id, entry.method, error))

@@ -88,11 +88,16 @@ class Opening(Sending):
 
     def use_modern(self, version: str, discovered: JSONObject | None = None) -> None:
         """Client: speak `version` (2026-07-28 on) with no handshake; every request we send
-        carries the envelope. `discovered` is a server/discover result, when there is one."""
-        if self.role != "client" or self.state not in (State.NEW, State.READY):
+        carries the envelope. `discovered` is a server/discover result, when there is one.
+        An `initialize` still unanswered (sent while the probe was pending) is abandoned: its
+        answer will be ignored."""
+        if self.role != "client" or self.state not in (State.NEW, State.READY, State.INITIALIZING):
             raise LocalProtocolViolation("use_modern is for a client that has not initialized")
         if version not in self.config.modern:
             raise LocalProtocolViolation(f"{version} is not a per-request revision we speak")
+        if self.state is State.INITIALIZING and self._initialize_id is not None:
+            self._outbound.pop(self._initialize_id)
+            self._initialize_id = None
         self._envelope = envelope_meta(version, self.config.capabilities, self.config.info)
         self.protocol_version = version
         self.state = State.READY

@@ -1,0 +1,92 @@
+"""Era detection over stdio decided by what a slow-starting server answers (issue 22, item 1).
+
+A server that reads stdin only after several seconds (a `uvx` first run, a loaded machine)
+finds the `server/discover` probe and the `initialize` sent after `probe_timeout` waiting in
+its pipe. A dual-era server (ours, the official SDK's) answers the probe in the 2026-07-28
+era and refuses the handshake (-32022): the client must take the probe's answer and connect
+modern. A legacy-only server (one that refuses the probe, or never answers it) must still
+connect through the handshake. Every server here is a real subprocess started late by
+`slow_start.py`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mcpkit import Client
+from mcpkit.client import era as era_module
+
+HERE = Path(__file__).resolve().parent
+FIXTURES = HERE.parent / "fixtures"
+SLOW = str(HERE / "slow_start.py")
+DELAY = "2"  # seconds before the server reads stdin: well past the probe_timeout below
+PROBE = 0.5
+
+SILENT_LEGACY = """
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("method") == "initialize":
+        result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "silent-legacy", "version": "1"}}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+    elif message.get("method") == "tools/list":
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": []}}),
+              flush=True)
+"""
+
+
+@pytest.fixture(autouse=True)
+def fresh_era_cache() -> Iterator[None]:
+    era_module.ERAS.clear()
+    yield
+    era_module.ERAS.clear()
+
+
+def late(script: Path | str, delay: str = DELAY) -> list[str]:
+    return [sys.executable, SLOW, delay, str(script)]
+
+
+@pytest.mark.parametrize("script", ["stdio_server.py", "official_server.py"])
+async def test_a_slow_dual_era_server_connects_modern(script: str) -> None:
+    async with Client(late(FIXTURES / script), probe_timeout=PROBE, timeout=30) as client:
+        assert client.era == "modern"
+        assert client.protocol_version == "2026-07-28"
+        result = await client.call_tool("add", {"a": 2, "b": 3})
+        assert result.structured_content == {"result": 5}
+    assert era_module.ERAS[era_module.server_key(late(FIXTURES / script))] == "2026-07-28"
+
+
+async def test_the_official_server_starting_past_the_default_probe_wait_connects() -> None:
+    # The case as reported: the default probe_timeout (3 s), a server that starts in 4 s.
+    assert era_module.DEFAULT_PROBE_TIMEOUT < 4
+    async with Client(late(FIXTURES / "official_server.py", "4"), timeout=30) as client:
+        assert client.era == "modern"
+        assert (await client.call_tool("echo", {"text": "hi"})).structured_content == {
+            "result": "hi"
+        }
+
+
+async def test_a_slow_legacy_server_that_refuses_the_probe_connects_legacy() -> None:
+    # plain_stdio_server.py answers anything it does not know (server/discover) with -32601.
+    async with Client(
+        late(FIXTURES / "plain_stdio_server.py"), probe_timeout=PROBE, timeout=30
+    ) as client:
+        assert client.era == "legacy"
+        assert client.protocol_version == "2025-06-18"
+        assert [tool.name for tool in (await client.list_tools()).tools] == ["shout"]
+
+
+async def test_a_slow_legacy_server_that_never_answers_the_probe_connects_legacy(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "silent_legacy.py"
+    script.write_text(SILENT_LEGACY)
+    async with Client(late(script), probe_timeout=PROBE, timeout=30) as client:
+        assert client.era == "legacy"
+        assert client.server_info["name"] == "silent-legacy"
+        assert (await client.list_tools()).tools == []
