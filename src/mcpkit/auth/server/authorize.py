@@ -176,7 +176,7 @@ class AuthorizeEndpoint:
             raise OAuthError("invalid_request", "code_challenge_method must be S256")
         if _CHALLENGE.fullmatch(challenge) is None:
             raise OAuthError("invalid_request", "code_challenge is not an S256 challenge")
-        scopes = granted_scopes(self._options, client, params.get("scope"))
+        scopes = granted_scopes(self._options, client, params.get("scope"), consented=True)
         resource = audience(self._options, params.all("resource"))
         fields = {name: value for name in REQUEST_FIELDS if (value := params.get(name))}
         return Authorization(

@@ -18,10 +18,20 @@ MAX_SCOPES = 50
 
 
 def granted_scopes(
-    options: AuthServerOptions, client: Client, requested: str | None
+    options: AuthServerOptions, client: Client, requested: str | None, *, consented: bool = False
 ) -> tuple[str, ...]:
     """The scopes to grant for `requested` (space-separated; None: the defaults). Raises
-    OAuthError (invalid_scope) for a scope the server or this client may not have."""
+    OAuthError (invalid_scope) for a scope the server does not grant (`options.scopes`) or
+    this client may not have.
+
+    `consented`: a person approves these scopes on the consent page. Then the `scope` a
+    client registered for itself (dynamically or in its metadata document) is no ceiling:
+    it is only what the client first thought it needed, it could register again with more,
+    and clients step up by asking for more at the next authorization without registering
+    again (the official SDK and FastMCP do). A scope set by the operator
+    (`ClientConfig.scope`) stays a ceiling, and so does every registered scope where no
+    person approves (client_credentials)."""
+    ceiling = client.scopes if client.kind == "configured" or not consented else None
     if requested is None:
         defaults = options.default_scopes
         return tuple(s for s in defaults if client.scopes is None or s in client.scopes)
@@ -30,7 +40,7 @@ def granted_scopes(
         raise OAuthError("invalid_scope", "scope must be space-separated scope names")
     for scope in asked:
         if (options.scopes and scope not in options.scopes) or (
-            client.scopes is not None and scope not in client.scopes
+            ceiling is not None and scope not in ceiling
         ):
             raise OAuthError("invalid_scope", f"scope not available: {scope[:64]}")
     return asked
