@@ -1,9 +1,8 @@
-"""`ConnectionConfig`: who we are, as a connection (either role) sees it; `State`: where it is."""
+"""`ConnectionConfig`: who we are, as a connection (either role) sees it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
 from mcpkit.protocol.lifecycle import Role
@@ -33,10 +32,3 @@ class ConnectionConfig:
     @property
     def all_versions(self) -> tuple[str, ...]:
         return self.versions + self.modern
-
-
-class State(Enum):
-    NEW = "new"  # nothing exchanged yet
-    INITIALIZING = "initializing"  # client: initialize sent; server: answered, awaiting initialized
-    READY = "ready"
-    CLOSED = "closed"

@@ -147,11 +147,11 @@ class Inbound:
         """The answer carrying `result`; an internal error when JSON cannot carry it."""
         rules = self.rules
         if self.envelope is not None and rules is not None:
-            stamp = rules.stamp
-            if type(result) is Prepared:
-                result = stamp.prepared(self.method, result)
-            else:
-                result = stamp.result(self.method, result)  # type: ignore[arg-type]
+            match result:
+                case Prepared():
+                    result = rules.stamp.prepared(self.method, result)
+                case _:
+                    result = rules.stamp.result(self.method, result)
         try:
             return answer(encode_result(self.id, result), self.id)
         except TypeError as exc:
