@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -131,5 +132,42 @@ async def test_a_modern_servers_tool_changes_are_followed() -> None:
             await asyncio.sleep(0.05)
         assert "id_rsa" in (after["alpha__target"] or "")
         assert after["beta__target"] == "Echo the text."
+    finally:
+        await servers.aclose()
+
+
+SAME_NAMES = textwrap.dedent(
+    """
+    from mcpkit import Server
+
+    server = Server("files")
+    server.resources.add_static("file:///a/README.md", "the first", name="README.md")
+    server.resources.add_static("file:///b/README.md", "the second", name="README.md")
+    server.resources.add_static("file:///c/README.md", "the third", name="README.md-2")
+    server.run()
+    """
+)
+
+
+async def test_resources_with_the_same_name_are_each_listed_once_and_readable(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "files.py"
+    script.write_text(SAME_NAMES)
+    config = load_config(
+        {"mcpServers": {"files": {"command": sys.executable, "args": [str(script)]}}}
+    )
+    servers = HostServers(config, timing=Timing(connect_timeout=30))
+    try:
+        await servers.start()
+        resources = HostResources(servers)
+        listed = [(r.name, r.original) for r in await resources.list()]
+        assert len(listed) == 3 and len({name for name, _ in listed}) == 3  # none collapsed
+        assert {uri for _, uri in listed} == {f"file:///{d}/README.md" for d in "abc"}
+        for name, uri in listed:
+            assert resources.resolve(name).original == uri  # every public name reaches its URI
+        for directory, text in (("a", "the first"), ("b", "the second"), ("c", "the third")):
+            read = await resources.read_resource(f"file:///{directory}/README.md")
+            assert read.contents[0].text == text
     finally:
         await servers.aclose()

@@ -41,7 +41,9 @@ async def test_sampling_is_approved_labelled_and_confined_to_the_asking_servers_
     async with Host(config("alpha", "beta"), provider=model, approve=approve) as host:
         await host.share("memo://alpha", server="alpha")
         await host.share("memo://beta", server="beta")
-        result = await host.tools.call_tool("alpha__ask_model", {"include": "allServers"})
+        result = await host.tools.call_tool(
+            "alpha__ask_model", {"include": "allServers"}, consent=False
+        )
         text = result.structured_content["content"]["text"]
         assert "the private memo of alpha" in text
         assert "the private memo of beta" not in text  # beta's context never reaches alpha
@@ -52,7 +54,7 @@ async def test_sampling_is_approved_labelled_and_confined_to_the_asking_servers_
         ]
         assert result.structured_content["model"] == "scripted"
 
-        none = await host.tools.call_tool("beta__ask_model", {"include": "none"})
+        none = await host.tools.call_tool("beta__ask_model", {"include": "none"}, consent=False)
         assert none.structured_content["content"]["text"] == "system was: None"
 
 
@@ -63,7 +65,9 @@ async def test_all_servers_context_only_when_the_application_allows_it() -> None
         config("alpha", "beta"), provider=model, consent=consent, include_context="allServers"
     ) as host:
         await host.share("memo://beta", server="beta")
-        result = await host.tools.call_tool("alpha__ask_model", {"include": "allServers"})
+        result = await host.tools.call_tool(
+            "alpha__ask_model", {"include": "allServers"}, consent=False
+        )
         assert "the private memo of beta" in result.structured_content["content"]["text"]
 
 
@@ -74,7 +78,7 @@ async def test_a_refused_request_is_the_spec_error_and_the_model_never_sees_it()
     ) as host:
         # the server's tool passes the host's error on as its own answer
         with pytest.raises(ProtocolError, match="User rejected sampling request") as raised:
-            await host.tools.call_tool("alpha__ask_model")
+            await host.tools.call_tool("alpha__ask_model", consent=False)
         assert raised.value.code == -1
         assert model.requests == []
 
@@ -89,7 +93,7 @@ async def test_the_model_is_chosen_from_the_servers_hints() -> None:
     async with Host(
         config("alpha"), provider={"fast": fast, "smart": smart}, models=models, consent=consent
     ) as host:
-        result = await host.tools.call_tool("alpha__ask_model", {"hint": "smart"})
+        result = await host.tools.call_tool("alpha__ask_model", {"hint": "smart"}, consent=False)
         assert result.structured_content["content"]["text"] == "smart"
         assert result.structured_content["model"] == "big-smart-2"
         assert smart.requests[0].model == "big-smart-2" and fast.requests == []

@@ -6,6 +6,7 @@ tools/list_changed."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 import textwrap
 from pathlib import Path
@@ -153,5 +154,36 @@ async def test_prompts_of_several_servers_in_one_view_with_gets_routed() -> None
         assert got.messages[0].content.text == "A axum project in rust"  # type: ignore[union-attr]
         with pytest.raises(KeyError, match="no prompt named"):
             await prompts.get_prompt("no_prompts__x")
+    finally:
+        await servers.aclose()
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_server_without_prompts_or_resources_is_skipped_silently(
+    mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    from mcpkit.host import HostResources
+
+    prompts_server = str(ROOT / "tests" / "fixtures" / "prompts_server.py")
+    config = load_config(
+        {
+            "mcpServers": {
+                "tools only": {"command": sys.executable, "args": [TASKS]},
+                "prompts": {"command": sys.executable, "args": [prompts_server]},
+            }
+        }
+    )
+    servers = HostServers(config, client_options={"mode": mode})
+    try:
+        await servers.start()
+        prompts, resources = HostPrompts(servers), HostResources(servers)
+        with caplog.at_level(logging.DEBUG, logger="mcpkit.host"):
+            for _ in range(3):  # as a front end lists them, again and again
+                names = [prompt.name for prompt in await prompts.list()]
+                assert names == ["prompts__review", "prompts__stack"]
+                await resources.list()
+                await resources.templates.list()
+        noise = [r for r in caplog.records if r.levelno >= logging.INFO]
+        assert noise == [], [r.getMessage() for r in noise]
     finally:
         await servers.aclose()

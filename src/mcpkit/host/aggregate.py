@@ -7,8 +7,16 @@ tools), and names each `server<separator>item` ("files__read" with the default "
 server name is first reduced to the characters a tool name may hold; when two servers still
 end up with the same prefix, the later ones get "-2", "-3", ... The original server and name
 are always recoverable (`resolve`); the subclasses' `call_tool`, `get_prompt`,
-`read_resource` route through them. A server's list is fetched again after its
-`notifications/*/list_changed`, or once it restarted.
+`read_resource` route through them. Names may repeat within a server (two resources called
+"README.md" with different URIs): each item is listed once per original (name, or URI), and a
+repeated name gets "-2", "-3", ... so every item stays reachable. A server's list is fetched
+again after its `notifications/*/list_changed`, or once it restarted; a server that did not
+declare the capability (no `prompts`) is skipped without asking it.
+
+A server that is not ready keeps its last list: a call to one of its items raises
+`ServerUnavailable` (naming the server and its state), not "no tool named". A call that
+raises `ConnectionClosed` tells `HostServers.connection_lost`, so the server is taken for gone
+at once.
 """
 
 from __future__ import annotations
@@ -21,12 +29,14 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from mcpkit.client import Client
+from mcpkit.errors import ConnectionClosed
 from mcpkit.host.config import ServerConfig
 from mcpkit.host.servers import HostServers
 
 logger = logging.getLogger("mcpkit.host")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,28 +83,51 @@ class Aggregate(Generic[T]):
         """The server's list changed: fetch it again next time."""
         self._lists.pop(server, None)
 
+    async def _fetch_declared(self, client: Client) -> list[T]:
+        # A server that did not declare the capability has none: not an error to log.
+        return await self._fetch(client) if client.supports(self.kind) else []
+
+    def _named(self, server: str) -> list[HostItem[T]]:
+        """The server's offered items under their public names: once per original, and a
+        repeated name made unique with "-2", "-3", ..."""
+        config = self.servers.config.servers[server]
+        seen: set[str] = set()
+        taken: set[str] = set()
+        named: list[HostItem[T]] = []
+        for item in self._lists[server]:
+            original = self._original(item)
+            if original in seen or not self._offers(config, original):
+                continue
+            seen.add(original)
+            base = self._prefixes[server] + item.name  # type: ignore[attr-defined]
+            public, n = base, 1
+            while public in taken:
+                n += 1
+                public = f"{base}-{n}"
+            taken.add(public)
+            named.append(HostItem(public, server, original, item))
+        return named
+
     async def list(self) -> list[HostItem[T]]:
         """Every ready server's offered items, servers in configuration order. A server whose
         listing fails is left out (logged) and asked again next time."""
         ready = self.servers.ready()
         stale = [n for n, c in ready.items() if n not in self._lists or self._clients[n] is not c]
         fetched = await asyncio.gather(
-            *(self._fetch(ready[name]) for name in stale), return_exceptions=True
+            *(self._fetch_declared(ready[name]) for name in stale), return_exceptions=True
         )
         for name, found in zip(stale, fetched, strict=True):
             if isinstance(found, BaseException):
+                self._lost(name, ready[name], found)
                 logger.warning("server %s: could not list its %s: %s", name, self.kind, found)
                 continue
             self._lists[name], self._clients[name] = found, ready[name]
-        offered: list[HostItem[T]] = []
-        for name, config in self.servers.config.servers.items():
-            if name not in ready or name not in self._lists:
-                continue
-            for item in self._lists[name]:
-                original = self._original(item)
-                if self._offers(config, original):
-                    public = self._prefixes[name] + item.name  # type: ignore[attr-defined]
-                    offered.append(HostItem(public, name, original, item))
+        offered = [
+            item
+            for name in self.servers.config.servers
+            if name in ready and name in self._lists
+            for item in self._named(name)
+        ]
         self._by_name = {item.name: item for item in offered}
         return offered
 
@@ -102,14 +135,45 @@ class Aggregate(Generic[T]):
         """The item behind a public name (as of the last `list`). Raises KeyError."""
         found = self._by_name.get(name)
         if found is None:
-            raise KeyError(f"no {self.kind[:-1]} named {name!r} (not listed, or not offered)")
+            raise self._missing(name)
         return found
 
-    async def _route(self, name: str) -> tuple[Client, str]:
+    def _missing(self, name: str) -> KeyError:
+        return KeyError(f"no {self.kind[:-1]} named {name!r} (not listed, or not offered)")
+
+    async def _route(self, name: str) -> tuple[Client, HostItem[T]]:
+        """The ready client and the item behind a public name. Raises KeyError,
+        ServerUnavailable (its server, listed before, is not ready now)."""
         if name not in self._by_name:
             await self.list()
-        found = self.resolve(name)
-        return self.servers.client(found.server), found.original
+        found = self._by_name.get(name) or self.listed_before(name)
+        if found is None:
+            raise self._missing(name)
+        return self.servers.client(found.server), found
+
+    async def _on(self, server: str, client: Client, call: Awaitable[R]) -> R:
+        """Await a request made on `server`'s client; a ConnectionClosed also tells the host
+        that the server is gone."""
+        try:
+            return await call
+        except ConnectionClosed as exc:
+            self._lost(server, client, exc)
+            raise
+
+    def _lost(self, server: str, client: Client, exc: BaseException) -> None:
+        if isinstance(exc, ConnectionClosed):
+            self.servers.connection_lost(server, client, str(exc) or "the connection closed")
+
+    def listed_before(self, name: str) -> HostItem[T] | None:
+        """The item behind a public name from the last list of a server that is not ready
+        now (None if there is none): what a call to it would have reached."""
+        ready = self.servers.ready()
+        for server in self._lists:
+            if server not in ready:
+                for item in self._named(server):
+                    if item.name == name:
+                        return item
+        return None
 
 
 def _prefixes(servers: list[str], separator: str) -> dict[str, str]:

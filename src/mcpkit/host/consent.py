@@ -12,7 +12,9 @@ server's hints never spare the user a question.
 
 A tool approval is remembered against a fingerprint of the tool's definition (`fingerprint`):
 a server that changes a tool's description or schema after approval ("rug pull") is asked
-about again, and the request says so (`changed`, with the old and new description). Asks are
+about again, and the request says so (`changed`, with the old and new description). Until the
+user has answered about the new definition, a model is shown the one they answered about
+(`definition_for_model`): the new text reaches no model before the user has seen it. Asks are
 serialized per server and tool (per server for sampling and elicitation), so two calls made
 together ask once when the first answer is remembered. A callback that fails denies.
 
@@ -191,6 +193,33 @@ class ConsentPolicy:
         """
         return self._judge_tool(server, tool, fingerprint(tool)).decision
 
+    def definition_for_model(self, server: str, tool: Tool) -> JSONObject:
+        """The definition of `tool` (a `tool_definition`) a model may be shown: its own,
+        unless it changed since the user last answered about the tool (a remembered answer
+        for an earlier definition, none for this one) and no rule decides it; then the
+        definition the user answered about, until they approve this one (they are asked at
+        the next call, with `changed`). So a rug pull's new description or schema reaches
+        no model before the user has seen it; the tool itself stays usable. Raises
+        DecisionStoreError."""
+        current = tool_definition(tool)
+        rule = self._tool_rule(server, tool.name)
+        if rule is not None and rule is not Decision.ASK:
+            return current  # the application decided, whatever the definition says
+        if self._recall(DecisionKey("tool", server, tool.name, digest(current))) is not None:
+            return current
+        answered = [d for d in self._earlier(server, tool.name) if d.definition is not None]
+        if not answered:
+            return current
+        latest = max(answered, key=lambda d: d.saved)
+        assert latest.definition is not None
+        return latest.definition
+
+    def check_store(self) -> None:
+        """Read the decision store now, so that a corrupt one is found when the host starts
+        rather than at the first tool call. Raises DecisionStoreError (naming the file, not
+        quoting it), OSError."""
+        self.store.all()
+
     async def check_tool(self, server: str, tool: Tool, arguments: JSONObject | None) -> None:
         """Return when the call may go ahead (asking the user if `decide` says ask).
         Raises ConsentDenied, DecisionStoreError."""
@@ -342,17 +371,23 @@ class ConsentPolicy:
         verdict = self._judge(DecisionKey("tool", server, tool.name, fp), Decision.ASK)
         if verdict.decision is not Decision.ASK:
             return verdict
-        same = ("tool", server, tool.name)  # this tool, any definition
-        earlier = {k: d for k, d in self.store.all().items() if k[:3] == same}
-        earlier.update((k, d) for k, d in self._session.items() if k[:3] == same)
-        if any(not d.allow for d in earlier.values()):
+        earlier = self._earlier(server, tool.name)
+        if any(not d.allow for d in earlier):
             return _Verdict(Decision.DENY, "remembered")
         if earlier:
-            latest = max(earlier.values(), key=lambda d: d.saved)
+            latest = max(earlier, key=lambda d: d.saved)
             return _Verdict(Decision.ASK, "changed", latest)
         if rule is None and server in self.trusted and _read_only(tool):
             return _Verdict(Decision.ALLOW, "annotations")
         return _Verdict(Decision.ASK, "default")
+
+    def _earlier(self, server: str, name: str) -> list[StoredDecision]:
+        """What the user answered about this tool, whatever its definition (session answers
+        shadow stored ones)."""
+        same = ("tool", server, name)
+        earlier = {k: d for k, d in self.store.all().items() if k[:3] == same}
+        earlier.update((k, d) for k, d in self._session.items() if k[:3] == same)
+        return list(earlier.values())
 
     def _tool_rule(self, server: str, name: str) -> Decision | None:
         rules = self.rules.get(server)

@@ -82,11 +82,14 @@ class Host:
             elicitation=None if elicit is None else self._elicitation,
             auth=auth,
         )
-        self.tools = HostTools(self.servers, separator=separator)
+        self.tools = HostTools(self.servers, separator=separator, consent=self.consent)
         self.prompts = HostPrompts(self.servers, separator=separator)
         self.resources = HostResources(self.servers, separator=separator)
 
     async def __aenter__(self) -> Self:
+        """Start the servers (see `HostServers.start`). Raises DecisionStoreError (the
+        consent store's file is corrupt: it names the file) before any server starts."""
+        self.consent.check_store()
         await self.servers.start()
         return self
 

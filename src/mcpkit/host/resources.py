@@ -68,8 +68,10 @@ class HostTemplates(Aggregate["ResourceTemplate"]):
         if not self._by_name:
             await self.list()
         owners = [e.server for e in self._by_name.values() if e.original == template]
-        client = self.servers.client(_one(template, owners, server))
-        return await client.complete(argument, value, resource=template, context=context)
+        chosen = _one(template, owners, server)
+        client = self.servers.client(chosen)
+        done = client.complete(argument, value, resource=template, context=context)
+        return await self._on(chosen, client, done)
 
 
 class HostResources(Aggregate["Resource"]):
@@ -98,7 +100,8 @@ class HostResources(Aggregate["Resource"]):
         `Client.read_resource` raises."""
         if server is None:
             server = await self.server_for(uri)
-        return await self.servers.client(server).read_resource(uri)
+        client = self.servers.client(server)
+        return await self._on(server, client, client.read_resource(uri))
 
     async def server_for(self, uri: str) -> str:
         """The one server offering `uri` (listed, else by template). Raises KeyError,

@@ -4,10 +4,14 @@ How this works. `HostServers` runs one `_Slot` per configured server, each an as
 with a client of its own: it connects (bounded by `connect_timeout`), is `ready`, and waits
 for the connection to end. A server that cannot start (command missing, hangs in its
 handshake) is `failed` with the reason and costs the others nothing: they connect at the same
-time. A server that goes away once ready (a stdio server that crashed, an HTTP server that
-closed) is `restarting`: connected again after a backoff that doubles from
-`restart_delay` up to `max_delay`, and `failed` after `max_restarts` attempts in a row.
-`disable(name)` closes a server and keeps it configured; `enable(name)` starts it again.
+time. A server that goes away once ready is `restarting` as soon as that is known: its client's
+`wait_closed()` returned (a stdio server exited, an HTTP transport saw its server go), or a
+call routed through the host raised `ConnectionClosed` (`connection_lost`; an HTTP server is
+often found gone only by the next request). It is connected again after a backoff that
+doubles from `restart_delay` up to `max_delay`, for as long as it takes unless `max_restarts`
+says how many attempts in a row to make (then `failed`). `disable(name)` closes a server and
+keeps it configured; `enable(name)` starts it again. Each change of state is told to
+`status_listeners` (a front end shows it; a test awaits it).
 
 What a server asks of the host goes to handlers that are told which server asks: `sampling`
 and `elicitation` get `(server, params)`, so a person (or a policy) always sees who wants
@@ -30,6 +34,7 @@ from enum import StrEnum
 from typing import Any
 
 from mcpkit.client import Client, Elicitation, Sampling
+from mcpkit.errors import ConnectionClosed
 from mcpkit.host.config import HostConfig, ServerConfig
 
 logger = logging.getLogger("mcpkit.host")
@@ -67,12 +72,19 @@ class ServerUnavailable(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Timing:
-    """How long connecting may take, and the restart backoff (seconds)."""
+    """How long connecting may take, and the reconnection backoff (seconds).
+
+    A server that was ready and went away is connected again after `restart_delay`, then
+    after twice as long each time up to `max_delay`: with the defaults, attempts 0.5, 1, 2,
+    4, 8, 16 s apart, then every 30 s. `max_restarts`: attempts in a row before it is
+    `failed` for good; None (the default) keeps trying, since a remote server that restarts
+    or a network that drops for a minute should not need the user to step in. A server that
+    never got ready is not retried on its own (`enable` tries again)."""
 
     connect_timeout: float = 30.0
     restart_delay: float = 0.5
     max_delay: float = 30.0
-    max_restarts: int = 5
+    max_restarts: int | None = None
 
 
 class HostServers:
@@ -113,6 +125,8 @@ class HostServers:
         }
         # Told (server, "tools" | "prompts" | "resources") when a server's list changed.
         self.list_listeners: list[Callable[[str, str], None]] = []
+        # Told a server's new status whenever its state changes.
+        self.status_listeners: list[Callable[[ServerStatus], None]] = []
 
     async def start(self) -> None:
         """Start every enabled server at once; return when each is ready or has failed."""
@@ -143,6 +157,14 @@ class HostServers:
             for name, slot in self._slots.items()
             if slot.client is not None and slot.state is State.READY
         }
+
+    def connection_lost(self, name: str, client: Client, reason: str) -> None:
+        """A call on `client` (of server `name`) raised ConnectionClosed: take the server for
+        gone now (`restarting`) instead of when its client notices on its own. Does nothing
+        when `client` is no longer the server's ready client (it was replaced or closed)."""
+        slot = self._slots.get(name)
+        if slot is not None:
+            slot.lost(client, reason)
 
     async def enable(self, name: str) -> ServerStatus:
         """Start a disabled (or failed) server; its status once ready or failed."""
@@ -207,14 +229,15 @@ class _Slot:
         self.client: Client | None = None
         self.settled = asyncio.Event()  # ready or failed, for `start`
         self._task: asyncio.Task[None] | None = None
+        self._lost: asyncio.Future[str] | None = None  # resolved by `lost` while ready
 
     def status(self) -> ServerStatus:
         return ServerStatus(self.config.name, self.state, self.error, self.restarts)
 
     def start(self) -> None:
         self.settled.clear()
-        self.restarts = 0
-        self.state, self.error = State.CONNECTING, None
+        self.restarts, self.error = 0, None
+        self._set(State.CONNECTING)
         self._task = asyncio.get_running_loop().create_task(self._keep_up())
 
     async def stop(self) -> None:
@@ -224,8 +247,30 @@ class _Slot:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self._drop_client()
-        self.state = State.DISABLED
+        self._set(State.DISABLED)
         self.settled.set()
+
+    def lost(self, client: Client, reason: str) -> None:
+        """A call found `client` gone: restarting now, reconnected by `_keep_up`."""
+        if client is not self.client or self.state is not State.READY:
+            return
+        if self._lost is not None and not self._lost.done():
+            self._lost.set_result(reason)
+        self.error = reason
+        self._set(State.RESTARTING)
+
+    def _set(self, state: State) -> None:
+        if state is not self.state:
+            self.state = state
+            self._tell()
+
+    def _tell(self) -> None:
+        status = self.status()
+        for listener in list(self.host.status_listeners):
+            try:
+                listener(status)
+            except Exception:  # a front end's bug must not stop the server being kept up
+                logger.exception("a status listener failed on %s", status)
 
     async def _keep_up(self) -> None:
         timing, name = self.host.timing, self.config.name
@@ -239,33 +284,48 @@ class _Slot:
                 raise
             except Exception as exc:
                 await client.close()
-                self._failed(_reason(exc, timing.connect_timeout))
-                if self.restarts == 0 and self.state is State.FAILED:
+                self.error = _reason(exc, timing.connect_timeout)
+                if self.state is State.CONNECTING:
                     logger.info("server %s could not start: %s", name, self.error)
+                    self._set(State.FAILED)
+                    self.settled.set()
                     return  # a server that never started is not retried on its own
             else:
-                await self._ask_for_logs(client)
-                self.client, self.state = client, State.READY
                 delay, attempts = timing.restart_delay, 0
-                self.settled.set()
-                logger.info("server %s ready", name)
-                watcher = asyncio.get_running_loop().create_task(_watch_lists(client, name))
-                try:
-                    reason = await client.wait_closed()
-                finally:
-                    watcher.cancel()
-                await self._drop_client()
-                self._failed(reason)
-                logger.info("server %s went away: %s", name, reason)
-            if attempts >= timing.max_restarts:
-                self.state = State.FAILED
-                self.settled.set()
+                await self._serve(client)
+            if timing.max_restarts is not None and attempts >= timing.max_restarts:
+                self._set(State.FAILED)
                 return
-            self.state = State.RESTARTING
+            self._set(State.RESTARTING)
             await asyncio.sleep(delay)
             delay = min(delay * 2, timing.max_delay)
             attempts += 1
             self.restarts += 1
+            self._tell()  # one more attempt, for a front end to show
+
+    async def _serve(self, client: Client) -> None:
+        """`client` is ready: offer it until it goes away (its connection ended, or a call
+        found it gone: `lost`)."""
+        name, loop = self.config.name, asyncio.get_running_loop()
+        await self._ask_for_logs(client)
+        lost: asyncio.Future[str] = loop.create_future()
+        self.client, self._lost = client, lost
+        self._set(State.READY)
+        self.settled.set()
+        logger.info("server %s ready", name)
+        watcher = loop.create_task(_watch_lists(client, name, self.lost))
+        closed = loop.create_task(client.wait_closed())
+        try:
+            await asyncio.wait({closed, lost}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            watcher.cancel()
+            closed.cancel()
+        reason = lost.result() if lost.done() else closed.result()
+        if self.state is State.READY:
+            self.error = reason
+            self._set(State.RESTARTING)
+        logger.info("server %s went away: %s", name, reason)
+        await self._drop_client()
 
     async def _ask_for_logs(self, client: Client) -> None:
         level = self.host.log_level
@@ -276,24 +336,18 @@ class _Slot:
         except Exception as exc:  # its logs are not worth failing the server for
             logger.info("server %s: no log messages: %s", self.config.name, exc)
 
-    def _failed(self, reason: str) -> None:
-        self.error = reason
-        if self.state is not State.RESTARTING:
-            self.state = State.FAILED
-        if self.restarts == 0:
-            self.settled.set()
-
     async def _drop_client(self) -> None:
-        client, self.client = self.client, None
+        client, self.client, self._lost = self.client, None, None
         if client is not None:
             with contextlib.suppress(Exception):
                 await client.close()
 
 
-async def _watch_lists(client: Client, name: str) -> None:
+async def _watch_lists(client: Client, name: str, lost: Callable[[Client, str], None]) -> None:
     """A 2026-07-28 server tells of list changes only to a `subscriptions/listen` request:
     keep one open for the lists it says change, so `on_list_changed` hears of them as in the
-    handshake era (where they come unasked)."""
+    handshake era (where they come unasked). Its stream is often the first to see an HTTP
+    server go: a ConnectionClosed there is told to `lost`."""
     if client.era != "modern":
         return
     declared = client.server_capabilities
@@ -307,7 +361,9 @@ async def _watch_lists(client: Client, name: str) -> None:
         async with client.listen(tools=tools, prompts=prompts, resources=resources) as subscription:
             async for _ in subscription:
                 pass  # the client's on_list_changed has run already
-    except Exception as exc:  # the server ended it or went away: nothing else to do
+    except ConnectionClosed as exc:
+        lost(client, str(exc) or "the connection closed")
+    except Exception as exc:  # the server ended it: the connection may well be fine
         logger.debug("server %s: list changes not followed: %s", name, exc)
 
 

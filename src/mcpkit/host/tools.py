@@ -1,5 +1,10 @@
 """The host's one view of every server's tools and prompts (see `aggregate` for the naming):
 `call_tool` and `get_prompt` route a public name back to the server that has it.
+
+A `HostTools` given a `ConsentPolicy` (the `Host`'s always is) asks it before every call:
+`call_tool` raises `ConsentDenied` when the user or the policy says no. Code that decided
+itself says so in the call, `call_tool(..., consent=False)`: the agent, which asks first so it
+can tell the model about a refusal, and an application's own trusted calls.
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ from mcpkit.host.aggregate import Aggregate, HostItem
 from mcpkit.host.config import ServerConfig
 
 if TYPE_CHECKING:
+    from mcpkit.host.consent import ConsentPolicy
+    from mcpkit.host.servers import HostServers
     from mcpkit.runtime import ProgressCallback
     from mcpkit.types import CallToolResult, CompleteResult, GetPromptResult, Prompt, Tool
 
@@ -21,9 +28,20 @@ __all__ = ["HostItem", "HostPrompts", "HostTools"]
 
 
 class HostTools(Aggregate["Tool"]):
-    """Every ready server's offered tools; `call_tool` routes by public name."""
+    """Every ready server's offered tools; `call_tool` routes by public name, after asking
+    `consent` when there is one (see the module docstring)."""
 
     kind = "tools"
+
+    def __init__(
+        self,
+        servers: HostServers,
+        *,
+        separator: str = "__",
+        consent: ConsentPolicy | None = None,
+    ) -> None:
+        super().__init__(servers, separator=separator)
+        self.consent = consent
 
     def _fetch(self, client: Client) -> Awaitable[list[Tool]]:
         return client.list_all_tools()
@@ -38,14 +56,22 @@ class HostTools(Aggregate["Tool"]):
         *,
         raise_on_error: bool = False,
         on_progress: ProgressCallback | None = None,
+        consent: bool = True,
     ) -> CallToolResult:
-        """Call a tool by its public name on the server that has it (as `Client.call_tool`).
-        Raises KeyError (unknown or not offered), ServerUnavailable, and what
+        """Call a tool by its public name on the server that has it (as `Client.call_tool`),
+        once the consent policy allows it (asking the user if it says ask). `consent=False`
+        skips the policy: only for a call the application itself decided on, or already
+        asked about. Raises KeyError (unknown or not offered), ServerUnavailable (its
+        server is not ready), ConsentDenied, DecisionStoreError, and what
         `Client.call_tool` raises."""
-        client, original = await self._route(name)
-        return await client.call_tool(
-            original, arguments, raise_on_error=raise_on_error, on_progress=on_progress
+        _, item = await self._route(name)
+        if consent and self.consent is not None:
+            await self.consent.check_tool(item.server, item.item, arguments)
+        client = self.servers.client(item.server)  # the user may have taken a while
+        call = client.call_tool(
+            item.original, arguments, raise_on_error=raise_on_error, on_progress=on_progress
         )
+        return await self._on(item.server, client, call)
 
 
 class HostPrompts(Aggregate["Prompt"]):
@@ -61,12 +87,13 @@ class HostPrompts(Aggregate["Prompt"]):
     ) -> GetPromptResult:
         """Get a prompt by its public name from the server that has it (as
         `Client.get_prompt`). Raises KeyError, ServerUnavailable, and what it raises."""
-        client, original = await self._route(name)
-        return await client.get_prompt(original, arguments)
+        client, item = await self._route(name)
+        return await self._on(item.server, client, client.get_prompt(item.original, arguments))
 
     async def complete(
         self, name: str, argument: str, value: str, *, context: dict[str, str] | None = None
     ) -> CompleteResult:
         """Suggestions for an argument of the prompt `name` (public name), from its server."""
-        client, original = await self._route(name)
-        return await client.complete(argument, value, prompt=original, context=context)
+        client, item = await self._route(name)
+        done = client.complete(argument, value, prompt=item.original, context=context)
+        return await self._on(item.server, client, done)
