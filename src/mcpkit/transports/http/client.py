@@ -27,9 +27,14 @@ generic error when the body holds none: the client's era probe tells a modern se
 legacy one by that.
 
 Errors end here, as mcpkit's: a request whose POST fails gets a JSON-RPC error answer (so the
-caller sees `ProtocolError` and other requests carry on); a server that cannot be reached, or a
-404 for our session id (the server ended the session), closes the transport with a reason that
-names the URL, which the session raises as `ConnectionClosed`. By default we do not
+caller sees `ProtocolError` and other requests carry on). A server that is gone closes the
+transport with a reason that names the URL, which the session raises as `ConnectionClosed` for
+every request still waiting (and later ones), and which `wait_closed()` returns at once: a
+connection refused; a connection that broke (reset, closed before the answer, an event stream
+cut off) followed by a refused new connection (`refused`: a HEAD with no session or
+credentials); the GET stream lost and not reopened; a 404 for our session id (the server ended
+the session). A connection that broke while the server still accepts new ones fails only that
+request. By default we do not
 re-initialize behind the caller's back: the server's state for the old session (subscriptions,
 log level, in-flight requests) is gone, and only the layer above knows whether that matters; a
 new `Client` starts a new session. `renew_session=True` opts in: the handshake we saw is
@@ -104,6 +109,7 @@ class StreamableHTTPTransport(PullTransport):
             follow_redirects=True,
         )
         self._streams = ResponseStreams(self, self._client, max_reconnects, renew_session)
+        self._check_timeout = min(timeout, 5.0)  # is the server still there?
         self._fallback = fallback
         self._renew = renew_session
         self._renew_lock = asyncio.Lock()
@@ -257,6 +263,9 @@ class StreamableHTTPTransport(PullTransport):
         except httpx.ConnectError as exc:
             self._fail(f"could not connect to {self.url}: {describe(exc)}")
             return
+        except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+            await self.broken(request_id, exc)
+            return
         except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
             if request_id is None:
                 logger.warning("POST to %s failed: %s", self.url, describe(exc))
@@ -347,6 +356,34 @@ class StreamableHTTPTransport(PullTransport):
             logger.info("%s ended session %s; continuing in %s", self.url, expired, session)
             self._spawn(self._streams.listen())
             return True
+
+    async def broken(self, request_id: Any, error: BaseException) -> None:
+        """The connection carrying a message or its answer broke (reset, or closed before the
+        answer). When the server now refuses a new connection it is gone: the transport
+        closes, and every request still waiting raises ConnectionClosed. Otherwise only this
+        exchange failed: the request gets a JSON-RPC error (ProtocolError)."""
+        what = f"the connection to {self.url} broke: {describe(error)}"
+        if await self.refused():
+            self.went_away(f"{what}, and it refuses new connections: the server is gone")
+        elif request_id is None:
+            logger.warning("%s", what)
+        else:
+            self.answer_error(request_id, what)
+
+    async def refused(self) -> bool:
+        """Whether the server refuses a new connection now (a HEAD, with no session and no
+        credentials: any HTTP answer at all means something still listens)."""
+        try:
+            await self._client.head(self.url, auth=None, timeout=self._check_timeout)
+        except httpx.ConnectError:
+            return True
+        except httpx.HTTPError:
+            return False
+        return False
+
+    def went_away(self, reason: str) -> None:
+        """The server is gone: close the transport with `reason` (ConnectionClosed)."""
+        self._fail(reason)
 
     def session_gone(self, session_id: str) -> None:
         self._fail(

@@ -23,6 +23,7 @@ from mcpkit.protocol.sse import SSEParser
 logger = logging.getLogger("mcpkit.http")
 
 DEFAULT_RETRY_MS = 1000
+REFUSED = -2  # what `get` returns when the server refuses the connection: it is gone
 
 
 class StreamOwner(Protocol):
@@ -41,6 +42,12 @@ class StreamOwner(Protocol):
 
     def session_gone(self, session_id: str) -> None: ...
 
+    async def broken(self, request_id: Any, error: BaseException) -> None: ...
+
+    async def refused(self) -> bool: ...
+
+    def went_away(self, reason: str) -> None: ...
+
 
 @dataclass(slots=True)
 class Stream:
@@ -51,6 +58,7 @@ class Stream:
     retry_ms: int | None = None
     answered: bool = False
     events: int = 0  # messages (not priming events) seen on the current connection
+    broke: BaseException | None = None  # why the last connection dropped mid-stream
 
 
 class ResponseStreams:
@@ -77,6 +85,9 @@ class ResponseStreams:
             stream = Stream(request_id)
             await self.read(response, stream)
             if request_id is not None and not stream.answered and not resumable:
+                if stream.broke is not None:  # dropped, not ended: is the server still there?
+                    await owner.broken(request_id, stream.broke)
+                    return
                 owner.answer_error(
                     request_id, f"{owner.url} closed the response stream before answering"
                 )
@@ -146,6 +157,7 @@ class ResponseStreams:
         """Hand each message on `response` up; stops quietly when the connection drops."""
         parser = SSEParser()
         stream.events = 0
+        stream.broke = None
         try:
             async for chunk in response.aiter_bytes():
                 for event in parser.feed(chunk):
@@ -162,6 +174,7 @@ class ResponseStreams:
                     self._owner.deliver(message)
         except httpx.HTTPError as exc:  # dropped mid-stream: the caller may resume
             logger.debug("SSE stream from %s dropped: %s", self._owner.url, describe(exc))
+            stream.broke = exc
 
     async def resume(self, stream: Stream) -> None:
         """GET + Last-Event-ID until the request's answer arrives (or it is cancelled).
@@ -189,6 +202,9 @@ class ResponseStreams:
             await asyncio.sleep((stream.retry_ms or DEFAULT_RETRY_MS) / 1000)
             session = owner.session_id
             status = await self.get(stream)
+            if status == REFUSED:
+                owner.went_away(self._refused_reason("a response stream dropped"))
+                return
             if status == 404 and session is not None:
                 if self._renew:  # the answer went with the old session; the next message renews
                     owner.answer_error(
@@ -204,7 +220,8 @@ class ResponseStreams:
     async def get(self, stream: Stream) -> int:
         """One GET of an SSE stream (resuming it when we have an event id).
 
-        Returns the HTTP status, 0 when the request failed, -1 for a 200 that is no stream.
+        Returns the HTTP status, 0 when the request failed, -1 for a 200 that is no stream,
+        REFUSED when the server refused the connection.
         """
         owner = self._owner
         extra = {"accept": "text/event-stream"}
@@ -219,6 +236,9 @@ class ResponseStreams:
                     return -1
                 await self.read(r, stream)
                 return 200
+        except httpx.ConnectError as exc:
+            logger.debug("GET %s refused: %s", owner.url, describe(exc))
+            return REFUSED
         except httpx.HTTPError as exc:
             logger.debug("GET %s failed: %s", owner.url, describe(exc))
             return 0
@@ -227,11 +247,13 @@ class ResponseStreams:
         """The GET stream for messages the server sends unasked, reopened while it lasts.
 
         405 (or any 4xx): the server offers none. The server may close it at any time; we come
-        back after its `retry` delay, and stop after `max_reconnects` failures in a row.
+        back after its `retry` delay, and stop after `max_reconnects` failures in a row. The
+        server is gone (the transport closes) when the stream drops and a new connection is
+        refused, or when it cannot be reopened for `max_reconnects` network failures in a row.
         """
         owner = self._owner
         stream = Stream()
-        failures = 0
+        failures = network = 0
         while failures < self._max_reconnects:
             session = owner.session_id
             status = await self.get(stream)
@@ -241,8 +263,20 @@ class ResponseStreams:
                 return
             if 400 <= status < 500:
                 return
+            if status == REFUSED or (stream.broke is not None and await owner.refused()):
+                owner.went_away(self._refused_reason("the GET stream ended"))
+                return
             failures = 0 if status == 200 else failures + 1
+            network = network + 1 if status == 0 else 0
             await asyncio.sleep((stream.retry_ms or DEFAULT_RETRY_MS) / 1000)
+        if network >= self._max_reconnects:
+            owner.went_away(
+                f"the GET stream from {owner.url} ended and could not be reopened "
+                f"({network} attempts failed): the server is gone"
+            )
+
+    def _refused_reason(self, what: str) -> str:
+        return f"{what} and {self._owner.url} refuses new connections: the server is gone"
 
 
 def is_answer(message: Any, request_id: Any) -> bool:
