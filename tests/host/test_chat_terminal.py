@@ -241,3 +241,53 @@ async def test_answers_are_whole_words_with_the_default_shown(tmp_path: Path) ->
         await screen.expect("you>")
         screen.type("\x04")  # Ctrl-D leaves
         assert await screen.exit_code() == 0
+
+
+async def test_ctrl_c_cancels_the_turn_and_keeps_the_conversation(tmp_path: Path) -> None:
+    async with (
+        fake_llm() as fake,
+        on_terminal(chat_argv(fake, alpha_and_kit(tmp_path), tmp_path), chat_env()) as screen,
+    ):
+        fake.script(calls("alpha__slow", {"seconds": 600}))
+        await screen.answer("you>", "take your time")
+        await screen.answer("allow? [y/s/a/N]:", "s")  # for this session
+        await screen.expect("-> alpha/slow")
+        screen.type("\x03")  # Ctrl-C: a SIGINT to the chat's process group
+        await screen.expect("(cancelled: the conversation goes on from here)")
+
+        # The same chat goes on: its history (the cancelled call answered as such), its
+        # session approval (not asked again), its servers (still up).
+        fake.script(calls("alpha__slow", {"seconds": 0}, "call_2"), openai_completion("done now"))
+        await screen.answer("you>", "quicker please")
+        shown = await screen.expect("model> done now")
+        assert "wants to run" not in shown and "<- alpha/slow done" in shown
+        history = json.dumps(fake.requests[1].body["messages"])
+        assert "take your time" in history and "cancelled" in history
+        await screen.answer("you>", "/servers")
+        states = await screen.expect("kit: ready")
+        assert "alpha: ready" in states and "restart" not in states
+
+        await screen.expect("you>")
+        screen.type("half typed")
+        await screen.expect("half typed")
+        screen.type("\x03")  # with text: the line is dropped, the chat stays
+        screen.type("/servers\r")
+        await screen.expect("kit: ready")
+        await screen.expect("you>")
+        screen.type("\x03")  # at an empty prompt: leave
+        assert await screen.exit_code() == 0
+
+
+async def test_ctrl_c_twice_leaves(tmp_path: Path) -> None:
+    async with (
+        fake_llm() as fake,
+        on_terminal(chat_argv(fake, alpha_and_kit(tmp_path), tmp_path), chat_env()) as screen,
+    ):
+        fake.script(calls("alpha__slow", {"seconds": 600}))
+        await screen.answer("you>", "take your time")
+        await screen.answer("allow? [y/s/a/N]:", "y")
+        await screen.expect("-> alpha/slow")
+        screen.type("\x03")
+        await screen.expect("cancelling this turn (Ctrl-C again to leave)")
+        screen.type("\x03")
+        assert await screen.exit_code() == 0

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.cli.approvals import approve
@@ -86,8 +87,8 @@ class Conversation:
     async def run(self) -> None:
         while not self.leaving.is_set():
             try:
-                text = await self.terminal.ask("you> ")
-            except Interrupted:  # Ctrl-C at the prompt
+                text = await self._unless_leaving(self.terminal.ask("you> "))
+            except Interrupted:  # Ctrl-C at the prompt (or just before it)
                 return
             if text is None:  # Ctrl-D
                 return
@@ -99,6 +100,18 @@ class Conversation:
                     return
                 continue
             await self.converse(text)
+
+    async def _unless_leaving(self, asking: Coroutine[Any, Any, str | None]) -> str | None:
+        """The line asked; Interrupted when a Ctrl-C said leave before it came."""
+        line = asyncio.ensure_future(asking)
+        leave = asyncio.ensure_future(self.leaving.wait())
+        await asyncio.wait({line, leave}, return_when=asyncio.FIRST_COMPLETED)
+        leave.cancel()
+        if not line.done():
+            line.cancel()
+            await asyncio.wait({line})
+            raise Interrupted
+        return line.result()
 
     def interrupt(self) -> None:
         """Ctrl-C outside a prompt: cancel the turn in flight; a second one, or none in

@@ -145,7 +145,13 @@ class Terminal:
     def _interrupt(self) -> None:
         if self._waiting is not None and not self._waiting.done():
             self._waiting.cancel()
-        elif self.on_interrupt is not None:
+            return
+        app = getattr(self._session, "app", None)
+        if app is not None and app.is_running and not app.future.done():
+            # A SIGINT that came while prompt_toolkit was taking the terminal: as its Ctrl-C.
+            app.exit(exception=KeyboardInterrupt)
+            return
+        if self.on_interrupt is not None:
             self.on_interrupt()
 
 
