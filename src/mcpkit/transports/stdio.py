@@ -227,6 +227,9 @@ class SubprocessTransport(PipeTransport):
                 stderr=asyncio.subprocess.PIPE,
                 env=None if env is None else {**os.environ, **env},
                 cwd=cwd,
+                # Its own session: a Ctrl-C typed at the host's terminal is the host's to
+                # handle (cancel a call), not a SIGINT that kills every server it runs.
+                start_new_session=True,
             )
         except OSError as exc:
             raise ConnectionClosed(_not_started(argv, cwd, exc)) from None
