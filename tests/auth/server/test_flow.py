@@ -210,6 +210,9 @@ async def test_the_consent_form_signs_the_user_in_and_asks() -> None:
         claims = await verified_claims(run, tokens["access_token"], flow.resource or "")
         assert claims["sub"] == "alice" and claims["scope"] == "mcp files:read"
 
+        # A form is answered once (issue 22 item 19c): denying takes a new page.
+        again = await run.http.get("/authorize", params=flow.query())
+        fields = dict(re.findall(r'type="hidden" name="([^"]+)" value="([^"]*)"', again.text))
         denied = await run.http.post("/authorize", data={**fields, "decision": "deny"})
         where, params = redirected_to(denied)
         assert where == CALLBACK

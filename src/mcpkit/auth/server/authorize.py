@@ -14,6 +14,7 @@ loopback address) there is no page: the request is approved at once for `dev_sub
 
 from __future__ import annotations
 
+import asyncio
 import re
 import secrets
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from urllib.parse import urlsplit
 from mcpkit.auth.server.asgi import OAuthError, Params, Request, Response, redirect
 from mcpkit.auth.server.clients import Client, ClientDirectory
 from mcpkit.auth.server.consent import (
+    FORM_LIFETIME,
     ConsentView,
     CSRFGuard,
     error_page,
@@ -79,7 +81,9 @@ class AuthorizeEndpoint:
         self._store = store
         self._directory = directory
         self._csrf: CSRFGuard | None = None
+        self._spending = asyncio.Lock()
         self._path = urlsplit(options.endpoint("authorize")).path
+        self._origin = _origin(options.issuer)
 
     async def handle(self, request: Request) -> Response:
         try:
@@ -116,11 +120,14 @@ class AuthorizeEndpoint:
         guard = await self._guard()
         cookie = guard.cookie(request.headers)
         now = self._options.clock()
-        if not guard.check(csrf, cookie, fields_digest(authorization.fields), now):
+        if not guard.same_origin(request.headers, self._origin) or not guard.check(
+            csrf, cookie, fields_digest(authorization.fields), now
+        ):
             raise PageError(
                 "invalid_request", "the form expired or did not come from this page", 403
             )
         if decision == "deny":
+            await self._spend(csrf)
             return self._refuse(authorization, OAuthError("access_denied", "the user said no"), 303)
         if decision != "approve":
             raise PageError("invalid_request", "no decision in the form")
@@ -128,7 +135,17 @@ class AuthorizeEndpoint:
         if subject is None:
             message = "Wrong username or password." if username else "Please sign in."
             return await self._page(request, authorization, None, message)
+        await self._spend(csrf)
         return await self._approve(authorization, subject, 303)
+
+    async def _spend(self, csrf: str | None) -> None:
+        """Marks a consent form as answered: posted again (twice in a row, or replayed), it
+        gets no second code. Raises PageError when it was answered already."""
+        spent = f"consent-form:{digest(csrf or '')}"
+        async with self._spending:  # the check and the mark as one step in this process
+            if await self._store.is_revoked(spent):
+                raise PageError("invalid_request", "this form was answered already", 403)
+            await self._store.revoke(spent, self._options.clock() + FORM_LIFETIME + 60)
 
     async def _check(self, params: Params) -> Authorization:
         """The request, checked. Raises PageError while the client or redirect URI is in

@@ -6,10 +6,14 @@ program on the machine could be listening at), the scopes and the resource, and 
 username and password when the user is not already known. The authorization request's own
 parameters ride along as hidden fields and are checked again when the form comes back.
 
-CSRF: a random cookie (SameSite=Lax, HttpOnly; `__Host-` and Secure over https) plus a form
-token that is an HMAC, under a server secret, of that cookie, the digest of the request's
-parameters and the time: a page on another site can neither read the token nor make the
-browser send the cookie with its POST, and a token cannot be moved to other parameters.
+CSRF: a cookie this server issued (a random value and its HMAC under a server secret, so a
+value planted by someone else is ignored; SameSite=Lax, HttpOnly; `__Host-` and Secure over
+https) plus a form token that is an HMAC, under the same secret, of that cookie, the digest
+of the request's parameters and the time: a page on another site can neither read the token
+nor make the browser send the cookie with its POST, and a token cannot be moved to other
+parameters. Cookies do not keep ports apart, and every port of a loopback host is the same
+site (SameSite does not help there), so the POST must also come from this server's own
+origin when the browser says where it comes from (`Origin`, `Sec-Fetch-Site`).
 Every page is sent with no-store and clickjacking headers (frame-ancestors 'none', DENY).
 """
 
@@ -143,10 +147,13 @@ class CSRFGuard:
         self._secure = secure
 
     def cookie(self, headers: Mapping[str, str]) -> str | None:
-        """This browser's CSRF cookie, if it sent one."""
+        """This browser's CSRF cookie, if it sent one this server issued."""
         for item in headers.get("cookie", "").split(";"):
             name, _, value = item.strip().partition("=")
-            if name == self.cookie_name and len(value) == 43:
+            nonce, _, mac = value.partition(".")
+            # Ours: a nonce and its MAC ("cookie" and no time keep it apart from form tokens).
+            issued = hmac.compare_digest(mac, self._mac("cookie", nonce, ""))
+            if name == self.cookie_name and len(nonce) == 43 and issued:
                 return value
         return None
 
@@ -154,21 +161,33 @@ class CSRFGuard:
         attributes = "Path=/; HttpOnly; SameSite=Lax" + ("; Secure" if self._secure else "")
         return b"set-cookie", f"{self.cookie_name}={value}; {attributes}".encode()
 
-    @staticmethod
-    def new_cookie() -> str:
-        return secrets.token_urlsafe(32)
+    def new_cookie(self) -> str:
+        nonce = secrets.token_urlsafe(32)
+        return f"{nonce}.{self._mac('cookie', nonce, '')}"
 
     def token(self, cookie: str, digest: str, now: float) -> str:
-        issued = str(int(now))
-        return f"{issued}.{self._mac(cookie, digest, issued)}"
+        """A form token: its time, a nonce (every page's token differs, so answering one
+        page spends no other) and the MAC of both with the cookie and the request."""
+        stamp = f"{int(now)}-{secrets.token_urlsafe(8)}"
+        return f"{stamp}.{self._mac(cookie, digest, stamp)}"
 
     def check(self, token: str | None, cookie: str | None, digest: str, now: float) -> bool:
         if not token or not cookie:
             return False
-        issued, _, mac = token.partition(".")
+        stamp, _, mac = token.partition(".")
+        issued = stamp.partition("-")[0]
         if not issued.isdigit() or not 0 <= now - int(issued) <= FORM_LIFETIME:
             return False
-        return hmac.compare_digest(mac, self._mac(cookie, digest, issued))
+        return hmac.compare_digest(mac, self._mac(cookie, digest, stamp))
+
+    @staticmethod
+    def same_origin(headers: Mapping[str, str], origin: str) -> bool:
+        """Whether a POST comes from `origin` as far as the browser says (a client that is
+        no browser says nothing, and cannot be made to post by another site)."""
+        sent_from = headers.get("origin")
+        if sent_from is not None and sent_from != origin:
+            return False
+        return headers.get("sec-fetch-site", "same-origin") in ("same-origin", "none")
 
     def _mac(self, cookie: str, digest: str, issued: str) -> str:
         message = f"{cookie}|{digest}|{issued}".encode()
