@@ -3,13 +3,14 @@
 Parsing happens once, from bytes, with orjson. `classify` checks only the envelope (jsonrpc,
 id, method, params/result/error shapes); params are the business of whoever handles the method.
 Anything structurally wrong becomes an `Invalid` carrying the error to answer with, so a bad
-message never raises out of the core.
+message never raises out of the core. The message classes are final: the connection tells
+them apart by `type(msg) is C`, which mypy narrows for a final class.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, final
 
 import orjson
 
@@ -39,6 +40,7 @@ __all__ = [
 ]
 
 
+@final
 class Request:
     __slots__ = ("id", "method", "params")
 
@@ -48,6 +50,7 @@ class Request:
         self.params = params
 
 
+@final
 class Notification:
     __slots__ = ("method", "params")
 
@@ -56,6 +59,7 @@ class Notification:
         self.params = params
 
 
+@final
 class Response:
     __slots__ = ("id", "result")
 
@@ -64,6 +68,7 @@ class Response:
         self.result = result
 
 
+@final
 class ErrorResponse:
     """An error answer. `id` is None when the peer could not tell which request failed."""
 
@@ -74,6 +79,7 @@ class ErrorResponse:
         self.error = error
 
 
+@final
 class Invalid:
     """A message we cannot accept. `reply` says whether an error response is owed."""
 
