@@ -13,6 +13,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.client import Client
+from mcpkit.errors import ConnectionClosed
 from mcpkit.host.aggregate import Aggregate, HostItem
 from mcpkit.host.config import ServerConfig
 
@@ -64,14 +65,17 @@ class HostTools(Aggregate["Tool"]):
         asked about. Raises KeyError (unknown or not offered), ServerUnavailable (its
         server is not ready), ConsentDenied, DecisionStoreError, and what
         `Client.call_tool` raises."""
-        _, item = await self._route(name)
+        client, item = await self._route(name)
         if consent and self.consent is not None:
             await self.consent.check_tool(item.server, item.item, arguments)
-        client = self.servers.client(item.server)  # the user may have taken a while
-        call = client.call_tool(
-            item.original, arguments, raise_on_error=raise_on_error, on_progress=on_progress
-        )
-        return await self._on(item.server, client, call)
+            client = self.servers.client(item.server)  # the user may have taken a while
+        try:  # as `_on`, written out: this is the hot path
+            return await client.call_tool(
+                item.original, arguments, raise_on_error=raise_on_error, on_progress=on_progress
+            )
+        except ConnectionClosed as exc:
+            self._lost(item.server, client, exc)
+            raise
 
 
 class HostPrompts(Aggregate["Prompt"]):
