@@ -16,6 +16,8 @@ import pytest
 
 from mcpkit.errors import ConnectionClosed
 from mcpkit.host import (
+    HostPrompts,
+    HostResources,
     HostServers,
     HostTools,
     ServerStatus,
@@ -182,3 +184,29 @@ async def test_the_agents_call_to_a_server_gone_says_which_server_and_why(remote
     text = result["content"][0]["text"]
     assert result["isError"] and "server 'remote' is restarting" in text
     assert "no tool named" not in text
+
+
+async def test_prompts_and_resources_of_a_server_gone_name_it_too() -> None:
+    server = str(Path(__file__).with_name("host_server.py"))
+    entries = {name: {"command": sys.executable, "args": [server, name]} for name in ("a", "b")}
+    timing = Timing(connect_timeout=30.0, restart_delay=30.0, max_delay=30.0)
+    servers = HostServers(load_config({"mcpServers": entries}), timing=timing)
+    try:
+        await servers.start()
+        tools, prompts, resources = HostTools(servers), HostPrompts(servers), HostResources(servers)
+        await prompts.list()
+        await resources.list()
+        with pytest.raises(GONE):
+            await tools.call_tool("a__crash")  # the process exits under the call
+        assert servers.status()["a"].state is State.RESTARTING
+        await prompts.list()
+        await resources.list()
+        with pytest.raises(ServerUnavailable, match="'a' is restarting"):
+            await prompts.get_prompt("a__greet", {"person": "ada"})
+        with pytest.raises(ServerUnavailable, match="'a' is restarting"):
+            await resources.read_resource("memo://a")
+        assert (await resources.read_resource("memo://b")).contents[0].text  # b is fine
+        with pytest.raises(KeyError, match="no ready server offers"):
+            await resources.read_resource("memo://nobody")
+    finally:
+        await servers.aclose()

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from mcpkit.client import Client
 from mcpkit.host.aggregate import Aggregate, HostItem
-from mcpkit.host.servers import HostServers
+from mcpkit.host.servers import HostServers, ServerUnavailable
 
 if TYPE_CHECKING:
     from mcpkit.server.uri_template import UriTemplate
@@ -105,7 +105,7 @@ class HostResources(Aggregate["Resource"]):
 
     async def server_for(self, uri: str) -> str:
         """The one server offering `uri` (listed, else by template). Raises KeyError,
-        AmbiguousResource."""
+        AmbiguousResource, ServerUnavailable (the server that listed it is not ready now)."""
         listed = self.owner(uri)
         if not listed:
             await self.list()
@@ -113,7 +113,19 @@ class HostResources(Aggregate["Resource"]):
         if listed:
             return _one(uri, listed, None)
         await self.templates.list()
-        return _one(uri, self.templates.servers_matching(uri), None)
+        matching = self.templates.servers_matching(uri)
+        gone = None if matching else self._listed_by_a_server_gone(uri)
+        if gone is not None:
+            raise ServerUnavailable(self.servers.status()[gone])
+        return _one(uri, matching, None)
+
+    def _listed_by_a_server_gone(self, uri: str) -> str | None:
+        """A server that is not ready now whose last list had `uri`."""
+        ready = self.servers.ready()
+        for server in self._lists:
+            if server not in ready and any(e.original == uri for e in self._named(server)):
+                return server
+        return None
 
 
 def _one(uri: str, servers: list[str], chosen: str | None) -> str:
