@@ -41,7 +41,7 @@ async def test_a_csrf_cookie_the_server_did_not_issue_is_ignored() -> None:
     "headers",
     [
         {"origin": "http://127.0.0.1:5173"},  # another port of the same loopback host
-        {"origin": "null"},
+        {"origin": "null", "sec-fetch-site": "cross-site"},
         {"sec-fetch-site": "same-site"},
         {"sec-fetch-site": "cross-site"},
     ],

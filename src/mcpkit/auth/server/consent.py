@@ -183,9 +183,11 @@ class CSRFGuard:
     @staticmethod
     def same_origin(headers: Mapping[str, str], origin: str) -> bool:
         """Whether a POST comes from `origin` as far as the browser says (a client that is
-        no browser says nothing, and cannot be made to post by another site)."""
+        no browser says nothing, and cannot be made to post by another site). The page's
+        `Referrer-Policy: no-referrer` makes browsers send `Origin: null` for its own form:
+        that says nothing, and `Sec-Fetch-Site` (which every current browser sends) decides."""
         sent_from = headers.get("origin")
-        if sent_from is not None and sent_from != origin:
+        if sent_from not in (None, "null", origin):
             return False
         return headers.get("sec-fetch-site", "same-origin") in ("same-origin", "none")
 
