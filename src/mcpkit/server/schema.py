@@ -9,7 +9,9 @@ more — a pydantic model, dataclass, TypedDict, Enum, datetime/date/time, UUID,
 path (`mcpkit.server.typed`): pydantic, imported then and only then, validates the arguments
 and converts them to the annotated types (a model parameter receives a model instance).
 
-Both paths check arguments as JSON: a string is not an integer, 1 is not true. Unknown
+Both paths check arguments as JSON: a string is not an integer, 1 is not true. As in JSON
+Schema, a number with a zero fraction is an integer (an `int` parameter given 3.0 receives
+3); that second look (`conform`) runs only when the fast exact-type check fails. Unknown
 arguments are dropped, not passed on. Return annotations get the same treatment in
 `describe_output`.
 
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mcpkit.server.arguments import EMPTY, InvalidArguments
+from mcpkit.server.conform import Refused, conform
 from mcpkit.server.hints import resolve_hints
 
 JSONObject = dict[str, Any]
@@ -125,7 +128,7 @@ def _plain_binder(
                 value = arguments[name]
                 if (type(value) in types_) if types_ is not None else check(value):
                     continue
-                raise InvalidArguments(_plain_problems(parameters, arguments))
+                return _conformed(parameters, arguments)  # 3.0 for an integer, or wrong
             if required:
                 raise InvalidArguments(_plain_problems(parameters, arguments))
         if names.issuperset(arguments):
@@ -135,6 +138,22 @@ def _plain_binder(
     return bind
 
 
+def _conformed(parameters: tuple[Parameter, ...], arguments: JSONObject) -> JSONObject:
+    """The slow path of `bind`, after an exact-type check failed: the arguments as the
+    parameters' schemas accept them (`conform`). Raises InvalidArguments."""
+    found: JSONObject = {}
+    for parameter in parameters:
+        name = parameter.name
+        if name in arguments:
+            try:
+                found[name] = conform(parameter.schema, arguments[name])
+            except Refused:
+                raise InvalidArguments(_plain_problems(parameters, arguments)) from None
+        elif parameter.required:
+            raise InvalidArguments(_plain_problems(parameters, arguments))
+    return found
+
+
 def _plain_problems(parameters: tuple[Parameter, ...], arguments: JSONObject) -> list[str]:
     found: list[str] = []
     for parameter in parameters:
@@ -142,7 +161,10 @@ def _plain_problems(parameters: tuple[Parameter, ...], arguments: JSONObject) ->
         if name not in arguments:
             if parameter.required:
                 found.append(f"{name}: required argument missing")
-        elif not parameter.check(arguments[name]):
+            continue
+        try:
+            conform(parameter.schema, arguments[name])
+        except Refused:
             found.append(f"{name}: {mismatch(parameter.schema, arguments[name])}")
     return found
 

@@ -5,6 +5,9 @@ signature become one TypedDict (`Required` / `NotRequired` by default), validate
 TypeAdapter in strict JSON mode — the same rules as the plain path (a string is not an
 integer) while still turning "2025-01-01T00:00:00Z" into a datetime, {"street": ...} into
 a model and "red" into an Enum member. The result is the keyword arguments for the call.
+Where strict mode and JSON Schema disagree (3.0 is an integer; true is not 1 in an Enum or a
+Literal), the arguments get a second look so that the server accepts exactly what its
+inputSchema accepts (`conform`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,15 @@ from pydantic.fields import FieldInfo
 from pydantic.json_schema import GenerateJsonSchema
 from pydantic_core import ErrorDetails, to_jsonable_python
 
+from mcpkit.protocol.jsonrpc import dumps
 from mcpkit.server.arguments import EMPTY, InvalidArguments
+from mcpkit.server.conform import (
+    Refused,
+    conform,
+    integral_floats,
+    scalar_choices,
+    with_values,
+)
 
 JSONObject = dict[str, Any]
 _BUILD_ERRORS = (PydanticSchemaGenerationError, PydanticUserError, TypeError, ValueError)
@@ -69,24 +80,69 @@ def typed_signature(
         if default is not EMPTY and not isinstance(default, FieldInfo):
             with contextlib.suppress(ValueError):
                 prop.setdefault("default", to_jsonable_python(default))
-    return schema, _converter(adapter)
+    return schema, _converter(adapter, schema)
 
 
-def _converter(adapter: TypeAdapter[JSONObject]) -> Callable[[JSONObject], JSONObject]:
+def _converter(
+    adapter: TypeAdapter[JSONObject], schema: JSONObject
+) -> Callable[[JSONObject], JSONObject]:
     validate_json = adapter.validate_json
+    choices = scalar_choices(schema)
+    always = "boolean" in choices  # a number may pass for a listed boolean
+    on_booleans = "number" in choices  # a boolean may pass for a listed number
 
     def convert(arguments: JSONObject) -> JSONObject:
         try:
-            try:
-                data = orjson.dumps(arguments)
-            except TypeError:  # not from the wire (an in-process caller passed objects)
-                return adapter.validate_python(arguments, strict=True)
-            return validate_json(data, strict=True)
+            data = orjson.dumps(arguments)
+        except TypeError:  # not from the wire (an in-process caller passed objects)
+            return _validated(adapter.validate_python, arguments)
+        try:
+            values = validate_json(data, strict=True)
         except ValidationError as exc:
-            errors = exc.errors(include_url=False)
-            raise InvalidArguments([_problem(e, argument=True) for e in errors]) from None
+            values = _second_look(adapter, arguments, exc)
+        if always or (on_booleans and (b"true" in data or b"false" in data)):
+            _check_choices(schema, arguments)
+        return values
 
     return convert
+
+
+def _validated(validate: Callable[..., JSONObject], arguments: JSONObject | bytes) -> JSONObject:
+    try:
+        return validate(arguments, strict=True)
+    except ValidationError as exc:
+        raise InvalidArguments(_problems(exc)) from None
+
+
+def _second_look(
+    adapter: TypeAdapter[JSONObject], arguments: JSONObject, refused: ValidationError
+) -> JSONObject:
+    """Strict mode refuses 3.0 for an int, which JSON Schema (our inputSchema) accepts: once
+    more with ints in those places. Raises InvalidArguments."""
+    errors = refused.errors(include_url=False)
+    paths = integral_floats(arguments, (error["loc"] for error in errors))
+    if not paths:
+        raise InvalidArguments([_problem(e, argument=True) for e in errors])
+    data = dumps(with_values(arguments, paths))  # past 64 bits too (1e300 is an integer)
+    return _validated(adapter.validate_json, data)
+
+
+def _check_choices(schema: JSONObject, arguments: JSONObject) -> None:
+    """pydantic's Enums and Literals take True for 1 and 1 for True (Python equality); JSON
+    Schema does not. Raises InvalidArguments naming the arguments the schema refuses."""
+    properties = schema.get("properties", {})
+    problems = []
+    for name, value in arguments.items():
+        try:
+            conform(properties.get(name, True), value, schema)
+        except Refused:
+            problems.append(f"{name}: not one of the allowed values (true is not 1 in JSON Schema)")
+    if problems:
+        raise InvalidArguments(problems)
+
+
+def _problems(exc: ValidationError) -> list[str]:
+    return [_problem(e, argument=True) for e in exc.errors(include_url=False)]
 
 
 def typed_output(annotation: Any, fn_name: str) -> tuple[JSONObject, bool, Callable[[Any], Any]]:

@@ -1,0 +1,230 @@
+"""Arguments as the advertised inputSchema accepts them, on the slow path only.
+
+How this works: a tool's arguments are checked by the fast exact-type checks of `schema`
+(plain path) or by pydantic in strict mode (`typed`). Both differ from JSON Schema in small
+ways: JSON Schema counts a number with a zero fraction (3.0) as an integer and compares
+numbers by value in `enum`/`const` (3.0 equals 3), while it never counts true as 1 -- and
+pydantic's Enums and Literals do (True == 1 in Python). A client that validates against the
+inputSchema we advertise must get the same answer from the server, so:
+
+- plain path: when an exact-type check fails, `conform` walks the parameter's own schema and
+  gives the value that schema accepts, an integral float becoming the int the annotation
+  asks for;
+- typed path: when pydantic refuses, `integral_floats` finds the integral floats it refused
+  and `with_values` puts ints in their place for one more strict validation; when it
+  accepts arguments where the schema lists numbers (and the arguments hold a boolean) or
+  booleans in an `enum`/`const` (`scalar_choices`, read at registration), `conform` checks
+  them against the whole schema.
+
+`conform` understands the keywords that decide a value's type and choices (type, enum,
+const, $ref, anyOf, oneOf, allOf, properties, required, additionalProperties, items,
+prefixItems) and lets every other keyword (bounds, patterns, formats) pass: those are
+pydantic's to check. The common case, arguments of the right types, never comes here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+JSONObject = dict[str, Any]
+Schema = JSONObject | bool
+
+
+class Refused(ValueError):
+    """The value does not fit the schema."""
+
+
+def conform(schema: Schema, value: Any, root: Schema | None = None) -> Any:
+    """`value` as `schema` accepts it (integral floats where integers are wanted made ints;
+    an enum member given as an equal number replaced by the member). `root` is the whole
+    schema, where `$ref`s point (default: `schema`).
+
+    Raises Refused when JSON Schema would refuse it.
+    """
+    root = schema if root is None else root
+    if not isinstance(schema, dict):
+        if schema is False:
+            raise Refused
+        return value
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        value = conform(_resolve(ref, root), value, root)
+    for branch in schema.get("allOf", ()):
+        value = conform(branch, value, root)
+    for key in ("anyOf", "oneOf"):  # oneOf as anyOf: pydantic checks exclusivity itself
+        if key in schema:
+            value = _first_fit(schema[key], value, root)
+    if "enum" in schema:
+        value = _member(schema["enum"], value)
+    if "const" in schema:
+        value = _member([schema["const"]], value)
+    kind = schema.get("type")
+    if kind is not None:
+        value = _of_type(kind if isinstance(kind, list) else [kind], schema, value, root)
+    return value
+
+
+def _resolve(ref: str, root: Schema) -> Schema:
+    """The schema a local `$ref` ("#/$defs/Name") points to; any other passes everything."""
+    if not ref.startswith("#"):
+        return True
+    node: Any = root
+    for part in filter(None, ref[1:].split("/")):
+        node = node.get(part.replace("~1", "/").replace("~0", "~"), True)
+        if not isinstance(node, dict):
+            return True
+    return node if isinstance(node, dict | bool) else True
+
+
+def _first_fit(members: list[Schema], value: Any, root: Schema) -> Any:
+    for member in members:
+        try:
+            return conform(member, value, root)
+        except Refused:
+            continue
+    raise Refused
+
+
+def _member(options: list[Any], value: Any) -> Any:
+    for option in options:
+        if json_equal(option, value):
+            return option
+    raise Refused
+
+
+def _of_type(kinds: list[str], schema: JSONObject, value: Any, root: Schema) -> Any:
+    for kind in kinds:
+        try:
+            return _KINDS.get(kind, _refuse)(schema, value, root)
+        except Refused:
+            continue
+    raise Refused
+
+
+def _integer(schema: JSONObject, value: Any, root: Schema) -> int:
+    if type(value) is int:
+        return value
+    if type(value) is float and value.is_integer():
+        return int(value)
+    raise Refused
+
+
+def _number(schema: JSONObject, value: Any, root: Schema) -> Any:
+    if type(value) in (int, float):
+        return value
+    raise Refused
+
+
+def _array(schema: JSONObject, value: Any, root: Schema) -> list[Any]:
+    if type(value) is not list:
+        raise Refused
+    prefix = schema.get("prefixItems", [])
+    items = schema.get("items", True)
+    return [
+        conform(prefix[index] if index < len(prefix) else items, item, root)
+        for index, item in enumerate(value)
+    ]
+
+
+def _object(schema: JSONObject, value: Any, root: Schema) -> JSONObject:
+    if type(value) is not dict:
+        raise Refused
+    if any(name not in value for name in schema.get("required", ())):
+        raise Refused
+    properties = schema.get("properties", {})
+    extra = schema.get("additionalProperties", True)
+    if "patternProperties" in schema:
+        extra = True  # patterns are not matched here: let pydantic decide
+    return {key: conform(properties.get(key, extra), item, root) for key, item in value.items()}
+
+
+def _exactly(kind: type) -> Callable[[JSONObject, Any, Schema], Any]:
+    def check(schema: JSONObject, value: Any, root: Schema) -> Any:
+        if type(value) is kind:
+            return value
+        raise Refused
+
+    return check
+
+
+def _refuse(schema: JSONObject, value: Any, root: Schema) -> Any:
+    raise Refused
+
+
+_KINDS: dict[str, Callable[[JSONObject, Any, Schema], Any]] = {
+    "integer": _integer,
+    "number": _number,
+    "array": _array,
+    "object": _object,
+    "string": _exactly(str),
+    "boolean": _exactly(bool),
+    "null": _exactly(type(None)),
+}
+
+
+def scalar_choices(schema: Any) -> frozenset[str]:
+    """Which of "number" and "boolean" an `enum` or `const` somewhere in `schema` lists: the
+    places where Python's True == 1 could let pydantic accept what JSON Schema refuses (a
+    boolean for a listed number, a number for a listed boolean)."""
+    if isinstance(schema, list):
+        return frozenset().union(*(scalar_choices(item) for item in schema))
+    if not isinstance(schema, dict):
+        return frozenset()
+    choices = list(schema.get("enum", ())) + ([schema["const"]] if "const" in schema else [])
+    found = {"boolean" if type(c) is bool else "number" for c in choices if type(c) in _SCALAR}
+    return frozenset(found).union(*(scalar_choices(item) for item in schema.values()))
+
+
+_SCALAR = (bool, int, float)
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality as JSON Schema's enum and const see it: numbers by value (3 equals 3.0),
+    booleans never equal to numbers, other values by type and value."""
+    numbers = (int, float)
+    if type(a) in numbers and type(b) in numbers:
+        return bool(a == b)
+    return type(a) is type(b) and bool(a == b)
+
+
+# -- the typed path ---------------------------------------------------------------------------
+
+
+def integral_floats(arguments: JSONObject, locations: Iterable[tuple[Any, ...]]) -> list[Any]:
+    """The data paths, among pydantic's error `locations`, that hold an integral float.
+
+    A location may name union members ("int", a model's name) between the keys and indexes
+    of the data: whatever is not a key or an index of the value reached is skipped.
+    """
+    found = []
+    for location in locations:
+        node: Any = arguments
+        path = []
+        for part in location:
+            if (type(node) is dict and part in node) or (
+                type(node) is list and type(part) is int and 0 <= part < len(node)
+            ):
+                node = node[part]
+                path.append(part)
+        if type(node) is float and node.is_integer() and path not in found:
+            found.append(path)
+    return found
+
+
+def with_values(arguments: JSONObject, paths: list[list[Any]]) -> JSONObject:
+    """A copy of `arguments` with each path's integral float made an int (containers along
+    the paths copied, the caller's arguments untouched)."""
+    result: Any = arguments
+    for path in paths:
+        result = _replaced(result, path)
+    return dict(result)
+
+
+def _replaced(node: Any, path: list[Any]) -> Any:
+    if not path:
+        return int(node)
+    head, rest = path[0], path[1:]
+    copy = dict(node) if type(node) is dict else list(node)
+    copy[head] = _replaced(node[head], rest)
+    return copy
