@@ -130,7 +130,8 @@ def classify(obj: Any) -> Message | Invalid:
     if type(obj) is not dict:
         return Invalid(None, INVALID_REQUEST, "Invalid Request: not a JSON object", reply=True)
     msg_id = obj.get("id")
-    usable_id = msg_id if is_valid_id(msg_id) else None
+    id_type = type(msg_id)  # is_valid_id, inline: this runs for every message
+    usable_id: RequestId | None = msg_id if id_type is str or id_type is int else None
     method = obj.get("method")
     if obj.get("jsonrpc") != "2.0":
         # Answer anything but a (broken) response: replying to responses could loop forever.
