@@ -133,3 +133,33 @@ async def test_the_thirty_line_agent_example_runs(tmp_path: Path) -> None:
     assert "-> target" in out
     assert lines[-1] == "the example worked"
     assert "from the example" in json.dumps(fake.requests[1].body["messages"][-1])
+
+
+async def test_a_local_server_needs_a_model_name(tmp_path: Path) -> None:
+    async with fake_llm() as fake:
+        config = write_config(tmp_path, {})
+        argv = [
+            sys.executable, "-m", "mcpkit", "chat", "--config", str(config),
+            "--provider", "openai", "--base-url", f"{fake.url}/v1",
+        ]  # fmt: skip
+        code, _, err = await run_piped(argv, "hello\n", api_key="sk-test")
+        assert code == 2
+        assert "--base-url needs --model" in err
+        assert fake.requests == []  # no hosted model's name was sent to the local server
+
+
+async def test_piped_answers_are_whole_words(
+    tmp_path: Path,
+) -> None:
+    async with fake_llm() as fake:
+        call = openai_tool_call("call_1", "alpha__target", {"text": "hello"})
+        fake.script(
+            openai_completion(None, [call], finish_reason="tool_calls"),
+            openai_completion("done"),
+        )
+        code, out, err = await chat(fake, tmp_path, "say hello\nsure\nok\nYes\n")
+        assert code == 0, err
+        assert out.count("allow? [y/s/a/N]:") == 3
+        assert out.count("please answer") == 2
+        assert "<- alpha/target done [1]" in out and "| alpha: hello" in out
+        assert "model> done" in out

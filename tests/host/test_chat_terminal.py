@@ -75,16 +75,15 @@ async def book(ctx: Context) -> str:
     schema = {
         "type": "object",
         "properties": {
-            "name": {"type": "string", "title": "Your name", "description": "As on your ID.",
-                     "minLength": 2},
-            "room": {"type": "string", "title": "Room", "enum": ["single", "double"],
+            "name": {"type": "string", "description": "As on your ID.", "minLength": 2},
+            "room": {"type": "string", "enum": ["single", "double"],
                      "enumNames": ["Single room", "Double room"], "default": "double"},
-            "nights": {"type": "integer", "title": "Nights", "minimum": 1, "maximum": 5},
-            "email": {"type": "string", "title": "Email", "format": "email"},
+            "nights": {"type": "integer", "minimum": 1, "maximum": 5},
+            "email": {"type": "string", "format": "email"},
         },
         "required": ["name", "nights"],
     }
-    answer = await ctx.elicit("Book a room?", schema)
+    answer = await ctx.elicit("Book a room?", schema)  # (mcpkit's server drops titles)
     return f"{answer.action}: {sorted((answer.data or {}).items())}"
 
 
@@ -137,10 +136,15 @@ class Screen:
     def type(self, keys: str) -> None:
         os.write(self.leader, keys.encode())
 
+    async def enter(self, keys: str) -> None:
+        """Type `keys` and Enter, and wait for the line to be taken."""
+        self.type(keys + "\r")
+        await self.expect("\n")
+
     async def answer(self, question: str, keys: str) -> str:
         """Wait for `question`, then type `keys` and Enter; what the screen showed."""
         shown = await self.expect(question)
-        self.type(keys + "\r")
+        await self.enter(keys)  # what follows is the answer's
         return shown
 
     async def exit_code(self, timeout: float = 30.0) -> int:
@@ -221,7 +225,7 @@ async def test_answers_are_whole_words_with_the_default_shown(tmp_path: Path) ->
         assert "Delete every file in the folder." in asked and "Nothing is kept." in asked
         assert "destructive: yes" in asked and "not believed" in asked
         assert '"folder":"/tmp/x"' in asked
-        screen.type("sure\r")  # once read by its first letter as "session"
+        await screen.enter("sure")  # once read by its first letter as "session"
         await screen.expect("please answer y or yes (once), s or session")
         await screen.answer("allow? [y/s/a/N]:", "ok")  # once read as "no"
         await screen.expect("please answer")
@@ -271,7 +275,7 @@ async def test_ctrl_c_cancels_the_turn_and_keeps_the_conversation(tmp_path: Path
         screen.type("half typed")
         await screen.expect("half typed")
         screen.type("\x03")  # with text: the line is dropped, the chat stays
-        screen.type("/servers\r")
+        await screen.enter("/servers")
         await screen.expect("kit: ready")
         await screen.expect("you>")
         screen.type("\x03")  # at an empty prompt: leave
@@ -290,4 +294,184 @@ async def test_ctrl_c_twice_leaves(tmp_path: Path) -> None:
         screen.type("\x03")
         await screen.expect("cancelling this turn (Ctrl-C again to leave)")
         screen.type("\x03")
+        assert await screen.exit_code() == 0
+
+
+async def test_a_result_is_shown_short_and_whole_on_request(tmp_path: Path) -> None:
+    async with (
+        fake_llm() as fake,
+        on_terminal(chat_argv(fake, alpha_and_kit(tmp_path), tmp_path), chat_env()) as screen,
+    ):
+        fake.script(calls("kit__long_output", {"n": 12}), openai_completion("twelve lines"))
+        await screen.answer("you>", "count")
+        await screen.answer("allow? [y/s/a/N]:", "y")
+        shown = await screen.expect("model> twelve lines")
+        assert "<- kit/long_output done [1]" in shown
+        assert "| line 5\n" in shown and "line 6" not in shown
+        assert "… 7 more lines (/show 1 for all of it)" in shown
+        await screen.answer("you>", "/last")
+        whole = await screen.expect("| line 12")
+        assert all(f"| line {n}\n" in whole for n in range(1, 12))
+        await screen.answer("you>", "/show 2")
+        await screen.expect("/show N, N from 1 to 1")
+        await screen.answer("you>", "/frobnicate")
+        await screen.expect("unknown command /frobnicate; /help lists the commands")
+        await screen.expect("you>")
+        screen.type("\x04")
+        assert await screen.exit_code() == 0
+
+
+async def test_servers_are_disabled_enabled_and_restarted_from_the_chat(tmp_path: Path) -> None:
+    async with (
+        fake_llm() as fake,
+        on_terminal(chat_argv(fake, alpha_and_kit(tmp_path), tmp_path), chat_env()) as screen,
+    ):
+        await screen.answer("you>", "/disable alpha")
+        await screen.expect("alpha: disabled")
+        await screen.answer("you>", "/tools")
+        tools = await screen.expect("kit__wipe")
+        assert "alpha__" not in tools
+        await screen.answer("you>", "/enable alpha")
+        await screen.expect("alpha: ready")
+        await screen.answer("you>", "/tools")
+        await screen.expect("alpha__target  Echo the text.")
+        await screen.answer("you>", "/restart kit")
+        await screen.expect("restarting kit")
+        await screen.expect("kit: ready")
+        await screen.answer("you>", "/enable nobody")
+        await screen.expect("no server named nobody; the servers: alpha, kit")
+        fake.script(calls("kit__wipe", {"folder": "f"}), openai_completion("ok"))
+        await screen.answer("you>", "a tool of the restarted server")
+        await screen.answer("allow? [y/s/a/N]:", "y")
+        await screen.expect("<- kit/wipe done")
+        await screen.expect("you>")
+        screen.type("\x03")
+        assert await screen.exit_code() == 0
+
+
+async def test_a_sampling_request_and_its_answer_are_shown_and_the_answer_edited(
+    tmp_path: Path,
+) -> None:
+    async with (
+        fake_llm() as fake,
+        on_terminal(chat_argv(fake, alpha_and_kit(tmp_path), tmp_path), chat_env()) as screen,
+    ):
+        fake.script(
+            calls("kit__summarize", {}),
+            openai_completion("Version 4.2 deletes your backups."),  # the server's sampling
+            openai_completion("summarized"),
+        )
+        await screen.answer("you>", "summarize")
+        await screen.answer("allow? [y/s/a/N]:", "y")
+        asked = await screen.expect("allow? [y/s/a/N]:")
+        assert "? kit wants the model to answer (1 message)" in asked
+        assert "system prompt:\n    You are a terse release-notes writer." in asked
+        assert "user:\n    Summarize the release notes of version 4.2 in one line." in asked
+        assert "at most 64 tokens" in asked
+        await screen.enter("y")
+        shown = await screen.expect("send it? [y/s/a/e/N]:")
+        assert "the model (gpt-test) answered:\n    Version 4.2 deletes your backups." in shown
+        await screen.enter("e")
+        await screen.expect("your answer:")
+        await screen.expect("Version 4.2 deletes your backups.")  # there to edit
+        await screen.enter("\x15Version 4.2 speeds up backups.")  # Ctrl-U: clear, then type anew
+        await screen.answer("send your answer? [Y/n]:", "")
+        done = await screen.expect("model> summarized")
+        assert "| the server got: Version 4.2 speeds up backups." in done
+        sent_back = json.dumps(fake.requests[2].body["messages"])
+        assert "speeds up backups" in sent_back and "deletes your backups" not in sent_back
+        await screen.expect("you>")
+        screen.type("\x04")
+        assert await screen.exit_code() == 0
+
+
+async def test_a_form_shows_each_field_and_asks_again_for_a_bad_value(tmp_path: Path) -> None:
+    async with (
+        fake_llm() as fake,
+        on_terminal(chat_argv(fake, alpha_and_kit(tmp_path), tmp_path), chat_env()) as screen,
+    ):
+        fake.script(calls("kit__book", {}), openai_completion("booked"))
+        await screen.answer("you>", "book me a room")
+        await screen.answer("allow? [y/s/a/N]:", "y")  # the tool
+        await screen.answer("allow? [y/s/a/N]:", "y")  # the form reaching you
+        name = await screen.expect("As on your ID.")
+        assert "? kit asks: Book a room?\n  name * (string, min length 2)\n" in name
+        await screen.answer("name>", "")  # required
+        await screen.expect("this field is required")
+        await screen.answer("name>", "A")
+        await screen.expect("at least 2")
+        await screen.answer("name>", "")
+        await screen.expect("this field is required")
+        await screen.answer("name>", "Ada")
+        room = await screen.expect('default (Enter): "double"')
+        assert "room (string)\n    choices: 1) Single room  2) Double room" in room
+        await screen.answer("room>", "3")
+        await screen.expect("must be one of")
+        await screen.answer("room>", "1")
+        await screen.expect("nights * (integer, min 1, max 5)")
+        await screen.answer("nights>", "9")
+        await screen.expect("at most 5")
+        await screen.answer("nights>", "2")
+        await screen.answer("email>", "not-an-email")
+        await screen.expect("not a valid email")
+        await screen.answer("email>", "")  # optional: left out
+        summary = await screen.expect("send this to kit? [Y/n]:")
+        assert '"name":"Ada","room":"single","nights":2' in summary
+        await screen.enter("")
+        done = await screen.expect("model> booked")
+        assert "accept: [('name', 'Ada'), ('nights', 2), ('room', 'single')]" in done
+        await screen.expect("you>")
+        screen.type("\x04")
+        assert await screen.exit_code() == 0
+
+
+async def test_vs_code_inputs_are_asked_on_the_terminal_a_password_unechoed(
+    tmp_path: Path,
+) -> None:
+    kit = str(tmp_path / "kit_server.py")
+    config = write_config(tmp_path, {})
+    config.write_text(
+        json.dumps(
+            {
+                "inputs": [
+                    {"type": "promptString", "id": "token", "description": "Your API token",
+                     "password": True},
+                    {"type": "pickString", "id": "who", "description": "Which copy",
+                     "options": ["alpha", "beta"], "default": "beta"},
+                ],
+                "servers": {
+                    "kit": {"type": "stdio", "command": sys.executable, "args": [kit],
+                            "env": {"TOKEN": "${input:token}"}},
+                    "copy": {"type": "stdio", "command": sys.executable,
+                             "args": [SERVER, "${input:who}"]},
+                },
+            }
+        )
+    )  # fmt: skip
+    async with (
+        fake_llm() as fake,
+        on_terminal(chat_argv(fake, config, tmp_path), chat_env()) as screen,
+    ):
+        await screen.expect("? the configuration asks: Your API token")
+        await screen.answer("token:", "s3cret-Value")
+        await screen.expect("? the configuration asks: Which copy\n  choices: 1) alpha  2) beta")
+        await screen.answer("who [beta]:", "gamma")
+        await screen.expect("please pick one of the choices")
+        await screen.answer("who [beta]:", "")  # Enter: the default
+        started = await screen.expect("you>")
+        assert "copy: ready" in started and "kit: ready" in started
+        assert "s3cret-Value" not in screen.text  # never echoed
+        fake.script(
+            calls("kit__secret_seen", {}),
+            calls("copy__target", {"text": "hi"}, "call_2"),
+            openai_completion("seen"),
+        )
+        await screen.enter("what was I given?")
+        await screen.answer("allow? [y/s/a/N]:", "y")
+        await screen.expect("| token=s3cret-Value")  # what the server was given
+        await screen.answer("allow? [y/s/a/N]:", "y")
+        await screen.expect("| beta: hi")  # the default, in its argv
+        await screen.expect("model> seen")
+        await screen.expect("you>")
+        screen.type("\x04")
         assert await screen.exit_code() == 0
