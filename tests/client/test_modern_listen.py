@@ -15,7 +15,7 @@ import pytest
 from mcpkit import Client, Server
 from mcpkit.client import era as era_module
 from mcpkit.client.listen import Notification
-from mcpkit.errors import CapabilityNotDeclared, ConnectionClosed, RequestTimeout
+from mcpkit.errors import ConnectionClosed, RequestTimeout
 from mcpkit.protocol import Outgoing
 from mcpkit.transports.memory import memory_pair
 
@@ -202,20 +202,21 @@ async def test_legacy_listen_maps_onto_list_changed_and_resource_subscriptions()
         assert unsubscribed == 0  # unsubscribed on exit
 
 
-async def test_a_filter_the_server_declared_nothing_for_is_refused_before_sending() -> None:
+async def test_a_filter_the_server_declared_nothing_for_is_acknowledged_empty() -> None:
+    # Issue 22 item 3: what the server cannot deliver is left out of `acknowledged`, in both
+    # eras, never an error; nothing is sent when the capabilities cover none of it.
     server = ListenServer()
     async with Client(server.client_end, mode="2026-07-28", timeout=5) as client:
-        with pytest.raises(CapabilityNotDeclared, match=r"prompts\.listChanged"):
-            async with client.listen(prompts=True):
-                pass
-        # Part of a filter the server can serve is enough: it acknowledges what it honours.
+        async with client.listen(prompts=True) as sub:
+            assert sub.acknowledged == {}
+        # Part of a filter the server can serve: the server acknowledges what it honours.
         async with client.listen(prompts=True, tools=True) as sub:
             assert sub.acknowledged == {"promptsListChanged": True, "toolsListChanged": True}
     sent = [m["params"]["notifications"] for m in server.seen if m.get("method") == LISTEN]
     assert sent == [{"promptsListChanged": True, "toolsListChanged": True}]
 
 
-async def test_the_same_refusal_in_the_handshake_era() -> None:
+async def test_the_same_in_the_handshake_era() -> None:
     server = Server("tools only")
 
     @server.tool()
@@ -223,15 +224,16 @@ async def test_the_same_refusal_in_the_handshake_era() -> None:
         return ""
 
     async with Client(server, mode="legacy") as client:
-        with pytest.raises(CapabilityNotDeclared, match=r"resources\.subscribe"):
-            async with client.listen(resource_uris=["memo://a"]):
-                pass
+        async with client.listen(resource_uris=["memo://a"]) as sub:
+            assert sub.acknowledged == {}
+        async with client.listen(tools=True, resource_uris=["memo://a"]) as sub:
+            assert sub.acknowledged == {"toolsListChanged": True}
 
 
 async def test_a_server_answering_listen_with_method_not_found() -> None:
     server = ListenServer(missing_listen=True)
     async with Client(server.client_end, mode="2026-07-28", timeout=5) as client:
-        with pytest.raises(CapabilityNotDeclared, match="subscriptions/listen"):
-            async with client.listen(tools=True):
-                pass
+        async with client.listen(tools=True) as sub:
+            assert sub.acknowledged == {}  # it can deliver none of it
+        assert [note async for note in sub] == []  # closed: the iteration ends
         assert await client.request("tools/list") == {"resultType": "complete"}  # still serving

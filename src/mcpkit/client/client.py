@@ -363,9 +363,10 @@ class Client(ClientCore):
         `tools` / `prompts` / `resources`: the `*/list_changed` notifications;
         `resource_uris`: `notifications/resources/updated` for these URIs. Entering waits for
         the server's acknowledgement; `sub.acknowledged` is what it agreed to (types it does
-        not support are left out). Modern servers: one `subscriptions/listen` request, ended
-        on exit; a server that ends it ends the iteration. Handshake-era servers: the same
-        filter over list_changed and `resources/subscribe`. The usual callbacks
+        not support are left out, in either era: never an error; {} when it can deliver none
+        of it). Modern servers: one `subscriptions/listen` request, ended on exit; a server
+        that ends it ends the iteration. Handshake-era servers: the same filter over
+        list_changed and `resources/subscribe`. The usual callbacks
         (`on_list_changed`, ...) still run for these notifications. `task_ids` (modern
         servers with the tasks extension): `notifications/tasks` for these tasks of yours, on
         every change of status (handshake-era servers send `notifications/tasks/status` to

@@ -13,11 +13,14 @@ Legacy (handshake era): the same filter maps onto what that era has — `list_ch
 notifications the server declared, and `resources/subscribe` for each URI (unsubscribed on
 exit). The acknowledgement is computed from the server's capabilities.
 
-In both eras a filter the server's declared capabilities cannot serve at all (no requested
-`listChanged`, no `resources.subscribe` for the URIs) raises CapabilityNotDeclared before
-anything is sent; so does a 2026-07-28 server that answers `subscriptions/listen` with -32601
-(one that was not discovered first). A `Subscription` sees the client only through
-`ListenHost`, the few things it needs.
+Both eras subscribe to what the server can deliver and say so in `acknowledged`; what it
+cannot deliver is left out, never an error (subscriptions.mdx: the acknowledgement "reflects
+the subset the server agreed to honor", and the client handles unsupported types
+gracefully). So `listen(tools=True)` on a server that did not declare `tools.listChanged`
+opens with `acknowledged == {}` in either era, as does a 2026-07-28 server without
+`subscriptions/listen` (-32601); nothing is sent when the declared capabilities cover none of
+the filter. Such a subscription delivers nothing and ends when it is closed. A `Subscription`
+sees the client only through `ListenHost`, the few things it needs.
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ from typing import Any, NamedTuple
 
 from mcpkit.errors import (
     METHOD_NOT_FOUND,
-    CapabilityNotDeclared,
     MCPError,
     ProtocolError,
     RequestTimeout,
@@ -46,6 +48,11 @@ _LIST_FLAGS = {
     "notifications/tools/list_changed": ("toolsListChanged", "tools"),
     "notifications/prompts/list_changed": ("promptsListChanged", "prompts"),
     "notifications/resources/list_changed": ("resourcesListChanged", "resources"),
+}
+# What each filter entry needs the server to have declared.
+_CAPABILITY: dict[str, tuple[str, str]] = {
+    **{flag: (kind, "listChanged") for flag, kind in _LIST_FLAGS.values()},
+    "resourceSubscriptions": ("resources", "subscribe"),
 }
 _END = object()
 
@@ -92,12 +99,12 @@ class Subscription:
 
     async def __aenter__(self) -> Subscription:
         session = self._host.session()
-        if session.connection.peer_capabilities is not None:  # handshake, or discovered
-            self._check_capabilities()
-        if session.connection.modern:
-            await self._open_modern(session)
-        else:
+        if not session.connection.modern:
             await self._open_legacy()
+        elif session.connection.peer_capabilities is None or self._servable():
+            await self._open_modern(session)
+        else:  # discovered, and it declared none of what the filter asks for
+            logger.debug("the server declared none of %s: nothing to listen to", self.requested)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -143,22 +150,25 @@ class Subscription:
         self._host.listeners.remove(self)
         error = self._task.exception()
         if isinstance(error, ProtocolError) and error.code == METHOD_NOT_FOUND:
-            raise CapabilityNotDeclared("subscriptions/listen", ("subscriptions",), "server")
+            # No subscriptions/listen (or not for this filter): it can deliver none of it.
+            logger.debug("the server has no subscriptions/listen: nothing to listen to")
+            self._task = None
+            return
         if error is not None:
             raise error
         raise SubscriptionEnded("the server ended the subscription before acknowledging it")
 
-    def _check_capabilities(self) -> None:
-        """Raise CapabilityNotDeclared when the server declared nothing this filter asks for
-        (the first missing capability named)."""
-        supports, missing = self._host.supports, []
-        for flag, kind in _LIST_FLAGS.values():
-            if self.requested.get(flag):
-                missing.append((kind, "listChanged"))
-        if self.requested.get("resourceSubscriptions"):
-            missing.append(("resources", "subscribe"))
-        if missing and not any(supports(*path) for path in missing):
-            raise CapabilityNotDeclared("subscriptions/listen", missing[0], "server")
+    def _servable(self) -> bool:
+        """Whether the server's declared capabilities cover any part of the filter (a part no
+        capability governs, such as `taskIds`, counts: the server's answer tells)."""
+        supports = self._host.supports
+        for key, wanted in self.requested.items():
+            if not wanted:
+                continue
+            path = _CAPABILITY.get(key)
+            if path is None or supports(*path):
+                return True
+        return False
 
     async def _open_legacy(self) -> None:
         host = self._host
@@ -185,6 +195,8 @@ class Subscription:
             self._queue.put_nowait(_END)
             return
         error = task.exception()
+        if error is not None and not self._ack.done():
+            return  # failed before the acknowledgement: entering reports it (or not: -32601)
         self._queue.put_nowait(error if error is not None else _END)
 
     # -- delivery --------------------------------------------------------------------------
