@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import httpx
 import orjson
 
-from mcpkit.protocol.jsonrpc import ErrorResponse, Parsed, Response, parse
+from mcpkit.protocol.jsonrpc import ErrorResponse, Invalid, Parsed, Response, parse
 from mcpkit.protocol.sse import SSEParser
 
 logger = logging.getLogger("mcpkit.http")
@@ -73,6 +73,7 @@ class ResponseStreams:
         self._client = client
         self._max_reconnects = max_reconnects
         self._renew = renew
+        self.unreadable = Unreadable(owner.url)
 
     # -- answers to POSTs -------------------------------------------------------------------
 
@@ -110,6 +111,8 @@ class ResponseStreams:
 
     def _deliver_json(self, message: Any, request_id: Any) -> bool:
         """Pass one message of a JSON body up; True when it answers `request_id`."""
+        if self.unreadable.seen(message):
+            return False
         if type(message) is ErrorResponse and message.id is None and request_id is not None:
             message = ErrorResponse(request_id, message.error)  # about our message, sans id
         self._owner.deliver(message)
@@ -168,6 +171,8 @@ class ResponseStreams:
                     if event.event != "message" or not event.data.strip():
                         continue  # priming events, retry hints, other event types
                     message = parse(event.data)
+                    if self.unreadable.seen(message):
+                        continue
                     stream.events += 1
                     if stream.request_id is not None and is_answer(message, stream.request_id):
                         stream.answered = True
@@ -277,6 +282,36 @@ class ResponseStreams:
 
     def _refused_reason(self, what: str) -> str:
         return f"{what} and {self._owner.url} refuses new connections: the server is gone"
+
+
+class Unreadable:
+    """Bodies and events from the server that are not JSON at all (the core's parse error).
+
+    They stop here: passed up, the session would answer them with -32700 and log them as a
+    stdio server's stray print (its hint that "stdout is for MCP messages only" is stdio's
+    alone). An empty one is no message at all, and is not logged: the 202 that accepts a
+    notification may say `application/json` with no body (the official SDK's does). Others
+    are logged at WARNING naming the server: the first three, then every hundredth.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.count = 0
+
+    def seen(self, message: Any) -> bool:
+        """Whether `message` is such a text (then it was logged as it should be)."""
+        if type(message) is not Invalid or message.text is None:
+            return False
+        if message.text.strip():
+            self.count += 1
+            if self.count <= 3 or self.count % 100 == 0:
+                logger.warning(
+                    "%s sent a body or event that is not JSON-RPC (%d so far): %r",
+                    self.url,
+                    self.count,
+                    message.text,
+                )
+        return True
 
 
 def is_answer(message: Any, request_id: Any) -> bool:

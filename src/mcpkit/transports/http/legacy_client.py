@@ -22,8 +22,10 @@ import orjson
 
 from mcpkit.errors import INTERNAL_ERROR
 from mcpkit.protocol import Outgoing
+from mcpkit.protocol.jsonrpc import parse
 from mcpkit.protocol.sse import SSEParser
 from mcpkit.runtime.transport import Incoming, PullTransport
+from mcpkit.transports.http.client_streams import Unreadable
 
 logger = logging.getLogger("mcpkit.http.legacy_client")
 
@@ -157,10 +159,13 @@ class LegacySSETransport(PullTransport):
     # -- the two loops -----------------------------------------------------------------------
 
     async def _read_loop(self, events: Any) -> None:
+        unreadable = Unreadable(self.url)  # not JSON: logged here, with no stdout hint
         try:
             async for event in events:
                 if event.event == "message" and event.data.strip():
-                    self._inbox.put_nowait(event.data.encode())
+                    message = parse(event.data)
+                    if not unreadable.seen(message):
+                        self._inbox.put_nowait(message)
             self._fail(f"{self.url} ended the event stream")
         except httpx.HTTPError as exc:
             self._fail(f"the event stream from {self.url} broke: {exc}")
