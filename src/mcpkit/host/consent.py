@@ -223,6 +223,8 @@ class ConsentPolicy:
     async def check_tool(self, server: str, tool: Tool, arguments: JSONObject | None) -> None:
         """Return when the call may go ahead (asking the user if `decide` says ask).
         Raises ConsentDenied, DecisionStoreError."""
+        if self._tool_rule(server, tool.name) is Decision.ALLOW:
+            return  # the application's rule, whatever the definition: no fingerprint needed
         definition = tool_definition(tool)
         fp = digest(definition)
         trusted = server in self.trusted
