@@ -31,14 +31,15 @@ caller sees `ProtocolError` and other requests carry on). A server that is gone 
 transport with a reason that names the URL, which the session raises as `ConnectionClosed` for
 every request still waiting (and later ones), and which `wait_closed()` returns at once: a
 connection refused; a connection that broke (reset, closed before the answer, an event stream
-cut off) followed by a refused new connection (`refused`: a HEAD with no session or
-credentials); the GET stream lost and not reopened; a 404 for our session id (the server ended
-the session). A connection that broke while the server still accepts new ones fails only that
-request. By default we do not
-re-initialize behind the caller's back: the server's state for the old session (subscriptions,
-log level, in-flight requests) is gone, and only the layer above knows whether that matters; a
-new `Client` starts a new session. `renew_session=True` opts in: the handshake we saw is
-replayed without a session id (the revision must come back unchanged) and the message resent.
+cut off) followed by a refused new connection (`refused`: a HEAD with no session id); the GET
+stream lost and not reopened; a 404 for our session id (the server ended the session). A
+connection that broke while the server still accepts new ones fails only that request.
+
+By default we do not re-initialize behind the caller's back: the server's state for the old
+session (subscriptions, log level, in-flight requests) is gone, and only the layer above knows
+whether that matters; a new `Client` starts a new session. `renew_session=True` opts in:
+the handshake we saw is replayed without a session id (the revision must come back unchanged)
+and the message resent.
 """
 
 from __future__ import annotations
@@ -371,10 +372,10 @@ class StreamableHTTPTransport(PullTransport):
             self.answer_error(request_id, what)
 
     async def refused(self) -> bool:
-        """Whether the server refuses a new connection now (a HEAD, with no session and no
-        credentials: any HTTP answer at all means something still listens)."""
+        """Whether the server refuses a new connection now (a HEAD with no session id, outside
+        the auth flow: any HTTP answer at all means something still listens)."""
         try:
-            await self._client.head(self.url, auth=None, timeout=self._check_timeout)
+            await self._client.head(self.url, auth=httpx.Auth(), timeout=self._check_timeout)
         except httpx.ConnectError:
             return True
         except httpx.HTTPError:
