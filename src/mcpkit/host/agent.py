@@ -12,9 +12,9 @@ from a server, not the user's word: each text block is wrapped in
 `<tool-output-MARKER server=... tool=...>` ... `</tool-output-MARKER>`, MARKER a random value
 drawn for that block (and absent from its text), so no text a server sends can close the
 wrapper early, and the system prompt tells the model not to follow instructions found there.
-Cancelling `send`
-cancels the tool call in flight (the server is told) and leaves the conversation well
-formed: every tool use the model made gets a result, "cancelled" where none came.
+Cancelling `send` cancels the tool call in flight (the server is told) and leaves the
+conversation well formed: every tool use the model made gets a result, "cancelled" where none
+came.
 """
 
 from __future__ import annotations
