@@ -146,3 +146,28 @@ def test_the_core_needs_no_type_ignore() -> None:
         if re.search(r"type:\s*ignore", text)
     ]
     assert found == []
+
+
+def test_what_a_closed_connection_refuses_to_send(ready: Pair) -> None:
+    ready.client.connection_lost()
+    with pytest.raises(ConnectionClosed):
+        ready.client.send_request("tools/list", now=0)
+    with pytest.raises(ConnectionClosed):
+        ready.client.send_notification("notifications/roots/list_changed")
+    assert ready.client.receive(line({"jsonrpc": "2.0", "id": 1, "method": "ping"}), 0) == []
+
+
+def test_sending_rules_name_what_is_wrong(ready: Pair) -> None:
+    with pytest.raises(LocalProtocolViolation, match="sent by the connection itself"):
+        ready.client.send_notification("notifications/cancelled", {"requestId": 1})
+    with pytest.raises(LocalProtocolViolation, match="a notification, not a request"):
+        ready.client.send_request("notifications/roots/list_changed", now=0)
+    with pytest.raises(LocalProtocolViolation, match="before initialization completes"):
+        make_pair().client.send_notification("notifications/roots/list_changed")
+
+
+def test_a_per_request_client_may_ask_for_tasks_the_registry_does_not_list(pair: Pair) -> None:
+    pair.client.use_modern(MODERN)
+    request_id = pair.client.send_request("tasks/get", {"taskId": "t1"}, now=0)
+    [out] = pair.client.data_to_send()
+    assert out.id == request_id and out.version == MODERN and out.method == "tasks/get"
