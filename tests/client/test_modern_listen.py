@@ -237,3 +237,18 @@ async def test_a_server_answering_listen_with_method_not_found() -> None:
             assert sub.acknowledged == {}  # it can deliver none of it
         assert [note async for note in sub] == []  # closed: the iteration ends
         assert await client.request("tools/list") == {"resultType": "complete"}  # still serving
+
+
+async def test_a_subscription_with_nothing_to_hear_ends_when_the_client_closes() -> None:
+    # Whether nothing was sent (undeclared) or the server has no subscriptions/listen, the
+    # loop over an empty subscription must not outlive the client (a Host watches it).
+    for server, filters in (
+        (ListenServer(), {"prompts": True}),
+        (ListenServer(missing_listen=True), {"tools": True}),
+    ):
+        client = Client(server.client_end, mode="2026-07-28", timeout=5)
+        async with client, client.listen(**filters) as sub:
+            assert sub.acknowledged == {}
+            loop = asyncio.get_running_loop().create_task(anext(aiter(sub), None))
+            await client.close()
+            assert await asyncio.wait_for(loop, 5) is None

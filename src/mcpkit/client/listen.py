@@ -93,7 +93,7 @@ class Subscription:
         self._ack: asyncio.Future[JSONObject] = asyncio.get_running_loop().create_future()
         self._task: asyncio.Task[JSONObject] | None = None
         self._legacy_uris: list[str] = []
-        self._legacy = False
+        self._by_filter = False  # routed by `acknowledged` (handshake era, or nothing to hear)
 
     # -- entering and leaving ------------------------------------------------------------------
 
@@ -105,6 +105,7 @@ class Subscription:
             await self._open_modern(session)
         else:  # discovered, and it declared none of what the filter asks for
             logger.debug("the server declared none of %s: nothing to listen to", self.requested)
+            self._open_empty()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -153,6 +154,7 @@ class Subscription:
             # No subscriptions/listen (or not for this filter): it can deliver none of it.
             logger.debug("the server has no subscriptions/listen: nothing to listen to")
             self._task = None
+            self._open_empty()
             return
         if error is not None:
             raise error
@@ -170,9 +172,16 @@ class Subscription:
                 return True
         return False
 
+    def _open_empty(self) -> None:
+        """The server can deliver none of the filter: nothing is heard, and the subscription
+        ends when it is closed or the client closes."""
+        self.acknowledged = {}
+        self._by_filter = True
+        self._host.listeners.add(self)
+
     async def _open_legacy(self) -> None:
         host = self._host
-        self._legacy = True
+        self._by_filter = True
         ack: JSONObject = {}
         for flag, kind in _LIST_FLAGS.values():
             if self.requested.get(flag) and host.supports(kind, "listChanged"):
@@ -243,17 +252,17 @@ class Listeners:
 
     def __init__(self) -> None:
         self._by_id: dict[tuple[type, Any], Subscription] = {}
-        self._legacy: list[Subscription] = []
+        self._by_filter: list[Subscription] = []
 
     def add(self, subscription: Subscription) -> None:
-        if subscription._legacy:
-            self._legacy.append(subscription)
+        if subscription._by_filter:
+            self._by_filter.append(subscription)
         else:
             self._by_id[_key(subscription.id)] = subscription
 
     def remove(self, subscription: Subscription) -> None:
-        if subscription in self._legacy:
-            self._legacy.remove(subscription)
+        if subscription in self._by_filter:
+            self._by_filter.remove(subscription)
         if self._by_id.get(_key(subscription.id)) is subscription:
             del self._by_id[_key(subscription.id)]
 
@@ -264,15 +273,15 @@ class Listeners:
             if target is not None:
                 target.offer(method, params)
             return
-        for subscription in self._legacy:
+        for subscription in self._by_filter:
             if subscription.wants(method, params):
                 subscription.offer(method, params)
 
     def end_all(self) -> None:
-        for subscription in [*self._by_id.values(), *self._legacy]:
+        for subscription in [*self._by_id.values(), *self._by_filter]:
             subscription._queue.put_nowait(_END)
         self._by_id.clear()
-        self._legacy.clear()
+        self._by_filter.clear()
 
 
 def listen_filter(
