@@ -3,6 +3,9 @@ its called form does, or refuses with a clear error; it never registers nothing 
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -110,3 +113,56 @@ def test_a_bare_resource_decorator_is_refused_clearly() -> None:
             return "{}"
 
     assert len(server.resources) == 0
+
+
+TYPED_SNIPPET = """
+from mcpkit import Server
+
+server = Server("typed")
+
+
+@server.tool
+def bare_tool(a: int) -> int:
+    return a
+
+
+@server.tool(title="Called")
+def called_tool(a: int) -> int:
+    return a
+
+
+@server.prompt
+def bare_prompt(topic: str) -> str:
+    return topic
+
+
+@server.prompt("named")
+def called_prompt(topic: str) -> str:
+    return topic
+
+
+@server.tools.decorator
+def registry_tool(a: int) -> int:
+    return a
+
+
+total: int = bare_tool(1) + called_tool(2) + registry_tool(3)
+text: str = bare_prompt("a") + called_prompt("b")
+# Still the functions' own signatures (strict mode fails on an ignore that is not needed):
+bare_tool("x")  # type: ignore[arg-type]
+bare_prompt(1)  # type: ignore[arg-type]
+registry_tool("x")  # type: ignore[arg-type]
+"""
+
+
+def test_both_forms_keep_the_function_type_for_mypy(tmp_path: Path) -> None:
+    snippet = tmp_path / "snippet.py"
+    snippet.write_text(TYPED_SNIPPET)
+    checked = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(snippet)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert checked.returncode == 0, checked.stdout
