@@ -210,3 +210,24 @@ async def test_prompts_and_resources_of_a_server_gone_name_it_too() -> None:
             await resources.read_resource("memo://nobody")
     finally:
         await servers.aclose()
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_server_gone_is_restarting_without_waiting_for_a_call(
+    remote: Remote, mode: str
+) -> None:
+    # Its client's open stream (listen, or the legacy GET stream) drops: that is enough.
+    timing = Timing(connect_timeout=5.0, restart_delay=30.0, max_delay=30.0)
+    config = load_config({"mcpServers": {"remote": {"url": remote.url}}})
+    servers = HostServers(config, timing=timing, client_options={"mode": mode})
+    changes = watch(servers)
+    try:
+        await servers.start()
+        assert servers.status()["remote"].state is State.READY
+        remote.kill()
+        status = await until(changes, lambda s: s.state is State.RESTARTING)  # no call made
+        assert status.state is State.RESTARTING and status.restarts == 0
+        with pytest.raises(ServerUnavailable, match="'remote' is restarting"):
+            await HostTools(servers).call_tool("remote__count", {"to": 1})
+    finally:
+        await servers.aclose()

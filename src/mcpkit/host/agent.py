@@ -143,15 +143,12 @@ class Agent:
         return _tool_result(use["id"], item, result)
 
     def _not_offered(self, name: str) -> str:
-        """Why a tool the model named is not offered now: its server is not ready (it was
-        listed before), or there is no such tool."""
-        from mcpkit.host.servers import ServerUnavailable
-
-        earlier = self.tools.listed_before(name)
-        if earlier is None:
+        """Why a tool the model named is not offered now: its server is not ready, or there
+        is no such tool."""
+        why = self.tools.unreachable(name)
+        if isinstance(why, KeyError):
             return f"there is no tool named {name!r}"
-        status = self.tools.servers.status()[earlier.server]
-        return f"the tool is not available: {ServerUnavailable(status)}"
+        return f"the tool is not available: {why}"
 
     def _definition(self, name: str, item: HostItem[Tool]) -> JSONObject:
         """The tool as the model is offered it: as approved, when it changed since."""

@@ -13,8 +13,9 @@ repeated name gets "-2", "-3", ... so every item stays reachable. A server's lis
 again after its `notifications/*/list_changed`, or once it restarted; a server that did not
 declare the capability (no `prompts`) is skipped without asking it.
 
-A server that is not ready keeps its last list: a call to one of its items raises
-`ServerUnavailable` (naming the server and its state), not "no tool named". A call that
+A server that is not ready keeps its last list: a call to one of its items, or to any name
+with its prefix, raises `ServerUnavailable` (naming the server and its state), not "no tool
+named". A call that
 raises `ConnectionClosed` tells `HostServers.connection_lost`, so the server is taken for gone
 at once.
 """
@@ -31,7 +32,7 @@ from typing import Generic, TypeVar
 from mcpkit.client import Client
 from mcpkit.errors import ConnectionClosed
 from mcpkit.host.config import ServerConfig
-from mcpkit.host.servers import HostServers
+from mcpkit.host.servers import HostServers, ServerUnavailable, State
 
 logger = logging.getLogger("mcpkit.host")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -148,8 +149,19 @@ class Aggregate(Generic[T]):
             await self.list()
         found = self._by_name.get(name) or self.listed_before(name)
         if found is None:
-            raise self._missing(name)
+            raise self.unreachable(name)
         return self.servers.client(found.server), found
+
+    def unreachable(self, name: str) -> KeyError | ServerUnavailable:
+        """Why a public name reaches no item of a ready server: ServerUnavailable (naming
+        the server and its state) when the server it belongs to, by its last list or by
+        the name's prefix, is not ready; else KeyError."""
+        earlier = self.listed_before(name)
+        server = earlier.server if earlier is not None else self._server_named_in(name)
+        status = None if server is None else self.servers.status().get(server)
+        if status is not None and status.state is not State.READY:
+            return ServerUnavailable(status)
+        return self._missing(name)
 
     async def _on(self, server: str, client: Client, call: Awaitable[R]) -> R:
         """Await a request made on `server`'s client; a ConnectionClosed also tells the host
@@ -163,6 +175,11 @@ class Aggregate(Generic[T]):
     def _lost(self, server: str, client: Client, exc: BaseException) -> None:
         if isinstance(exc, ConnectionClosed):
             self.servers.connection_lost(server, client, str(exc) or "the connection closed")
+
+    def _server_named_in(self, name: str) -> str | None:
+        """The server whose prefix `name` starts with (the longest, if several)."""
+        owners = [server for server, prefix in self._prefixes.items() if name.startswith(prefix)]
+        return max(owners, key=lambda server: len(self._prefixes[server]), default=None)
 
     def listed_before(self, name: str) -> HostItem[T] | None:
         """The item behind a public name from the last list of a server that is not ready
