@@ -65,7 +65,11 @@ class _Lines:
         loop = asyncio.get_running_loop()
         while (line := self._take()) is None and not self._eof:
             readable = loop.create_future()
-            loop.add_reader(self.fd, _settle, readable)
+            try:
+                loop.add_reader(self.fd, _settle, readable)
+            except PermissionError:  # a file epoll refuses (/dev/null): it never blocks
+                self._pollable = False
+                return self.read_now()
             try:
                 await readable
             finally:
