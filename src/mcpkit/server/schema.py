@@ -130,7 +130,7 @@ def _plain_binder(
                     continue
                 return _conformed(parameters, arguments)  # 3.0 for an integer, or wrong
             if required:
-                raise InvalidArguments(_plain_problems(parameters, arguments))
+                return _conformed(parameters, arguments)  # raises, naming what is missing
         if names.issuperset(arguments):
             return arguments
         return {name: value for name, value in arguments.items() if name in names}
@@ -139,33 +139,22 @@ def _plain_binder(
 
 
 def _conformed(parameters: tuple[Parameter, ...], arguments: JSONObject) -> JSONObject:
-    """The slow path of `bind`, after an exact-type check failed: the arguments as the
-    parameters' schemas accept them (`conform`). Raises InvalidArguments."""
+    """The slow path of `bind`, after an exact-type check failed or a required argument is
+    missing: the arguments as the parameters' schemas accept them (`conform`: 3.0 for an
+    integer becomes 3). Raises InvalidArguments with one problem per bad argument."""
     found: JSONObject = {}
+    problems: list[str] = []
     for parameter in parameters:
         name = parameter.name
         if name in arguments:
             try:
                 found[name] = conform(parameter.schema, arguments[name])
             except Refused:
-                raise InvalidArguments(_plain_problems(parameters, arguments)) from None
+                problems.append(f"{name}: {mismatch(parameter.schema, arguments[name])}")
         elif parameter.required:
-            raise InvalidArguments(_plain_problems(parameters, arguments))
-    return found
-
-
-def _plain_problems(parameters: tuple[Parameter, ...], arguments: JSONObject) -> list[str]:
-    found: list[str] = []
-    for parameter in parameters:
-        name = parameter.name
-        if name not in arguments:
-            if parameter.required:
-                found.append(f"{name}: required argument missing")
-            continue
-        try:
-            conform(parameter.schema, arguments[name])
-        except Refused:
-            found.append(f"{name}: {mismatch(parameter.schema, arguments[name])}")
+            problems.append(f"{name}: required argument missing")
+    if problems:
+        raise InvalidArguments(problems)
     return found
 
 

@@ -111,7 +111,7 @@ def _validated(validate: Callable[..., JSONObject], arguments: JSONObject | byte
     try:
         return validate(arguments, strict=True)
     except ValidationError as exc:
-        raise InvalidArguments(_problems(exc)) from None
+        raise InvalidArguments(_problems(exc.errors(include_url=False))) from None
 
 
 def _second_look(
@@ -122,7 +122,7 @@ def _second_look(
     errors = refused.errors(include_url=False)
     paths = integral_floats(arguments, (error["loc"] for error in errors))
     if not paths:
-        raise InvalidArguments([_problem(e, argument=True) for e in errors])
+        raise InvalidArguments(_problems(errors))
     data = dumps(with_values(arguments, paths))  # past 64 bits too (1e300 is an integer)
     return _validated(adapter.validate_json, data)
 
@@ -141,8 +141,8 @@ def _check_choices(schema: JSONObject, arguments: JSONObject) -> None:
         raise InvalidArguments(problems)
 
 
-def _problems(exc: ValidationError) -> list[str]:
-    return [_problem(e, argument=True) for e in exc.errors(include_url=False)]
+def _problems(errors: list[ErrorDetails]) -> list[str]:
+    return [_problem(error, argument=True) for error in errors]
 
 
 def typed_output(annotation: Any, fn_name: str) -> tuple[JSONObject, bool, Callable[[Any], Any]]:
