@@ -3,14 +3,18 @@ them: every state change a connection makes is one the table allows, and nothing
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mcpkit.errors import ConnectionClosed, LocalProtocolViolation
 from mcpkit.protocol import Initialized, State, Timeout
 from mcpkit.protocol.eras import HandshakeEra, PerRequestEra
+from mcpkit.protocol.lifecycle import Role
 from mcpkit.protocol.states import SERVES_REQUESTS, TRANSITIONS, Step, next_state
 
 from .conftest import Pair, line, make_pair, sent
@@ -85,7 +89,8 @@ def test_a_per_request_era_is_a_new_object_each_time_it_is_chosen(pair: Pair) ->
     pair.client.use_handshake()
     assert pair.client.era is None and pair.client.state is State.NEW
     pair.client.use_modern(MODERN)
-    assert pair.client.era is not first and pair.client.era.allowed == set()
+    second = pair.client.era
+    assert type(second) is PerRequestEra and second is not first and second.allowed == set()
 
 
 def test_use_modern_abandons_a_pending_initialize(pair: Pair) -> None:
@@ -171,3 +176,68 @@ def test_a_per_request_client_may_ask_for_tasks_the_registry_does_not_list(pair:
     request_id = pair.client.send_request("tasks/get", {"taskId": "t1"}, now=0)
     [out] = pair.client.data_to_send()
     assert out.id == request_id and out.version == MODERN and out.method == "tasks/get"
+
+
+CLIENT_OPS = st.lists(
+    st.sampled_from(
+        ["start_initialize", "use_modern", "use_handshake", "answer", "refuse", "expire", "lose"]
+    ),
+    max_size=12,
+)
+SERVER_OPS = st.lists(st.sampled_from(["initialize", "initialized", "bad", "lose"]), max_size=8)
+INIT_PARAMS = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {}}
+
+
+def _followed_the_table(role: Role, before: State, after: State) -> bool:
+    return after is before or after in TRANSITIONS[role][before].values()
+
+
+@given(ops=CLIENT_OPS)
+def test_a_client_changes_state_only_along_the_table(ops: list[str]) -> None:
+    pair = make_pair()
+    client, now = pair.client, 0.0
+    for op in ops:
+        before = client.state
+        with contextlib.suppress(LocalProtocolViolation, ConnectionClosed):
+            if op == "start_initialize":
+                client.start_initialize(now=now, timeout=Timeout(1))
+            elif op == "use_modern":
+                client.use_modern(MODERN)
+            elif op == "use_handshake":
+                client.use_handshake()
+            elif op in ("answer", "refuse"):
+                pair.to_server()
+                if op == "refuse":
+                    pair.server.data_to_send()
+                    error = {"code": -32602, "message": "no"}
+                    client.receive(line({"jsonrpc": "2.0", "id": 1, "error": error}), now)
+                else:
+                    pair.to_client()
+            elif op == "expire":
+                now += 2
+                client.expire(now)
+            else:
+                client.connection_lost()
+        assert _followed_the_table("client", before, client.state), (op, before, client.state)
+        if client.state is not State.CLOSED:  # an era exactly when one is agreed
+            assert (client.era is None) == (client.state is not State.READY)
+
+
+@given(ops=SERVER_OPS)
+def test_a_server_changes_state_only_along_the_table(ops: list[str]) -> None:
+    server = make_pair().server
+    for request_id, op in enumerate(ops):
+        before = server.state
+        if op == "initialize":
+            message = {"id": request_id, "method": "initialize", "params": INIT_PARAMS}
+        elif op == "initialized":
+            message = {"method": "notifications/initialized"}
+        elif op == "bad":
+            message = {"id": request_id, "method": "initialize", "params": {}}
+        else:
+            server.connection_lost()
+            message = {"method": "notifications/initialized"}
+        server.receive(line({"jsonrpc": "2.0", **message}), 0)
+        assert _followed_the_table("server", before, server.state), (op, before, server.state)
+        if server.state is not State.CLOSED:
+            assert (server.era is None) == (server.state is State.NEW)
