@@ -120,6 +120,10 @@ _RESERVED_NOTIFICATIONS = frozenset(
 class Connection:
     """One side of an MCP conversation (client or server), as a pure state machine.
 
+    Read `state` (a `State`, changed only by the transition table), `era` (None, a
+    `HandshakeEra` or a `PerRequestEra`), `protocol_version`, and what the peer told about
+    itself: `peer_info`, `peer_capabilities`, `instructions`.
+
     `rules` (server): the serving rules of the server's configuration as it is now; called for
     each 2026-07-28 request and at `initialize`. Without it, `config` serves throughout.
     """
