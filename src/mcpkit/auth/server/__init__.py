@@ -23,6 +23,8 @@ _LAZY = {
     "AuthServerOptions": "mcpkit.auth.server.options",
     "ClientConfig": "mcpkit.auth.server.options",
     "CIMDOptions": "mcpkit.auth.server.options",
+    "Rate": "mcpkit.auth.server.limits",
+    "RateLimits": "mcpkit.auth.server.limits",
     "LoginAttempt": "mcpkit.auth.server.users",
     "PasswordUsers": "mcpkit.auth.server.users",
     "hash_password": "mcpkit.auth.server.users",
@@ -33,6 +35,7 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from mcpkit.auth.server.app import AuthorizationServer
+    from mcpkit.auth.server.limits import Rate, RateLimits
     from mcpkit.auth.server.memory_store import MemoryStore
     from mcpkit.auth.server.options import AuthServerOptions, CIMDOptions, ClientConfig
     from mcpkit.auth.server.sqlite_store import SQLiteStore
@@ -48,6 +51,8 @@ __all__ = [
     "LoginAttempt",
     "MemoryStore",
     "PasswordUsers",
+    "Rate",
+    "RateLimits",
     "SQLiteStore",
     "hash_password",
 ]

@@ -38,6 +38,7 @@ from mcpkit.auth.server.fetch import GuardedFetcher
 from mcpkit.auth.server.grants import TokenEndpoint
 from mcpkit.auth.server.issuing import TokenMinter
 from mcpkit.auth.server.keys import KeyRing
+from mcpkit.auth.server.limits import Limiter
 from mcpkit.auth.server.metadata import endpoint_path, metadata_document, metadata_paths
 from mcpkit.auth.server.options import AuthServerOptions
 from mcpkit.auth.server.registration import RegistrationEndpoint
@@ -77,15 +78,16 @@ class AuthorizationServer:
         store = options.store
         self.store: AuthStore = store if not isinstance(store, str | Path) else _sqlite(store)
         fetcher = GuardedFetcher(options.cimd)
+        limiter = Limiter(options.rate_limits.max_tracked, options.clock)
         documents = MetadataDocuments(options, fetcher) if options.cimd.enabled else None
         directory = ClientDirectory(options, self.store, documents)
         self.keys = KeyRing(
             self.store, options.issuer, options.key_algorithm, options.key_rotation, options.clock
         )
         minter = TokenMinter(options, self.store, self.keys)
-        authenticator = ClientAuthenticator(options, directory, self.store, fetcher)
+        authenticator = ClientAuthenticator(options, directory, self.store, fetcher, limiter)
         tokens = TokenRegistry(options, self.store, authenticator, self.keys, minter)
-        authorize = AuthorizeEndpoint(options, self.store, directory)
+        authorize = AuthorizeEndpoint(options, self.store, directory, limiter)
         token = TokenEndpoint(options, self.store, authenticator, minter)
         routes = {
             "authorize": Route(("GET", "POST"), authorize.handle, False),
@@ -95,7 +97,7 @@ class AuthorizationServer:
             "jwks": Route(("GET",), self._jwks, True),
         }
         if options.registration:
-            register = RegistrationEndpoint(options, directory)
+            register = RegistrationEndpoint(options, directory, limiter)
             routes["register"] = Route(("POST",), register.handle, True)
         self._routes = {endpoint_path(options, name): route for name, route in routes.items()}
         for path in metadata_paths(options):

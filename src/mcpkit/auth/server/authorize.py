@@ -20,7 +20,7 @@ import secrets
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from mcpkit.auth.server.asgi import OAuthError, Params, Request, Response, redirect
+from mcpkit.auth.server.asgi import Headers, OAuthError, Params, Request, Response, redirect
 from mcpkit.auth.server.clients import Client, ClientDirectory
 from mcpkit.auth.server.consent import (
     FORM_LIFETIME,
@@ -32,6 +32,7 @@ from mcpkit.auth.server.consent import (
     render_consent,
 )
 from mcpkit.auth.server.issuing import new_id
+from mcpkit.auth.server.limits import Limiter, Rate, RateLimited
 from mcpkit.auth.server.options import AuthServerOptions, is_loopback
 from mcpkit.auth.server.policy import audience, granted_scopes
 from mcpkit.auth.server.redirects import host_of, is_loopback_uri, matches, with_parameters
@@ -49,14 +50,18 @@ REQUEST_FIELDS = (
     "resource",
 )
 _CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
+_FAILED_SIGN_INS = "failed sign-ins"
 
 
 class PageError(Exception):
     """A failure shown to the user, never redirected (the client or redirect URI is in doubt)."""
 
-    def __init__(self, error: str, description: str, status: int = 400) -> None:
+    def __init__(
+        self, error: str, description: str, status: int = 400, headers: Headers | None = None
+    ) -> None:
         super().__init__(description)
         self.response = error_page(error, description, status)
+        self.response.headers.extend(headers or [])
 
 
 @dataclass(frozen=True)
@@ -75,11 +80,16 @@ class Authorization:
 
 class AuthorizeEndpoint:
     def __init__(
-        self, options: AuthServerOptions, store: AuthStore, directory: ClientDirectory
+        self,
+        options: AuthServerOptions,
+        store: AuthStore,
+        directory: ClientDirectory,
+        limiter: Limiter,
     ) -> None:
         self._options = options
         self._store = store
         self._directory = directory
+        self._limiter = limiter
         self._csrf: CSRFGuard | None = None
         self._spending = asyncio.Lock()
         self._path = urlsplit(options.endpoint("authorize")).path
@@ -131,7 +141,7 @@ class AuthorizeEndpoint:
             return self._refuse(authorization, OAuthError("access_denied", "the user said no"), 303)
         if decision != "approve":
             raise PageError("invalid_request", "no decision in the form")
-        subject = await self._authenticate(LoginAttempt(request.headers, username, password))
+        subject = await self._sign_in(request, username, password)
         if subject is None:
             message = "Wrong username or password." if username else "Please sign in."
             return await self._page(request, authorization, None, message)
@@ -229,6 +239,31 @@ class AuthorizeEndpoint:
         return _Redirect(error, authorization.redirect_uri, authorization.state).response(
             self._options.issuer, status
         )
+
+    async def _sign_in(
+        self, request: Request, username: str | None, password: str | None
+    ) -> str | None:
+        """Who signs in with the form. Raises PageError (429) after too many failed
+        attempts for this username or from this address: then even the right password
+        waits, or guessing would go on until it is found."""
+        attempt = LoginAttempt(request.headers, username, password)
+        if username is None:
+            return await self._authenticate(attempt)
+        limits, limiter = self._options.rate_limits, self._limiter
+        keys: tuple[tuple[str | None, Rate | None], ...] = (
+            (request.client_host, limits.failed_sign_ins_per_address),
+            (username, limits.failed_sign_ins_per_user),
+        )
+        try:
+            for key, rate in keys:
+                limiter.check(_FAILED_SIGN_INS, key, rate)
+        except RateLimited as limited:
+            raise PageError(limited.error, limited.description, 429, limited.headers) from None
+        subject = await self._authenticate(attempt)
+        if subject is None:
+            for key, rate in keys:
+                limiter.spend(_FAILED_SIGN_INS, key, rate)
+        return subject
 
     async def _authenticate(self, attempt: LoginAttempt) -> str | None:
         authenticate = self._options.authenticate

@@ -7,7 +7,9 @@ client_secret_post (`client_id` + `client_secret` in the body), private_key_jwt 
 issuer or the endpoint's URL, short-lived, its `jti` used once), or none (a public client
 names itself with `client_id`). Presenting two ways at once, or another way than its own, is
 refused. Secrets are compared as digests in constant time. Failures are 401 invalid_client,
-with a Basic challenge when the client tried Basic.
+with a Basic challenge when the client tried Basic. Failures are counted per client address
+and per client id named (`rate_limits`): past the limit every attempt is 429, the right
+secret included, until the bucket refills.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from mcpkit.auth.jws import MalformedJWS, parse
 from mcpkit.auth.server.asgi import OAuthError, Params, Request
 from mcpkit.auth.server.clients import Client, ClientDirectory
 from mcpkit.auth.server.fetch import FetchRefused, GuardedFetcher
+from mcpkit.auth.server.limits import Limiter
 from mcpkit.auth.server.options import AuthServerOptions
 from mcpkit.auth.server.store import AuthStore, digest
 
@@ -29,6 +32,7 @@ ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 ASSERTION_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384")
 MAX_ASSERTION_LIFETIME = 300
 LEEWAY = 30
+_FAILURES = "failed client authentications"
 JWKS_CACHE_AGE = 300.0
 
 
@@ -39,17 +43,33 @@ class ClientAuthenticator:
         directory: ClientDirectory,
         store: AuthStore,
         fetcher: GuardedFetcher,
+        limiter: Limiter,
     ) -> None:
         self._options = options
         self._directory = directory
         self._store = store
         self._fetcher = fetcher
+        self._limiter = limiter
         self._jwks: dict[str, tuple[Any, float]] = {}
 
     async def authenticate(self, request: Request, params: Params, endpoint: str) -> Client:
         """The client that sent `request` to `endpoint` (its absolute URL), authenticated.
         Raises OAuthError: invalid_request for conflicting credentials, invalid_client
-        (401) when authentication fails."""
+        (401) when authentication fails, RateLimited (429) after too many failures from
+        this address or for this client id."""
+        limits, limiter = self._options.rate_limits, self._limiter
+        address, claimed = request.client_host, _claimed_client(request, params)
+        limiter.check(_FAILURES, address, limits.failed_client_auth_per_address)
+        limiter.check(_FAILURES, claimed, limits.failed_client_auth_per_client)
+        try:
+            return await self._authenticate(request, params, endpoint)
+        except OAuthError as refused:
+            if refused.status == 401:
+                limiter.spend(_FAILURES, address, limits.failed_client_auth_per_address)
+                limiter.spend(_FAILURES, claimed, limits.failed_client_auth_per_client)
+            raise
+
+    async def _authenticate(self, request: Request, params: Params, endpoint: str) -> Client:
         basic = _basic_credentials(request.header("authorization"))
         secret = params.get("client_secret")
         assertion = params.get("client_assertion")
@@ -150,6 +170,19 @@ def _basic_credentials(header: str | None) -> tuple[str, str] | None:
     if not colon:
         raise _failed("malformed Basic credentials", True)
     return unquote_plus(client_id), unquote_plus(secret)
+
+
+def _claimed_client(request: Request, params: Params) -> str | None:
+    """The client id a request names (to count its failures), without checking anything."""
+    try:
+        basic = _basic_credentials(request.header("authorization"))
+        named = basic[0] if basic is not None else params.get("client_id")
+        assertion = params.get("client_assertion")
+    except OAuthError:
+        return None
+    if named is None and assertion is not None:
+        return _assertion_subject(assertion)
+    return named
 
 
 def _assertion_subject(assertion: str) -> str | None:

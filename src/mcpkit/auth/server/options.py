@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from mcpkit.auth.server.limits import RateLimits
 from mcpkit.auth.server.redirects import redirect_uri_problem
 
 if TYPE_CHECKING:
@@ -107,6 +108,8 @@ class AuthServerOptions:
     when set, is the bearer token it requires. `self_registered_grant_types`: what clients
     that registered themselves (dynamically or by metadata document) may use;
     client_credentials is kept for pre-registered clients unless added here.
+    `rate_limits`: registrations per address, failed client authentications and sign-ins
+    (see `mcpkit.auth.server.limits`).
     Lifetimes are in seconds; signing keys rotate every `key_rotation` seconds, and the
     previous key stays published for as long again.
     """
@@ -125,6 +128,7 @@ class AuthServerOptions:
     registration_token: str | None = None
     self_registered_grant_types: tuple[str, ...] = ("authorization_code", "refresh_token")
     cimd: CIMDOptions = field(default_factory=CIMDOptions)
+    rate_limits: RateLimits = field(default_factory=RateLimits)
     access_token_ttl: int = 900
     refresh_token_ttl: int = 30 * 24 * 3600
     code_ttl: int = 120

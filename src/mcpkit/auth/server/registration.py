@@ -4,7 +4,8 @@ The metadata passes `clients.check_metadata` (redirect URI rules, grant types op
 self-registered clients, an authentication method and what it needs); a client that
 authenticates with a secret gets one, shown once in the answer and stored only as a digest.
 When `registration_token` is set, registering needs it as a bearer token (RFC 7591's initial
-access token). Refusals are 400 invalid_redirect_uri / invalid_client_metadata.
+access token). Refusals are 400 invalid_redirect_uri / invalid_client_metadata, and 429 past
+`rate_limits.registrations_per_address` (every attempt counts).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from mcpkit.auth.server.asgi import NO_STORE, OAuthError, Request, Response, json_response
 from mcpkit.auth.server.clients import ClientDirectory, MetadataError, check_metadata
 from mcpkit.auth.server.issuing import new_id
+from mcpkit.auth.server.limits import Limiter
 from mcpkit.auth.server.options import AuthServerOptions
 from mcpkit.auth.server.store import ClientRecord, digest
 from mcpkit.auth.untrusted_json import NestedTooDeep, loads
@@ -24,12 +26,18 @@ SECRET_METHODS = ("client_secret_basic", "client_secret_post")
 
 
 class RegistrationEndpoint:
-    def __init__(self, options: AuthServerOptions, directory: ClientDirectory) -> None:
+    def __init__(
+        self, options: AuthServerOptions, directory: ClientDirectory, limiter: Limiter
+    ) -> None:
         self._options = options
         self._directory = directory
+        self._limiter = limiter
 
     async def handle(self, request: Request) -> Response:
-        """Raises OAuthError for every refusal."""
+        """Raises OAuthError for every refusal (RateLimited past the registrations an
+        address may make)."""
+        rate = self._options.rate_limits.registrations_per_address
+        self._limiter.take("registrations from this address", request.client_host, rate)
         self._check_token(request.header("authorization"))
         kind = (request.header("content-type") or "").split(";", 1)[0].strip().lower()
         if kind != "application/json":
