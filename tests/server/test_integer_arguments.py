@@ -5,7 +5,8 @@ handler of an `int` parameter receives an int.
 Held-out values go through a full JSON Schema 2020-12 validator (`jsonschema`) against each
 tool's advertised inputSchema and through the server via a real client; the two must agree.
 Tools cover both argument paths: the plain one (JSON's own types, checked by hand) and the
-typed one (pydantic, for Enums, bounds and models).
+typed one (pydantic, for Enums, bounds, sets and models). Not covered, on purpose: `format`
+(date-time, uuid, ...), which the server checks and JSON Schema only annotates with.
 """
 
 from __future__ import annotations
@@ -145,18 +146,24 @@ def plain_flag(v: Literal[True]) -> list[str]:
     return leaves(v)
 
 
+@server.tool()
+def typed_set(v: set[int]) -> list[str]:  # uniqueItems: pydantic alone would drop duplicates
+    return leaves(sorted(v))
+
+
 # Tools whose parameter holds only integers: an accepted value must arrive as ints.
 ONLY_INTEGERS = {
     "plain_int", "plain_list", "plain_nested", "plain_object", "plain_literal", "typed_int",
     "typed_bounded", "typed_enum", "typed_nested", "typed_model", "typed_literal",
-    "typed_enum_list",
+    "typed_enum_list", "typed_set",
 }  # fmt: skip
 SCALARS: list[Any] = [
     0, 3, -1, 3.0, -1.0, 0.0, 10.0, 11.0, 3.5, -0.5, 1e300, True, False, "3", "3.0", None,
     2**63 - 1, 2**63, -(2**63), 2**64, -(2**70), 1.0, 2.0, "small", "LARGE",
 ]  # fmt: skip
 CONTAINERS: list[Any] = [
-    [], [1, 2], [1.0, 2], [1, 2.5], [True], [2, True], ["1"], [[1.0], [2, 3]], [[1], [2.5]], [None],
+    [], [1, 2], [1.0, 2], [1, 2.5], [True], [2, True], ["1"], [1, 1], [1, 1.0], [2, 2.0, 3],
+    [[1.0], [2, 3]], [[1], [2.5]], [None],
     {}, {"a": 1}, {"a": 1.0}, {"a": 1.5}, {"a": "1"}, {"a": [1.0, 2]}, {"a": [1, 2.5]},
     {"x": 3.0}, {"x": 1, "y": 2.0}, {"x": 1.5}, {"x": True}, {"y": 1},
 ]  # fmt: skip

@@ -4,7 +4,8 @@ How this works: a tool's arguments are checked by the fast exact-type checks of 
 (plain path) or by pydantic in strict mode (`typed`). Both differ from JSON Schema in small
 ways: JSON Schema counts a number with a zero fraction (3.0) as an integer and compares
 numbers by value in `enum`/`const` (3.0 equals 3), while it never counts true as 1 -- and
-pydantic's Enums and Literals do (True == 1 in Python). A client that validates against the
+pydantic's Enums and Literals do (True == 1 in Python) -- and refuses duplicates in an array
+with `uniqueItems`, which pydantic's sets silently drop. A client that validates against the
 inputSchema we advertise must get the same answer from the server, so:
 
 - plain path: when an exact-type check fails, `conform` walks the parameter's own schema and
@@ -12,13 +13,13 @@ inputSchema we advertise must get the same answer from the server, so:
   asks for;
 - typed path: when pydantic refuses, `integral_floats` finds the integral floats it refused
   and `with_values` puts ints in their place for one more strict validation; when it
-  accepts arguments where the schema lists numbers (and the arguments hold a boolean) or
-  booleans in an `enum`/`const` (`scalar_choices`, read at registration), `conform` checks
-  them against the whole schema.
+  accepts arguments where pydantic is known to be more lenient (`pydantic_gaps`, read at
+  registration: numbers or booleans listed in an `enum`/`const`, `uniqueItems`), `conform`
+  checks them against the whole schema.
 
 `conform` understands the keywords that decide a value's type and choices (type, enum,
 const, $ref, anyOf, oneOf, allOf, properties, required, additionalProperties, items,
-prefixItems) and lets every other keyword (bounds, patterns, formats) pass: those are
+prefixItems, uniqueItems) and lets every other keyword (bounds, patterns, formats) pass: those are
 pydantic's to check. The common case, arguments of the right types, never comes here.
 """
 
@@ -121,10 +122,13 @@ def _array(schema: JSONObject, value: Any, root: Schema) -> list[Any]:
         raise Refused
     prefix = schema.get("prefixItems", [])
     items = schema.get("items", True)
-    return [
+    found = [
         conform(prefix[index] if index < len(prefix) else items, item, root)
         for index, item in enumerate(value)
     ]
+    if schema.get("uniqueItems") is True and len({_key(item) for item in found}) < len(found):
+        raise Refused
+    return found
 
 
 def _object(schema: JSONObject, value: Any, root: Schema) -> JSONObject:
@@ -163,20 +167,36 @@ _KINDS: dict[str, Callable[[JSONObject, Any, Schema], Any]] = {
 }
 
 
-def scalar_choices(schema: Any) -> frozenset[str]:
-    """Which of "number" and "boolean" an `enum` or `const` somewhere in `schema` lists: the
-    places where Python's True == 1 could let pydantic accept what JSON Schema refuses (a
-    boolean for a listed number, a number for a listed boolean)."""
+def pydantic_gaps(schema: Any) -> frozenset[str]:
+    """Where in `schema` pydantic may accept what JSON Schema refuses, read once at
+    registration: "number" (an `enum`/`const` lists a number: Python's True == 1 lets a
+    boolean pass), "boolean" (one lists a boolean: 1 passes for True), "uniqueItems" (a set
+    parameter: pydantic drops duplicates that JSON Schema refuses)."""
     if isinstance(schema, list):
-        return frozenset().union(*(scalar_choices(item) for item in schema))
+        return frozenset().union(*(pydantic_gaps(item) for item in schema))
     if not isinstance(schema, dict):
         return frozenset()
     choices = list(schema.get("enum", ())) + ([schema["const"]] if "const" in schema else [])
     found = {"boolean" if type(c) is bool else "number" for c in choices if type(c) in _SCALAR}
-    return frozenset(found).union(*(scalar_choices(item) for item in schema.values()))
+    if schema.get("uniqueItems") is True:
+        found.add("uniqueItems")
+    return frozenset(found).union(*(pydantic_gaps(item) for item in schema.values()))
 
 
 _SCALAR = (bool, int, float)
+
+
+def _key(value: Any) -> Any:
+    """A hashable key equal for values JSON Schema counts as equal (3 and 3.0, not true and
+    1), for `uniqueItems`."""
+    kind = type(value)
+    if kind is list:
+        return ("array", tuple(_key(item) for item in value))
+    if kind is dict:
+        return ("object", frozenset((name, _key(item)) for name, item in value.items()))
+    if kind in (int, float):
+        return ("number", value)  # 3 == 3.0 and hash(3) == hash(3.0)
+    return (kind.__name__, value)
 
 
 def json_equal(a: Any, b: Any) -> bool:

@@ -6,8 +6,8 @@ TypeAdapter in strict JSON mode — the same rules as the plain path (a string i
 integer) while still turning "2025-01-01T00:00:00Z" into a datetime, {"street": ...} into
 a model and "red" into an Enum member. The result is the keyword arguments for the call.
 Where strict mode and JSON Schema disagree (3.0 is an integer; true is not 1 in an Enum or a
-Literal), the arguments get a second look so that the server accepts exactly what its
-inputSchema accepts (`conform`).
+Literal; a set's items must be unique), the arguments get a second look so that the server
+accepts what its inputSchema accepts (`conform`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from mcpkit.server.conform import (
     Refused,
     conform,
     integral_floats,
-    scalar_choices,
+    pydantic_gaps,
     with_values,
 )
 
@@ -87,9 +87,9 @@ def _converter(
     adapter: TypeAdapter[JSONObject], schema: JSONObject
 ) -> Callable[[JSONObject], JSONObject]:
     validate_json = adapter.validate_json
-    choices = scalar_choices(schema)
-    always = "boolean" in choices  # a number may pass for a listed boolean
-    on_booleans = "number" in choices  # a boolean may pass for a listed number
+    gaps = pydantic_gaps(schema)
+    always = "boolean" in gaps or "uniqueItems" in gaps  # 1 for True; duplicates in a set
+    on_booleans = "number" in gaps  # a boolean may pass for a listed number
 
     def convert(arguments: JSONObject) -> JSONObject:
         try:
@@ -101,7 +101,7 @@ def _converter(
         except ValidationError as exc:
             values = _second_look(adapter, arguments, exc)
         if always or (on_booleans and (b"true" in data or b"false" in data)):
-            _check_choices(schema, arguments)
+            _check_gaps(schema, arguments)
         return values
 
     return convert
@@ -127,16 +127,19 @@ def _second_look(
     return _validated(adapter.validate_json, data)
 
 
-def _check_choices(schema: JSONObject, arguments: JSONObject) -> None:
-    """pydantic's Enums and Literals take True for 1 and 1 for True (Python equality); JSON
-    Schema does not. Raises InvalidArguments naming the arguments the schema refuses."""
+def _check_gaps(schema: JSONObject, arguments: JSONObject) -> None:
+    """Refuse what pydantic accepted but the inputSchema does not (see `pydantic_gaps`).
+    Raises InvalidArguments naming those arguments."""
     properties = schema.get("properties", {})
     problems = []
     for name, value in arguments.items():
         try:
             conform(properties.get(name, True), value, schema)
         except Refused:
-            problems.append(f"{name}: not one of the allowed values (true is not 1 in JSON Schema)")
+            problems.append(
+                f"{name}: does not match the input schema (true is not 1 there, nor 1 true; "
+                "a set's items are unique)"
+            )
     if problems:
         raise InvalidArguments(problems)
 
