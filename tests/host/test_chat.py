@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.host.fake_llm import FakeLLM, fake_llm, openai_completion, openai_tool_call
+from tests.http.servers import serving
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = str(Path(__file__).with_name("host_server.py"))
@@ -135,17 +136,53 @@ async def test_the_thirty_line_agent_example_runs(tmp_path: Path) -> None:
     assert "from the example" in json.dumps(fake.requests[1].body["messages"][-1])
 
 
-async def test_a_local_server_needs_a_model_name(tmp_path: Path) -> None:
-    async with fake_llm() as fake:
-        config = write_config(tmp_path, {})
-        argv = [
-            sys.executable, "-m", "mcpkit", "chat", "--config", str(config),
-            "--provider", "openai", "--base-url", f"{fake.url}/v1",
-        ]  # fmt: skip
-        code, _, err = await run_piped(argv, "hello\n", api_key="sk-test")
+class WithModels:
+    """The fake API with a model list (`GET /v1/models`, the OpenAI wire format)."""
+
+    def __init__(self, fake: FakeLLM, names: list[str]) -> None:
+        self.fake, self.names = fake, names
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or (scope["method"], scope["path"]) != ("GET", "/v1/models"):
+            return await self.fake(scope, receive, send)
+        data = [{"id": n, "object": "model", "created": 0, "owned_by": "me"} for n in self.names]
+        body = json.dumps({"object": "list", "data": data}).encode()
+        headers = [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+async def local_chat(tmp_path: Path, url: str, typed: str) -> tuple[int, str, str]:
+    config = write_config(tmp_path, {})
+    argv = [
+        sys.executable, "-m", "mcpkit", "chat", "--config", str(config),
+        "--provider", "openai", "--base-url", f"{url}/v1",
+    ]  # fmt: skip
+    return await run_piped(argv, typed, api_key="sk-test")
+
+
+async def test_a_local_server_without_model_uses_the_one_it_lists(tmp_path: Path) -> None:
+    async with fake_llm() as fake, serving(WithModels(fake, ["local-llama"])) as url:
+        fake.script(openai_completion("hello from the local model"))
+        code, out, err = await local_chat(tmp_path, url, "hi\n")
+        assert code == 0, err
+        assert "model: local-llama (the only one" in out
+        assert "model> hello from the local model" in out
+        assert fake.requests[0].body["model"] == "local-llama"
+
+
+async def test_a_local_server_with_several_models_needs_one_named(tmp_path: Path) -> None:
+    async with fake_llm() as fake, serving(WithModels(fake, ["llama", "qwen"])) as url:
+        code, _, err = await local_chat(tmp_path, url, "hi\n")
         assert code == 2
-        assert "--base-url needs --model" in err
+        assert "--base-url needs --model: the server has llama, qwen" in err
         assert fake.requests == []  # no hosted model's name was sent to the local server
+    async with fake_llm() as fake:  # no model list at all (404)
+        code, _, err = await local_chat(tmp_path, fake.url, "hi\n")
+        assert code == 2
+        assert "--base-url needs --model (the server's model list could not be read" in err
+        assert "sk-test" not in err
+        assert [seen.method for seen in fake.requests] == ["GET"]
 
 
 async def test_piped_answers_are_whole_words(

@@ -22,15 +22,16 @@ tokens it stored are used; the browser opens otherwise, `--headless` for servers
 at once).
 
 The model: `--provider anthropic` or `openai` (an OpenAI-compatible API), chosen by which of
-ANTHROPIC_API_KEY / OPENAI_API_KEY is set when not given. `--base-url` (a local server) needs
-`--model`: the provider's default is a hosted model's name, which a local server does not have.
+ANTHROPIC_API_KEY / OPENAI_API_KEY is set when not given. `--base-url` (a local server) without
+`--model` uses the one model the server lists (`GET /models`), and stops, listing them, when it
+has several: the provider's default is a hosted model's name, which a local server lacks.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.cli.approvals import approve
@@ -40,6 +41,7 @@ from mcpkit.cli.forms import ask_input, elicit
 from mcpkit.cli.loading import UsageError
 from mcpkit.cli.servers import file_order, read_config
 from mcpkit.cli.terminal import Interrupted, Terminal
+from mcpkit.host.consent_requests import line
 
 if TYPE_CHECKING:
     from mcpkit.host import Agent, Host
@@ -50,7 +52,7 @@ async def chat(args: Any) -> int:
     from mcpkit.host import FileDecisionStore, Host, Timing
 
     terminal = Terminal()
-    provider = make_provider(args)
+    provider = await make_provider(args, terminal)
     config = read_config(args.config, ask=lambda spec: ask_input(terminal, spec))
     shown = Shown(terminal)
     host = Host(
@@ -148,7 +150,7 @@ class Conversation:
             raise error
 
 
-def make_provider(args: Any) -> Provider:
+async def make_provider(args: Any, terminal: Terminal) -> Provider:
     """The model API the arguments and the environment choose. Raises UsageError."""
     from mcpkit.host.providers import AnthropicProvider, OpenAIProvider
 
@@ -161,14 +163,34 @@ def make_provider(args: Any) -> Provider:
     )
     if name is None:
         raise UsageError("no model: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or give --provider")
-    if args.base_url and not args.model:
-        raise UsageError(
-            "--base-url needs --model: name a model the server at that URL has (the "
-            "provider's default is a hosted model)"
-        )
+    kind = AnthropicProvider if name == "anthropic" else OpenAIProvider
+    model = args.model
+    if model is None and args.base_url:
+        model = await local_model(kind, args.base_url)
+        terminal.say(f"  model: {line(model)} (the only one {line(args.base_url)} has)")
     options: dict[str, Any] = {"base_url": args.base_url}
-    if args.model:
-        options["default_model"] = args.model
-    if name == "anthropic":
-        return AnthropicProvider(**options)
-    return OpenAIProvider(**options)
+    if model:
+        options["default_model"] = model
+    return kind(**options)
+
+
+async def local_model(kind: Callable[..., Any], base_url: str) -> str:
+    """The model of a server at `base_url` given without --model: the one its model list
+    (`GET /models`) names. A hosted model's name is never sent to it. Raises UsageError when
+    the list names several (they are listed), none, or cannot be read."""
+    needs = "--base-url needs --model"
+    probe = kind(base_url=base_url, max_retries=0, timeout=10.0)
+    try:
+        page = await probe.client.models.list()
+        names = [str(model.id) for model in page.data]
+    except Exception as exc:  # the SDK's errors; their text could carry the key: not shown
+        raise UsageError(
+            f"{needs} (the server's model list could not be read: {type(exc).__name__})"
+        ) from None
+    finally:
+        await probe.aclose()
+    if len(names) == 1:
+        return names[0]
+    if not names:
+        raise UsageError(f"{needs} (the server lists no models)")
+    raise UsageError(f"{needs}: the server has {', '.join(line(n) for n in names[:20])}")
