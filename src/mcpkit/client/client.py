@@ -90,6 +90,9 @@ class Client(ClientCore):
 
     Requests time out after `timeout` seconds without an answer (reset by progress, capped at
     an hour; None waits forever); `protocol_version` pins the revision offered at initialize.
+    `mode` ("auto", "legacy" or "2026-07-28") chooses the era; in auto mode a stdio server
+    that has not answered the `server/discover` probe after `probe_timeout` seconds is sent
+    `initialize` too, and whichever answers settles the era, within `timeout` (era.py).
 
     Client features, each declared only when given: `sampling` (a handler, or `Sampling(...)`
     to declare tool use), `elicitation` (a handler for forms, or `Elicitation(..., url=True)`),
@@ -97,8 +100,9 @@ class Client(ClientCore):
     `on_log`, `on_list_changed`, `on_resource_updated`, `on_notification` (see
     `mcpkit.client.notifications`). `max_pages` bounds the `iter_*`/`list_all_*` helpers.
 
-    Errors (all from `mcpkit.errors`): `ConnectionClosed` (the server went away; the message
-    says how, with the tail of its stderr), `RequestTimeout`, `ProtocolError` (an error answer,
+    Errors (all from `mcpkit.errors`): `ConnectionClosed` (the server went away, for every
+    request waiting and every later one, and `wait_closed()` returns; the message says how,
+    with the tail of a stdio server's stderr), `RequestTimeout`, `ProtocolError` (an error answer,
     with `code` and `data`; `URLElicitationRequired` for -32042), `CapabilityNotDeclared` (the
     server did not declare what a method needs; nothing was sent), `InvalidResult`,
     `ToolError`, `ToolOutputInvalid`, `PaginationError`. Using the client outside `async with`
