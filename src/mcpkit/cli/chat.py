@@ -105,15 +105,24 @@ class Conversation:
 
     async def _unless_leaving(self, asking: Coroutine[Any, Any, str | None]) -> str | None:
         """The line asked; Interrupted when a Ctrl-C said leave before it came."""
-        line = asyncio.ensure_future(asking)
-        leave = asyncio.ensure_future(self.leaving.wait())
-        await asyncio.wait({line, leave}, return_when=asyncio.FIRST_COMPLETED)
-        leave.cancel()
-        if not line.done():
-            line.cancel()
-            await asyncio.wait({line})
+        answer = asyncio.ensure_future(asking)
+        if not await self._or_leaving(answer):
             raise Interrupted
-        return line.result()
+        return answer.result()
+
+    async def _or_leaving(self, task: asyncio.Future[Any]) -> bool:
+        """Wait for `task`, or for a Ctrl-C that says leave: whether `task` ended (if not, it
+        is cancelled and given a moment to end, before the servers close)."""
+        leave = asyncio.ensure_future(self.leaving.wait())
+        try:
+            await asyncio.wait({task, leave}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            leave.cancel()
+        if task.done():
+            return True
+        task.cancel()
+        await asyncio.wait({task}, timeout=2.0)
+        return False
 
     def interrupt(self) -> None:
         """Ctrl-C outside a prompt: cancel the turn in flight; a second one, or none in
@@ -130,16 +139,11 @@ class Conversation:
         from mcpkit.host.providers import ProviderError
 
         self.turn = turn = asyncio.ensure_future(self.agent.send(text))
-        leave = asyncio.ensure_future(self.leaving.wait())
         try:
-            await asyncio.wait({turn, leave}, return_when=asyncio.FIRST_COMPLETED)
+            if not await self._or_leaving(turn):
+                return
         finally:
-            leave.cancel()
             self.turn = None
-        if not turn.done():  # leaving: the turn is given a moment to end, then the servers close
-            turn.cancel()
-            await asyncio.wait({turn}, timeout=2.0)
-            return
         if turn.cancelled():
             self.terminal.say("  (cancelled: the conversation goes on from here)")
             return

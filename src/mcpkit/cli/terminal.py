@@ -82,9 +82,9 @@ class Terminal:
     """Lines in, text out: prompt_toolkit on a terminal, plain lines through a pipe."""
 
     def __init__(self) -> None:
-        self.interactive = sys.stdin.isatty() and sys.stdout.isatty()
+        self.interactive = bool(sys.stdin and sys.stdin.isatty() and sys.stdout.isatty())
         self._session: Any = None  # made at the first prompt: import it only if needed
-        self._lines = _Lines(sys.stdin.fileno())
+        self._lines = _Lines(_stdin_fd())
         self._waiting: asyncio.Future[str | None] | None = None
         # Told of a Ctrl-C that came while no prompt was reading (a turn in flight).
         self.on_interrupt: Callable[[], None] | None = None
@@ -157,6 +157,13 @@ class Terminal:
             return
         if self.on_interrupt is not None:
             self.on_interrupt()
+
+
+def _stdin_fd() -> int:
+    try:
+        return sys.stdin.fileno()
+    except (AttributeError, ValueError, OSError):  # no stdin at all: reads end at once
+        return os.open(os.devnull, os.O_RDONLY)
 
 
 def _settle(future: asyncio.Future[None]) -> None:
