@@ -222,9 +222,12 @@ async def test_rich_types_are_described_and_converted_before_the_call() -> None:
             "movie": {"title": "Metropolis"},
             "ticket": "12345678-1234-5678-1234-567812345678",
             "seat": [7, "B"],
-            "extras": ["popcorn", "popcorn"],
+            "extras": ["popcorn", "soda"],
         }
         assert text(await call(client, "book", **arguments)) == "booked"
+        # The schema says uniqueItems: duplicates are refused, as a validating client would.
+        twice = await call(client, "book", **{**arguments, "extras": ["popcorn", "popcorn"]})
+        assert twice["isError"] is True and "extras" in text(twice)
 
     assert schema["required"] == [
         "person", "when", "day", "color", "where", "movie", "ticket", "seat",
@@ -250,7 +253,7 @@ async def test_rich_types_are_described_and_converted_before_the_call() -> None:
     assert seen["movie"] == {"title": "Metropolis"}
     assert seen["ticket"] == uuid.UUID("12345678-1234-5678-1234-567812345678")
     assert seen["seat"] == (7, "B")
-    assert seen["extras"] == {"popcorn"}
+    assert seen["extras"] == {"popcorn", "soda"}
 
 
 async def test_field_descriptions_constraints_and_field_defaults() -> None:
