@@ -203,3 +203,16 @@ async def test_an_int_parameter_given_a_whole_float_receives_an_int() -> None:
         refused = await call(client, "typed_bounded", v=12.0)
         assert refused["isError"] is True
         assert "less than or equal to 10" in refused["content"][0]["text"]
+
+
+async def test_what_pydantic_alone_would_let_through_is_refused_with_the_reason() -> None:
+    async with connect(server) as client:
+        for name, value, reason in [
+            ("typed_enum", True, "v: not one of the allowed values (true is not 1"),
+            ("typed_literal", True, "v: not one of the allowed values (true is not 1"),
+            ("typed_flag", 1, "v: not one of the allowed values"),
+            ("typed_set", [1, 1.0], "v: the items must be unique"),
+        ]:
+            refused = await call(client, name, v=value)
+            assert refused["isError"] is True, (name, value)
+            assert reason in refused["content"][0]["text"], refused

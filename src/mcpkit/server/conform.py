@@ -91,10 +91,12 @@ def _member(options: list[Any], value: Any) -> Any:
     for option in options:
         if json_equal(option, value):
             return option
-    raise Refused
+    raise Refused("not one of the allowed values (true is not 1, nor 1 true)")
 
 
 def _of_type(kinds: list[str], schema: JSONObject, value: Any, root: Schema) -> Any:
+    if len(kinds) == 1:  # the common case; its own reason is kept
+        return _KINDS.get(kinds[0], _refuse)(schema, value, root)
     for kind in kinds:
         try:
             return _KINDS.get(kind, _refuse)(schema, value, root)
@@ -127,7 +129,7 @@ def _array(schema: JSONObject, value: Any, root: Schema) -> list[Any]:
         for index, item in enumerate(value)
     ]
     if schema.get("uniqueItems") is True and len({_key(item) for item in found}) < len(found):
-        raise Refused
+        raise Refused("the items must be unique")
     return found
 
 

@@ -135,11 +135,8 @@ def _check_gaps(schema: JSONObject, arguments: JSONObject) -> None:
     for name, value in arguments.items():
         try:
             conform(properties.get(name, True), value, schema)
-        except Refused:
-            problems.append(
-                f"{name}: does not match the input schema (true is not 1 there, nor 1 true; "
-                "a set's items are unique)"
-            )
+        except Refused as exc:
+            problems.append(f"{name}: {str(exc) or 'does not match the input schema'}")
     if problems:
         raise InvalidArguments(problems)
 
