@@ -475,3 +475,22 @@ async def test_vs_code_inputs_are_asked_on_the_terminal_a_password_unechoed(
         await screen.expect("you>")
         screen.type("\x04")
         assert await screen.exit_code() == 0
+
+
+async def test_ctrl_c_at_a_question_refuses_and_cancels_the_turn(tmp_path: Path) -> None:
+    async with (
+        fake_llm() as fake,
+        on_terminal(chat_argv(fake, alpha_and_kit(tmp_path), tmp_path), chat_env()) as screen,
+    ):
+        fake.script(calls("kit__wipe", {"folder": "/"}))
+        await screen.answer("you>", "wipe everything")
+        await screen.expect("allow? [y/s/a/N]:")
+        screen.type("\x03")
+        await screen.expect("refused (Ctrl-C)")
+        await screen.expect("(cancelled: the conversation goes on from here)")
+        assert len(fake.requests) == 1  # the model was not asked to go on
+        await screen.answer("you>", "/approve")
+        await screen.expect("nothing remembered")
+        await screen.expect("you>")
+        screen.type("\x04")
+        assert await screen.exit_code() == 0

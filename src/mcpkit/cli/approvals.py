@@ -9,6 +9,7 @@ n / no (the default); Ctrl-C at the question refuses and cancels the turn.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.cli.answers import ALLOW, YES_NO, Choice, choose
@@ -39,6 +40,9 @@ async def approve(terminal: Terminal, request: ApprovalRequest) -> Approval:
         terminal.say("  refused (Ctrl-C)")
         if terminal.on_interrupt is not None:
             terminal.on_interrupt()
+            # Asked from inside the turn: its cancellation lands here, before the model is
+            # asked to go on; asked for a server (sampling), the turn ends on its own task.
+            await asyncio.sleep(0)
         return Approval(False)
 
 

@@ -86,34 +86,40 @@ class Terminal:
         self._session: Any = None  # made at the first prompt: import it only if needed
         self._lines = _Lines(_stdin_fd())
         self._waiting: asyncio.Future[str | None] | None = None
+        self._one_at_a_time = asyncio.Lock()
         # Told of a Ctrl-C that came while no prompt was reading (a turn in flight).
         self.on_interrupt: Callable[[], None] | None = None
 
     async def ask(self, prompt: str, *, default: str = "", secret: bool = False) -> str | None:
         """The next line (None at end of input: Ctrl-D). `default`: text already typed, to
-        edit (on a terminal). Raises Interrupted on Ctrl-C."""
-        if self.interactive and self._session is None:
-            self._session = _prompt_session()
-        if self._session is not None and self._session is not False:
+        edit (on a terminal). One question at a time: a server's question that comes while
+        another is asked waits for it. Raises Interrupted on Ctrl-C."""
+        async with self._one_at_a_time:
+            if self.interactive and self._session is None:
+                self._session = _prompt_session()
+            if self._session is not None and self._session is not False:
+                return await self._prompt(prompt, default, secret)
+            self.say(prompt, end="")
+            self._waiting = asyncio.ensure_future(self._lines.read())
             try:
-                line: str = await self._session.prompt_async(
-                    prompt, default=default, is_password=secret, handle_sigint=False
-                )
-            except EOFError:
-                return None
-            except KeyboardInterrupt:
-                raise Interrupted from None
-            return line
-        self.say(prompt, end="")
-        self._waiting = asyncio.ensure_future(self._lines.read())
+                return await self._waiting
+            except asyncio.CancelledError:
+                if self._waiting.cancelled() and not _current_cancelling():
+                    raise Interrupted from None  # cancelled by Ctrl-C, not by the caller
+                raise
+            finally:
+                self._waiting = None
+
+    async def _prompt(self, prompt: str, default: str, secret: bool) -> str | None:
         try:
-            return await self._waiting
-        except asyncio.CancelledError:
-            if self._waiting.cancelled() and not _current_cancelling():
-                raise Interrupted from None  # cancelled by Ctrl-C, not by the caller
-            raise
-        finally:
-            self._waiting = None
+            line: str = await self._session.prompt_async(
+                prompt, default=default, is_password=secret, handle_sigint=False
+            )
+        except EOFError:
+            return None
+        except KeyboardInterrupt:
+            raise Interrupted from None
+        return line
 
     def ask_now(self, prompt: str, *, secret: bool = False) -> str | None:
         """A line asked before the chat starts (blocking); secret: not echoed on a terminal.
