@@ -19,13 +19,14 @@ inputSchema we advertise must get the same answer from the server, so:
 
 `conform` understands the keywords that decide a value's type and choices (type, enum,
 const, $ref, anyOf, oneOf, allOf, properties, required, additionalProperties, items,
-prefixItems, uniqueItems) and lets every other keyword (bounds, patterns, formats) pass: those are
-pydantic's to check. The common case, arguments of the right types, never comes here.
+prefixItems, uniqueItems) and lets every other keyword (bounds, patterns, formats) pass:
+those are pydantic's to check. The common case, arguments of the right types, never comes
+here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 JSONObject = dict[str, Any]
@@ -62,7 +63,11 @@ def conform(schema: Schema, value: Any, root: Schema | None = None) -> Any:
         value = _member([schema["const"]], value)
     kind = schema.get("type")
     if kind is not None:
-        value = _of_type(kind if isinstance(kind, list) else [kind], schema, value, root)
+        value = _of_type(kind if isinstance(kind, list) else [kind], value)
+    if type(value) is list:  # array keywords apply to arrays, whatever "type" says
+        return _array(schema, value, root)
+    if type(value) is dict:
+        return _object(schema, value, root)
     return value
 
 
@@ -94,34 +99,29 @@ def _member(options: list[Any], value: Any) -> Any:
     raise Refused("not one of the allowed values (true is not 1, nor 1 true)")
 
 
-def _of_type(kinds: list[str], schema: JSONObject, value: Any, root: Schema) -> Any:
-    if len(kinds) == 1:  # the common case; its own reason is kept
-        return _KINDS.get(kinds[0], _refuse)(schema, value, root)
+def _of_type(kinds: list[str], value: Any) -> Any:
+    """`value` if it is of one of the JSON types `kinds` (an integral float made an int for
+    "integer"). Raises Refused."""
     for kind in kinds:
-        try:
-            return _KINDS.get(kind, _refuse)(schema, value, root)
-        except Refused:
-            continue
-    raise Refused
+        if kind == "integer" and type(value) is float and value.is_integer():
+            return int(value)
+        if type(value) in _TYPES.get(kind, ()):
+            return value
+    raise Refused(f"expected {' or '.join(kinds)}")
 
 
-def _integer(schema: JSONObject, value: Any, root: Schema) -> int:
-    if type(value) is int:
-        return value
-    if type(value) is float and value.is_integer():
-        return int(value)
-    raise Refused
+_TYPES: dict[str, tuple[type, ...]] = {
+    "integer": (int,),
+    "number": (int, float),
+    "string": (str,),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "array": (list,),
+    "object": (dict,),
+}
 
 
-def _number(schema: JSONObject, value: Any, root: Schema) -> Any:
-    if type(value) in (int, float):
-        return value
-    raise Refused
-
-
-def _array(schema: JSONObject, value: Any, root: Schema) -> list[Any]:
-    if type(value) is not list:
-        raise Refused
+def _array(schema: JSONObject, value: list[Any], root: Schema) -> list[Any]:
     prefix = schema.get("prefixItems", [])
     items = schema.get("items", True)
     found = [
@@ -133,40 +133,14 @@ def _array(schema: JSONObject, value: Any, root: Schema) -> list[Any]:
     return found
 
 
-def _object(schema: JSONObject, value: Any, root: Schema) -> JSONObject:
-    if type(value) is not dict:
-        raise Refused
+def _object(schema: JSONObject, value: JSONObject, root: Schema) -> JSONObject:
     if any(name not in value for name in schema.get("required", ())):
-        raise Refused
+        raise Refused("a required field is missing")
     properties = schema.get("properties", {})
     extra = schema.get("additionalProperties", True)
     if "patternProperties" in schema:
         extra = True  # patterns are not matched here: let pydantic decide
     return {key: conform(properties.get(key, extra), item, root) for key, item in value.items()}
-
-
-def _exactly(kind: type) -> Callable[[JSONObject, Any, Schema], Any]:
-    def check(schema: JSONObject, value: Any, root: Schema) -> Any:
-        if type(value) is kind:
-            return value
-        raise Refused
-
-    return check
-
-
-def _refuse(schema: JSONObject, value: Any, root: Schema) -> Any:
-    raise Refused
-
-
-_KINDS: dict[str, Callable[[JSONObject, Any, Schema], Any]] = {
-    "integer": _integer,
-    "number": _number,
-    "array": _array,
-    "object": _object,
-    "string": _exactly(str),
-    "boolean": _exactly(bool),
-    "null": _exactly(type(None)),
-}
 
 
 def pydantic_gaps(schema: Any) -> frozenset[str]:
@@ -203,26 +177,23 @@ def _key(value: Any) -> Any:
 
 def json_equal(a: Any, b: Any) -> bool:
     """Equality as JSON Schema's enum and const see it: numbers by value (3 equals 3.0),
-    booleans never equal to numbers, other values by type and value."""
-    numbers = (int, float)
-    if type(a) in numbers and type(b) in numbers:
-        return bool(a == b)
-    return type(a) is type(b) and bool(a == b)
+    booleans never equal to numbers, arrays and objects item by item."""
+    return bool(_key(a) == _key(b))
 
 
 # -- the typed path ---------------------------------------------------------------------------
 
 
-def integral_floats(arguments: JSONObject, locations: Iterable[tuple[Any, ...]]) -> list[Any]:
+def integral_floats(arguments: JSONObject, locations: Iterable[tuple[Any, ...]]) -> list[list[Any]]:
     """The data paths, among pydantic's error `locations`, that hold an integral float.
 
     A location may name union members ("int", a model's name) between the keys and indexes
     of the data: whatever is not a key or an index of the value reached is skipped.
     """
-    found = []
+    found: list[list[Any]] = []
     for location in locations:
         node: Any = arguments
-        path = []
+        path: list[Any] = []
         for part in location:
             if (type(node) is dict and part in node) or (
                 type(node) is list and type(part) is int and 0 <= part < len(node)
