@@ -66,7 +66,7 @@ async def test_300_wrong_client_secrets_meet_429_and_so_does_the_right_one() -> 
 
 
 async def test_wrong_secrets_for_many_client_ids_are_limited_per_address() -> None:
-    async with running() as run:
+    async with running(clock=Clock()) as run:  # a still clock: no refill while it runs
         form = {"grant_type": "client_credentials"}
         answers = [
             await run.http.post("/token", data=form, auth=(f"client-{i}", "guess"))
