@@ -8,9 +8,12 @@ import pytest
 
 from mcpkit.cli.answers import ALLOW, hint, parse
 from mcpkit.cli.approvals import annotations_text
+from mcpkit.cli.chat_commands import Shown
 from mcpkit.cli.forms import choices, parse_value
 from mcpkit.cli.shown import shortened
+from mcpkit.cli.terminal import Terminal
 from mcpkit.host import load_config
+from mcpkit.host.agent import AgentEvent
 from mcpkit.host.config import InputSpec
 
 
@@ -91,3 +94,14 @@ def test_an_input_left_unanswered_fails_the_servers_needing_it_asked_once() -> N
     assert list(config.servers) == ["free"]
     assert "${input:key} was not answered" in str(config.errors["one"])
     assert "${input:key} was not answered" in str(config.errors["two"])
+
+
+def test_a_tool_call_that_raised_is_shown_as_failed(capsys: pytest.CaptureFixture[str]) -> None:
+    """The agent's tool_error event (the server failed or went away mid-call) is shown, with
+    its reason on one line; before, the chat showed the call and then nothing."""
+    shown = Shown(Terminal())
+    shown.event(AgentEvent("tool_call", "", "alpha", "crash", {}))
+    shown.event(AgentEvent("tool_error", "connection closed:\nexit 1", "alpha", "crash"))
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "  <- alpha/crash failed: connection closed: exit 1"
+    assert shown.results == []  # nothing to /show

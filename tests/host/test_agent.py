@@ -125,13 +125,17 @@ async def test_a_server_crashing_mid_call_is_an_error_result_and_is_restarted() 
         [use("alpha__crash", {}), "alpha crashed", use("beta__target", {"text": "still"}), "ok"]
     )
     trusted = {"trust": True, "autoApprove": ["crash"]}
+    events: list[AgentEvent] = []
     async with Host(
         config(alpha=trusted, beta={"trust": True}), provider=model, timing=FAST
     ) as host:
-        agent = host.agent()
+        agent = host.agent(on_event=events.append)
         assert await agent.send("crash alpha") == "alpha crashed"
         (result,) = results_sent(model.requests[1])
         assert result["isError"] and "the tool failed" in result["content"][0]["text"]
+        # A front end hears of the failure too, not just of the call.
+        assert [e.kind for e in events] == ["tool_call", "tool_error", "text"]
+        assert (events[1].server, events[1].tool) == ("alpha", "crash") and events[1].text
         assert await agent.send("beta?") == "ok"
         (beta,) = results_sent(model.requests[3])
         assert "beta: still" in beta["content"][0]["text"]

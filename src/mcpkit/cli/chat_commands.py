@@ -47,6 +47,8 @@ class Shown:
             say(f"  .. {where} {line(event.text or as_json(event.data))}")
         elif event.kind == "tool_result":
             self._result(where, event.data)
+        elif event.kind == "tool_error":
+            say(f"  <- {where} failed: {line(event.text)}")
         elif event.kind == "denied":
             say(f"  x  {where}: {line(event.text)}")
 

@@ -48,7 +48,9 @@ UNTRUSTED_NOTE = (
 @dataclass(frozen=True, slots=True)
 class AgentEvent:
     """Something a front end may show: "text" (the model's answer), "tool_call" (about to run,
-    after consent), "tool_result", "denied" (the user or the policy said no), "progress"."""
+    after consent), "tool_result", "tool_error" (the call raised: the server failed, went away
+    or answered with a protocol error; `text` says why), "denied" (the user or the policy
+    said no), "progress"."""
 
     kind: str
     text: str = ""
@@ -138,6 +140,7 @@ class Agent:
                 item.name, arguments, on_progress=progress, consent=False
             )
         except Exception as exc:  # the server failed, went away, or answered with an error
+            await self._emit(AgentEvent("tool_error", str(exc), item.server, item.original))
             return _error_result(use["id"], f"the tool failed: {exc}")
         await self._emit(AgentEvent("tool_result", "", item.server, item.original, result))
         return _tool_result(use["id"], item, result)
