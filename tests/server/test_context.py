@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from mcpkit import Server
 from mcpkit.errors import ProtocolError
@@ -380,3 +380,25 @@ async def test_close_sse_stream_is_false_where_the_transport_has_no_streams() ->
 
     async with connect(server) as peer:
         assert text(await peer.call("close")) == "false"
+
+
+class Labelled(BaseModel):
+    city: str = Field(title="Destination", description="Where to")
+    return_date: str
+
+
+def test_form_titles_the_author_wrote_are_kept() -> None:
+    """A form shows a field's title as its label: the author's are sent, pydantic's made-up
+    ones ("Return Date" from return_date) are not, and a dict schema is sent as written
+    (and left unchanged)."""
+    schema = requested_schema(Labelled)
+    assert "title" not in schema
+    assert schema["properties"]["city"] == {
+        "type": "string",
+        "title": "Destination",
+        "description": "Where to",
+    }
+    assert schema["properties"]["return_date"] == {"type": "string"}
+    given = {"type": "object", "properties": {"n": {"type": "integer", "title": "How many"}}}
+    assert requested_schema(given) == given
+    assert given["properties"]["n"]["title"] == "How many"

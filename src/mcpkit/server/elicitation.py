@@ -27,22 +27,36 @@ class Elicited(Generic[T]):
 def requested_schema(shape: type[Any] | JSONObject) -> JSONObject:
     """The requestedSchema for `shape`. Raises ValueError for shapes MCP forms cannot carry."""
     if isinstance(shape, dict):
-        schema = shape
+        schema = shape  # as given: its titles are the author's
     else:
-        from pydantic import TypeAdapter
-
-        schema = TypeAdapter(shape).json_schema()
-        schema = {key: value for key, value in schema.items() if key != "title"}
+        schema = _from_type(shape)
     properties = schema.get("properties", {})
     if schema.get("type") != "object" or "$defs" in schema:
         raise ValueError("an elicitation schema must be a flat object (no nested types)")
     for name, prop in properties.items():
-        prop.pop("title", None)
         if not _form_field(prop):
             raise ValueError(
                 f"elicitation field {name!r} must be a string, number, integer, boolean, enum "
                 "or a list of enum strings (multi-select)"
             )
+    return schema
+
+
+def _from_type(shape: type[Any]) -> JSONObject:
+    """pydantic's schema for `shape`, without the titles it makes up from names (the type's,
+    "Charts"; a field's, "Include Charts"): a title the author wrote (`Field(title=...)`) is
+    kept, since a form shows it as the field's label."""
+    from pydantic import TypeAdapter
+
+    schema = TypeAdapter(shape).json_schema()
+    schema = {key: value for key, value in schema.items() if key != "title"}
+    properties = {}
+    for name, prop in schema.get("properties", {}).items():
+        if prop.get("title") == name.replace("_", " ").title():
+            prop = {key: value for key, value in prop.items() if key != "title"}
+        properties[name] = prop
+    if properties:
+        schema["properties"] = properties
     return schema
 
 
