@@ -26,10 +26,8 @@ class Elicited(Generic[T]):
 
 def requested_schema(shape: type[Any] | JSONObject) -> JSONObject:
     """The requestedSchema for `shape`. Raises ValueError for shapes MCP forms cannot carry."""
-    if isinstance(shape, dict):
-        schema = shape  # as given: its titles are the author's
-    else:
-        schema = _from_type(shape)
+    # A dict is sent as given: its titles are the author's.
+    schema = shape if isinstance(shape, dict) else _from_type(shape)
     properties = schema.get("properties", {})
     if schema.get("type") != "object" or "$defs" in schema:
         raise ValueError("an elicitation schema must be a flat object (no nested types)")
@@ -52,9 +50,8 @@ def _from_type(shape: type[Any]) -> JSONObject:
     schema = {key: value for key, value in schema.items() if key != "title"}
     properties = {}
     for name, prop in schema.get("properties", {}).items():
-        if prop.get("title") == name.replace("_", " ").title():
-            prop = {key: value for key, value in prop.items() if key != "title"}
-        properties[name] = prop
+        made_up = prop.get("title") == name.replace("_", " ").title()
+        properties[name] = {k: v for k, v in prop.items() if not (made_up and k == "title")}
     if properties:
         schema["properties"] = properties
     return schema
