@@ -11,7 +11,8 @@ send_result, receive), every message's path. Two workloads:
 
 Instructions do not depend on the machine's load, so two versions of the core can be compared
 on a busy machine. The figure is the difference of a long and a short run divided by the
-difference in round trips, so interpreter start-up and imports cancel out.
+difference in round trips, so interpreter start-up and imports cancel out. The garbage
+collector is off while the round trips run and the hash seed is fixed: runs repeat exactly.
 
     .venv/bin/python bench/core_cost.py                  # callgrind, both workloads (~1 minute)
     .venv/bin/python bench/core_cost.py --src /tmp/old   # the same for a copy of src/ (mcpkit/...)
@@ -21,6 +22,7 @@ difference in round trips, so interpreter start-up and imports cancel out.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import subprocess
@@ -77,6 +79,7 @@ def round_trips(client: Any, server: Any, n: int) -> None:
 def run(workload: str, n: int) -> None:
     client, server = pair(workload == "modern")
     round_trips(client, server, 20)  # warm caches (method tables, stamps) out of the count
+    gc.disable()  # a collection landing in one run and not the other would skew the difference
     started = time.perf_counter()
     round_trips(client, server, n)
     elapsed = time.perf_counter() - started
@@ -84,7 +87,7 @@ def run(workload: str, n: int) -> None:
 
 
 def instructions(workload: str, n: int, src: str | None) -> int:
-    env = dict(os.environ)
+    env = dict(os.environ, PYTHONHASHSEED="0")  # the same dict and set layouts every run
     if src is not None:
         env["PYTHONPATH"] = src
     with tempfile.TemporaryDirectory() as tmp:
