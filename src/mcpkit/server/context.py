@@ -39,7 +39,7 @@ from mcpkit.server.asks import (
     sampling_needs,
 )
 from mcpkit.server.elicitation import Elicited, parse_answer, requested_schema
-from mcpkit.server.hints import names_context, resolve_hints
+from mcpkit.server.hints import names_context
 
 JSONObject = dict[str, Any]
 T = TypeVar("T")
@@ -455,13 +455,13 @@ def _roots(result: JSONObject) -> list[JSONObject]:
     return roots
 
 
-def context_parameter(fn: Callable[..., Any], hints: JSONObject | None = None) -> str | None:
-    """The name of the parameter annotated `Context` (or `Context | None`), if any.
+def context_parameter(fn: Callable[..., Any], hints: JSONObject) -> str | None:
+    """The name of the parameter annotated `Context` (or `Context | None`), if any; `hints`
+    are the function's resolved annotations (`hints.resolve_hints`).
 
     An annotation that could not be evaluated (say `ctx: "Context"` imported only under
     TYPE_CHECKING) counts when its last dotted name is `Context`.
     """
-    hints = resolve_hints(fn) if hints is None else hints
     for name in inspect.signature(fn).parameters:
         annotation = hints.get(name)
         if isinstance(annotation, str):

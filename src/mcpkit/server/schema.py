@@ -35,7 +35,6 @@ from typing import Any, Literal
 
 from mcpkit.server.arguments import EMPTY, InvalidArguments
 from mcpkit.server.conform import Refused, conform
-from mcpkit.server.hints import resolve_hints
 
 JSONObject = dict[str, Any]
 Check = Callable[[Any], bool]
@@ -172,15 +171,15 @@ def describe(
     fn: Callable[..., Any],
     skip: frozenset[str] = frozenset(),
     *,
-    hints: dict[str, Any] | None = None,
+    hints: dict[str, Any],
     docs: dict[str, str] | None = None,
 ) -> Signature:
-    """Build the argument schema of `fn` from its annotations, defaults and `docs`.
+    """Build the argument schema of `fn` from its resolved annotations (`hints`, from
+    `hints.resolve_hints`), defaults and `docs`.
 
     Raises TypeError for a signature no JSON Schema can describe (positional-only parameters,
     an annotation pydantic does not understand), ValueError for two `Header`s on a parameter.
     """
-    hints = resolve_hints(fn) if hints is None else hints
     docs = docs or {}
     taken = []
     headers: dict[str, str] = {}
