@@ -317,8 +317,8 @@ class Connection:
         self, msg: Message | Invalid, now: float, events: list[Event], batch: Batch | None
     ) -> None:
         # By exact type, not `match`: a class pattern costs an isinstance call and more per
-        # case, 2% of a round trip through the core (bench/core_cost.py); the message classes
-        # are final, so mypy narrows each branch all the same.
+        # case, 1-2% of a round trip through the core (bench/core_cost.py); the message
+        # classes are final, so mypy narrows each branch all the same.
         if type(msg) is Request:
             self._on_request(msg, events, batch)
         elif type(msg) is Response:
