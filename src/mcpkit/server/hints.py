@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 JSONObject = dict[str, Any]
@@ -27,13 +27,14 @@ _EMPTY = inspect.Parameter.empty
 _MAX_FRAMES = 20  # enough for the few frames of mcpkit between a decorator and the user
 
 
-def caller_namespace() -> dict[str, Any] | None:
+def caller_namespace() -> Mapping[str, Any] | None:
     """The locals of the nearest caller outside mcpkit: the code that registered a function
-    (call it while registering, so the names defined before the decorator are there)."""
+    (call it while registering, so the names defined before the decorator are there).
+    Read, never written; copied only when a string annotation needs it."""
     frame = sys._getframe(1)
     for _ in range(_MAX_FRAMES):
         if not frame.f_globals.get("__name__", "").startswith("mcpkit."):
-            return dict(frame.f_locals)
+            return frame.f_locals
         if frame.f_back is None:
             return None
         frame = frame.f_back
@@ -41,7 +42,7 @@ def caller_namespace() -> dict[str, Any] | None:
 
 
 def resolve_hints(
-    fn: Callable[..., Any], namespace: dict[str, Any] | None = None, *, kind: str = "function"
+    fn: Callable[..., Any], namespace: Mapping[str, Any] | None = None, *, kind: str = "function"
 ) -> JSONObject:
     """Parameter (and "return") annotations of `fn`, string annotations evaluated.
 
@@ -86,7 +87,7 @@ def _evaluate(
         ) from None
 
 
-def _local_names(target: Any, namespace: dict[str, Any] | None) -> dict[str, Any]:
+def _local_names(target: Any, namespace: Mapping[str, Any] | None) -> dict[str, Any]:
     names = dict(namespace or {})
     with contextlib.suppress(TypeError, ValueError):  # builtins and callable objects have none
         names.update(inspect.getclosurevars(target).nonlocals)
