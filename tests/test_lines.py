@@ -5,15 +5,22 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcpkit.transports.lines import TOO_LONG, LineSplitter
+from mcpkit.protocol.jsonrpc import Invalid
+from mcpkit.transports.lines import LineSplitter
+
+TOO_LONG_10 = "Parse error: message exceeds the size limit (10 bytes)"
 
 
 class Recorder:
     def __init__(self, splitter: LineSplitter) -> None:
-        self.lines: list[bytes] = []
+        self.lines: list[bytes | str] = []
         self.chunks = 0
         self.ended = False
-        splitter.attach(self.lines.append, self._chunk, self._eof)
+        splitter.attach(self._receive, self._chunk, self._eof)
+
+    def _receive(self, line: object) -> None:
+        # A refused line arrives as a parse error naming the limit: recorded as its message.
+        self.lines.append(line.message if isinstance(line, Invalid) else line)  # type: ignore[arg-type]
 
     def _chunk(self) -> None:
         self.chunks += 1
@@ -46,7 +53,7 @@ def test_a_line_over_the_limit_is_dropped_as_it_streams_and_the_next_one_survive
     splitter.feed(b"y" * 8)  # now over the limit: dropped, placeholder delivered
     splitter.feed(b"z" * 50)  # still the same long line: ignored
     splitter.feed(b'end\n{"b":2}\n')
-    assert seen.lines == [b'{"a":1}', TOO_LONG, b'{"b":2}']
+    assert seen.lines == [b'{"a":1}', TOO_LONG_10, b'{"b":2}']
 
 
 def test_data_before_attach_is_kept_and_blank_lines_are_skipped() -> None:
@@ -90,4 +97,13 @@ def test_an_oversized_last_line_is_not_delivered_at_eof() -> None:
     seen = Recorder(splitter)
     splitter.feed(b"x" * 25)
     splitter.feed_eof()
-    assert seen.lines == [TOO_LONG] and seen.ended
+    assert seen.lines == [TOO_LONG_10] and seen.ended
+
+
+def test_a_whole_line_over_the_limit_in_one_read_is_refused_too() -> None:
+    # A pipe read brings up to 64 KiB: a line that size or less never waits in the buffer.
+    splitter = LineSplitter(limit=10)
+    seen = Recorder(splitter)
+    splitter.feed(b'{"a":1}\n' + b"x" * 30 + b'\n{"b":2}\n')
+    splitter.feed(b"y" * 11 + b"\n")
+    assert seen.lines == [b'{"a":1}', TOO_LONG_10, b'{"b":2}', TOO_LONG_10]

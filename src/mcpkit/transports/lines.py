@@ -3,9 +3,10 @@
 The pipe's protocol calls `feed` from the event loop's read callback; each complete line goes
 straight to the session (no reader task to wake per message), then `chunk_done` lets the
 session send every answer the chunk produced in one write. A line longer than the limit is
-dropped as it streams in (the session sees a short placeholder, which it answers with a
-parse error), so memory stays bounded. At EOF a last line without its newline is delivered
-too.
+dropped as it streams in, so memory stays bounded, whether it arrives in pieces or whole in
+one read (a pipe read is up to 64 KiB, so a line under that size comes in one piece); the
+session gets instead a parse error that names the limit, which it answers with -32700. At EOF
+a last line without its newline is delivered too.
 """
 
 from __future__ import annotations
@@ -14,9 +15,18 @@ import asyncio
 import logging
 from collections.abc import Callable
 
+from mcpkit.errors import PARSE_ERROR
+from mcpkit.protocol.jsonrpc import Invalid
+from mcpkit.runtime.transport import Incoming
+
 logger = logging.getLogger("mcpkit.stdio")
 
-TOO_LONG = b"message exceeds the size limit"
+
+def too_long(limit: int) -> Invalid:
+    """What the session gets in place of a line over `limit` bytes: a parse error (owed an
+    answer, -32700) whose message names the limit, so the sender learns why."""
+    message = f"Parse error: message exceeds the size limit ({limit} bytes)"
+    return Invalid(None, PARSE_ERROR, message, reply=True, text="<dropped: over the size limit>")
 
 
 class LineSplitter:
@@ -24,7 +34,7 @@ class LineSplitter:
         self._limit = limit
         self._partial = bytearray()
         self._skipping = False  # inside a line that went over the limit
-        self._receive: Callable[[bytes], None] | None = None
+        self._receive: Callable[[Incoming], None] | None = None
         self._chunk_done: Callable[[], None] = lambda: None
         self._eof: Callable[[], None] | None = None
         self._early: list[bytes] = []  # bytes that arrived before `attach`
@@ -32,7 +42,7 @@ class LineSplitter:
 
     def attach(
         self,
-        receive: Callable[[bytes], None],
+        receive: Callable[[Incoming], None],
         chunk_done: Callable[[], None],
         eof: Callable[[], None],
     ) -> None:
@@ -92,19 +102,25 @@ class LineSplitter:
             self._chunk_done()
 
     def _deliver(self, line: bytes) -> None:
-        if line and not line.isspace():
+        if len(line) > self._limit:  # came whole in one read: never buffered, still refused
+            self._refuse()
+        elif line and not line.isspace():
             assert self._receive is not None
             self._receive(line)
+
+    def _refuse(self) -> None:
+        logger.warning("dropped a message longer than %d bytes", self._limit)
+        assert self._receive is not None
+        self._receive(too_long(self._limit))
 
     def _keep(self, data: bytes) -> None:
         if self._skipping:
             return
         self._partial += data
         if len(self._partial) > self._limit:
-            logger.warning("dropped a message longer than %d bytes", self._limit)
             self._partial.clear()
             self._skipping = True
-            self._deliver(TOO_LONG)
+            self._refuse()
             self._chunk_done()
 
 
