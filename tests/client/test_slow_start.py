@@ -11,14 +11,19 @@ connect through the handshake. Every server here is a real subprocess started la
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import orjson
 import pytest
 
 from mcpkit import Client
 from mcpkit.client import era as era_module
+from mcpkit.protocol import Outgoing
+from mcpkit.transports.memory import memory_pair
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "fixtures"
@@ -90,3 +95,72 @@ async def test_a_slow_legacy_server_that_never_answers_the_probe_connects_legacy
         assert client.era == "legacy"
         assert client.server_info["name"] == "silent-legacy"
         assert (await client.list_tools()).tools == []
+
+
+# -- the order of the two answers, exactly (a scripted peer in process) ------------------------
+
+
+class HeldProbe:
+    """Holds server/discover back until initialize arrives, then answers both in the order
+    given: a server whose answers to the queued probe and handshake come out of order."""
+
+    def __init__(self, initialize_first: bool, initialize: Any) -> None:
+        self.client_end, self._end = memory_pair()
+        self.initialize_first = initialize_first
+        self.initialize = initialize
+        self.seen: list[str] = []
+        self._task = asyncio.get_running_loop().create_task(self._serve())
+
+    async def _serve(self) -> None:
+        held: Any = None
+        while (data := await self._end.read()) is not None:
+            message = orjson.loads(data)
+            self.seen.append(message.get("method", "?"))
+            if message.get("method") == "server/discover":
+                held = message
+            elif message.get("method") == "initialize":
+                probe = reply(held["id"], result=DISCOVERED)
+                handshake = reply(message["id"], **self.initialize)
+                pair = [handshake, probe] if self.initialize_first else [probe, handshake]
+                self._end.write([Outgoing(orjson.dumps(m)) for m in pair])
+            elif "id" in message:
+                self._end.write([Outgoing(orjson.dumps(reply(message["id"], result={})))])
+
+
+def reply(request_id: Any, **outcome: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, **outcome}
+
+
+DISCOVERED = {
+    "supportedVersions": ["2026-07-28"],
+    "capabilities": {"tools": {}},
+    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "held", "version": "1"}},
+}
+REFUSED = {"error": {"code": -32022, "message": "serving 2026-07-28", "data": {"supported": []}}}
+ACCEPTED = {
+    "result": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "serverInfo": {"name": "held", "version": "1"},
+    }
+}
+
+
+@pytest.mark.parametrize("initialize_first", [True, False])
+async def test_a_refused_initialize_and_the_probe_answer_in_either_order_mean_modern(
+    initialize_first: bool,
+) -> None:
+    # The refusal first: the connection must still hear the probe's answer after it.
+    peer = HeldProbe(initialize_first, REFUSED)
+    async with Client(peer.client_end, mode="auto", probe_timeout=0.1, timeout=10) as client:
+        assert client.era == "modern"
+        assert client.server_info["name"] == "held"
+        await client.request("tools/list")  # the connection serves 2026-07-28 requests
+    assert peer.seen[:2] == ["server/discover", "initialize"]
+
+
+async def test_both_answers_in_together_the_probe_decides() -> None:
+    # A dual-era server that accepts both: the era we prefer, since it speaks it.
+    peer = HeldProbe(True, ACCEPTED)
+    async with Client(peer.client_end, mode="auto", probe_timeout=0.1, timeout=10) as client:
+        assert client.era == "modern"
