@@ -21,6 +21,8 @@ Which exception means what:
 - `InvalidResult`: the peer answered a request with a result of the wrong shape.
 - `PaginationError`: a list request kept returning cursors (past the page limit, or a cursor
   it had already given).
+- `MissingExtra`: an optional dependency is not installed; the message names the extra to
+  install. Also an `ImportError`.
 """
 
 from __future__ import annotations
@@ -215,3 +217,18 @@ class InvalidResult(MCPError):
         super().__init__(f"the answer to {method} is malformed: {problem}")
         self.method = method
         self.problem = problem
+
+
+class MissingExtra(MCPError, ImportError):
+    """An optional dependency is not installed; the message names the `pip install` that
+    brings it (`pip install 'mcpkit[http]'`). An ImportError too, so code that already
+    catches ImportError for an optional feature keeps working."""
+
+    def __init__(self, module: str, extra: str) -> None:
+        super().__init__(
+            f"{module} is not installed; it comes with mcpkit's {extra!r} extra: "
+            f"pip install 'mcpkit[{extra}]'",
+            name=module,
+        )
+        self.module = module
+        self.extra = extra

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from mcpkit._extras import optional_dependency
 from mcpkit.auth.untrusted_json import NestedTooDeep, loads
 
 if TYPE_CHECKING:  # imported where a document is fetched: the AS loads this module without it
@@ -52,7 +53,8 @@ async def fetch_json(
     """The JSON document `method url` answers with 200. `auth`: HTTP Basic credentials;
     `request` goes to httpx's request (data, headers). Raises DocumentUnavailable: no answer in
     `timeout` s, another status, a redirect, a compressed or oversized body, not JSON."""
-    import httpx
+    with optional_dependency():
+        import httpx
 
     headers = {"accept": "application/json", "accept-encoding": "identity"}
     headers.update(request.pop("headers", None) or {})

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mcpkit._extras import optional_dependency
 from mcpkit.auth.untrusted_json import loads
 
 MAX_TOKEN_LENGTH = 16 * 1024  # far above any real access token; bounds the work per request
@@ -84,7 +85,8 @@ _ALGORITHMS: dict[str, Any] = {}
 
 def _algorithms() -> dict[str, Any]:
     if not _ALGORITHMS:
-        from jwt.algorithms import get_default_algorithms
+        with optional_dependency():
+            from jwt.algorithms import get_default_algorithms
 
         _ALGORITHMS.update(get_default_algorithms())
     return _ALGORITHMS

@@ -182,8 +182,13 @@ def _stdout_gone() -> bool:
 
 
 def _describe(exc: Exception) -> tuple[str, int]:
+    from mcpkit._extras import missing_extra
     from mcpkit.errors import ConnectionClosed, MCPError, ProtocolError, RequestTimeout
 
+    # An optional dependency that is not installed, wherever it was imported: the message
+    # names the `pip install 'mcpkit[EXTRA]'` that brings it.
+    if isinstance(exc, ImportError) and (missing := missing_extra(exc)) is not None:
+        return f"error: {missing}", EXIT_USAGE
     if isinstance(exc, ProtocolError):
         return f"the server answered with an error: {exc}", EXIT_PROTOCOL
     if isinstance(exc, ConnectionClosed | RequestTimeout | OSError):

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from mcpkit._extras import optional_dependency
 from mcpkit.runtime import MessageTransport
 
 
@@ -96,7 +97,8 @@ def _http(
     options: HttpOptions,
     tool_headers: Callable[[str], Mapping[str, tuple[str, ...]] | None] | None,
 ) -> MessageTransport:
-    from mcpkit.transports.http.client import StreamableHTTPTransport
+    with optional_dependency():  # httpx: the 'http' extra
+        from mcpkit.transports.http.client import StreamableHTTPTransport
 
     return StreamableHTTPTransport(
         url,

@@ -22,6 +22,8 @@ from typing import Any, NamedTuple, Protocol
 
 import orjson
 
+from mcpkit._extras import optional_dependency
+
 JSONObject = dict[str, Any]
 _VERSION = 1
 
@@ -107,7 +109,8 @@ class FileDecisionStore:
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         if path is None:
-            import platformdirs
+            with optional_dependency():
+                import platformdirs
 
             path = Path(platformdirs.user_config_dir("mcpkit")) / "consent.json"
         self.path = Path(path)

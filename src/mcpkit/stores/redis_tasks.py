@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from mcpkit._extras import optional_dependency
 from mcpkit.stores.tasks import StoreFull, TaskRecord
 
 JSONObject = dict[str, Any]
@@ -57,12 +58,8 @@ class RedisTaskStore:
         clock: Callable[[], float] = time.time,
     ) -> None:
         if client is None:
-            try:
+            with optional_dependency():
                 import redis.asyncio
-            except ImportError as exc:  # pragma: no cover - depends on the install
-                raise ImportError(
-                    "RedisTaskStore needs the redis package: pip install 'mcpkit[redis]'"
-                ) from exc
             client = redis.asyncio.Redis.from_url(url or "redis://127.0.0.1:6379/0")
             self._owns_client = True
         else:

@@ -19,6 +19,8 @@ import time
 import uuid
 from urllib.parse import urlsplit, urlunsplit
 
+from mcpkit._extras import optional_dependency
+
 ALGORITHM = "ES256"
 
 
@@ -60,7 +62,8 @@ class DPoPKey:
 
     def proof(self, method: str, url: str, access_token: str | None = None) -> str:
         """A fresh proof for one request (with the origin's last nonce, if any)."""
-        import jwt
+        with optional_dependency():
+            import jwt
 
         claims: dict[str, object] = {
             "jti": str(uuid.uuid4()),

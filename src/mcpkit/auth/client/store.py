@@ -26,6 +26,8 @@ from typing import Any, Protocol
 
 import orjson
 
+from mcpkit._extras import optional_dependency
+
 JSONObject = dict[str, Any]
 
 
@@ -121,7 +123,8 @@ class KeyringStore:
     """Records in the system keyring (the `keyring` package), one entry per key."""
 
     def __init__(self, service: str = "mcpkit-oauth") -> None:
-        import keyring  # type: ignore[import-not-found,unused-ignore]
+        with optional_dependency():
+            import keyring  # type: ignore[import-not-found,unused-ignore]
 
         self._keyring = keyring
         self.service = service

@@ -24,6 +24,7 @@ from urllib.parse import quote
 
 import httpx
 
+from mcpkit._extras import optional_dependency
 from mcpkit.auth.client.config import ClientCredentials
 from mcpkit.auth.client.discovery import AuthServer
 from mcpkit.auth.client.dpop import DPoPKey
@@ -77,7 +78,8 @@ class ClientAuth:
         """A signed client assertion for `server` (RFC 7523 section 3)."""
         if self._private_key is None:
             raise OAuthError("token", server.token_endpoint, "private_key_jwt needs a private key")
-        import jwt
+        with optional_dependency():
+            import jwt
 
         now = int(time.time())
         audience = server.issuer if server.from_metadata else server.token_endpoint

@@ -20,6 +20,7 @@ import hmac
 from typing import Any
 from urllib.parse import unquote_plus
 
+from mcpkit._extras import optional_dependency
 from mcpkit.auth.jws import MalformedJWS, parse
 from mcpkit.auth.server.asgi import OAuthError, Params, Request
 from mcpkit.auth.server.clients import Client, ClientDirectory
@@ -109,7 +110,8 @@ class ClientAuthenticator:
         return client
 
     async def _check_assertion(self, client: Client, assertion: str, endpoint: str) -> None:
-        import jwt
+        with optional_dependency():
+            import jwt
 
         try:
             # Our parser first: PyJWT's json.loads raises RecursionError on deep nesting.

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, urlsplit, urlunsplit
 
+from mcpkit._extras import optional_dependency
 from mcpkit.auth.documents import DocumentUnavailable, read_limited
 from mcpkit.auth.server.options import CIMDOptions
 from mcpkit.auth.untrusted_json import NestedTooDeep, loads
@@ -138,7 +139,8 @@ class GuardedFetcher:
         return addresses[0]
 
     async def _get(self, parts: SplitResult, address: IPAddress) -> Fetched:
-        import httpx
+        with optional_dependency():
+            import httpx
 
         literal = f"[{address}]" if address.version == 6 else str(address)
         port = parts.port or (443 if parts.scheme == "https" else 80)

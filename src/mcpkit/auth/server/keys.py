@@ -15,6 +15,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+from mcpkit._extras import optional_dependency
 from mcpkit.auth.jws import MalformedJWS, parse
 from mcpkit.auth.server.store import AuthStore, KeyRecord
 
@@ -92,7 +93,8 @@ class KeyRing:
 
     async def sign(self, claims: dict[str, Any]) -> str:
         """`claims` as a JWT access token (RFC 9068: typ at+jwt, kid set)."""
-        import jwt
+        with optional_dependency():
+            import jwt
 
         key = await self.signing_key()
         headers = {"kid": key.kid, "typ": "at+jwt"}
@@ -101,7 +103,8 @@ class KeyRing:
     async def verify(self, token: str) -> dict[str, Any]:
         """The claims of an access token this server signed and that has not expired.
         Raises InvalidToken otherwise (bad signature, `alg: none`, another issuer, ...)."""
-        import jwt
+        with optional_dependency():
+            import jwt
 
         try:  # our parser first: PyJWT's json.loads raises RecursionError on deep nesting
             header = parse(token).header
@@ -158,7 +161,9 @@ def _generate(algorithm: str) -> str:
 
 def _parse(record: KeyRecord) -> SigningKey:
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
-    from jwt.algorithms import ECAlgorithm, RSAAlgorithm
+
+    with optional_dependency():
+        from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
     private: Any = load_pem_private_key(record.private_pem.encode(), password=None)
     public = private.public_key()

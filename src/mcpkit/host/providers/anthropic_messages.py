@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from mcpkit._extras import optional_dependency
 from mcpkit.host.models import ModelInfo
 from mcpkit.host.providers import _sdk
 from mcpkit.host.providers._content import message_blocks, text, tool_result_parts, unsupported
@@ -58,7 +59,8 @@ class AnthropicProvider(_sdk.SDKProvider):
         max_retries: int = 2,
     ) -> None:
         if client is None:
-            import anthropic
+            with optional_dependency():
+                import anthropic
 
             options = _sdk.client_options(max_retries, timeout)
             client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, **options)

@@ -27,6 +27,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from mcpkit._extras import optional_dependency
 from mcpkit.host.models import ModelInfo
 from mcpkit.host.providers import _sdk
 from mcpkit.host.providers._content import message_blocks, text, tool_result_parts, unsupported
@@ -71,7 +72,8 @@ class OpenAIProvider(_sdk.SDKProvider):
         max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens",
     ) -> None:
         if client is None:
-            import openai
+            with optional_dependency():
+                import openai
 
             options = _sdk.client_options(max_retries, timeout)
             try:
