@@ -1,28 +1,27 @@
 """`BearerAuth` remembers the Authorization header it verified (a request with the same bytes
 skips the parsing and the verifier): the memory must keep every defence. A real protected
-server on 127.0.0.1 with real RS256 tokens and a real introspection endpoint; the clock is
-moved with `time.time`, which the verifiers and the memory read."""
+server on 127.0.0.1 with real RS256 tokens and a real introspection endpoint; time passes on
+a `FakeClock` given to the verifier and to `BearerAuth` (`clock=`)."""
 
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import AsyncIterator
 
 import httpx
-import pytest
 
 from mcpkit.auth import BearerAuth, IntrospectionVerifier, JWTVerifier, TokenVerifier
 from tests.auth.test_bearer import bearer, challenge, protected_server, session, tool_call
 from tests.auth.test_tokens import ISSUER, RSA_KEY, Introspection, claims, token
+from tests.clock import FakeClock
 from tests.http.servers import serving, unused_port
 
 
 @contextlib.asynccontextmanager
 async def guarded(
-    verifier: TokenVerifier, resource: str, port: int
+    verifier: TokenVerifier, resource: str, port: int, clock: FakeClock
 ) -> AsyncIterator[httpx.AsyncClient]:
-    auth = BearerAuth(verifier, resource=resource, required_scopes=frozenset({"mcp"}))
+    auth = BearerAuth(verifier, resource=resource, required_scopes=frozenset({"mcp"}), clock=clock)
     async with (
         serving(protected_server().http_app(auth=auth), port) as base,
         httpx.AsyncClient(base_url=base) as client,
@@ -32,9 +31,10 @@ async def guarded(
 
 @contextlib.asynccontextmanager
 async def introspected_server(
-    cache_ttl: float,
+    cache_ttl: float, clock: FakeClock | None = None
 ) -> AsyncIterator[tuple[httpx.AsyncClient, Introspection]]:
     """A server asking an introspection endpoint (which knows the active "alice-opaque")."""
+    clock = FakeClock() if clock is None else clock
     endpoint = Introspection()
     port = unused_port()
     resource = f"http://127.0.0.1:{port}/mcp"
@@ -47,18 +47,24 @@ async def introspected_server(
             audience=resource,
             issuer=ISSUER,
             cache_ttl=cache_ttl,
+            clock=clock,
         )
-        async with guarded(verifier, resource, port) as client:
+        async with guarded(verifier, resource, port, clock) as client:
             yield client, endpoint
 
 
 @contextlib.asynccontextmanager
-async def jwt_server() -> AsyncIterator[tuple[httpx.AsyncClient, str]]:
+async def jwt_server(
+    clock: FakeClock | None = None,
+) -> AsyncIterator[tuple[httpx.AsyncClient, str]]:
     """A server checking RS256 tokens for its own URL; yields the client and that URL."""
+    clock = FakeClock() if clock is None else clock
     port = unused_port()
     resource = f"http://127.0.0.1:{port}/mcp"
-    verifier = JWTVerifier(issuer=ISSUER, audience=resource, keys=[RSA_KEY.public_key()])
-    async with guarded(verifier, resource, port) as client:
+    verifier = JWTVerifier(
+        issuer=ISSUER, audience=resource, keys=[RSA_KEY.public_key()], clock=clock
+    )
+    async with guarded(verifier, resource, port, clock) as client:
         yield client, resource
 
 
@@ -72,21 +78,16 @@ async def whoami(c: httpx.AsyncClient, headers: dict[str, str], request_id: int)
     return await c.post("/mcp", headers=headers, json=tool_call(request_id, "whoami"))
 
 
-def later(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
-    """Every clock reading `seconds` from now on."""
-    real = time.time
-    monkeypatch.setattr(time, "time", lambda: real() + seconds)
-
-
-async def test_a_remembered_token_is_refused_once_it_has_expired(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    async with jwt_server() as (c, resource):
-        alice = await session(c, token(aud=resource, exp=int(time.time()) + 600))
+async def test_a_remembered_token_is_refused_once_it_has_expired() -> None:
+    clock = FakeClock()
+    async with jwt_server(clock) as (c, resource):
+        alice = await session(c, token(aud=resource, exp=int(clock()) + 600))
         for request_id in (2, 3):  # verified once, then answered from the memory
             assert (await whoami(c, alice, request_id)).status_code == 200
-        later(monkeypatch, 600 + 31)  # past the expiry and the verifier's 30 s leeway
-        answer = await whoami(c, alice, 4)
+        clock.advance(600 + 29)  # past the expiry, within the verifier's 30 s leeway
+        assert (await whoami(c, alice, 4)).status_code == 200
+        clock.advance(2)  # past the leeway too
+        answer = await whoami(c, alice, 5)
         assert answer.status_code == 401
         assert challenge(answer)["error"] == "invalid_token"
         assert "expired" in challenge(answer)["error_description"]
@@ -128,16 +129,15 @@ async def test_a_remembered_token_still_needs_the_required_scopes() -> None:
             assert challenge(answer)["error"] == "insufficient_scope"
 
 
-async def test_an_introspection_answer_is_not_reused_past_its_cache_ttl(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    async with introspected_server(60) as (c, endpoint):
+async def test_an_introspection_answer_is_not_reused_past_its_cache_ttl() -> None:
+    clock = FakeClock()
+    async with introspected_server(60, clock) as (c, endpoint):
         alice = await session(c, "alice-opaque")
         assert (await whoami(c, alice, 2)).status_code == 200
         assert endpoint.hits == 1  # one question, for the first request
         endpoint.answers["alice-opaque"] = {"active": False}  # revoked
         assert (await whoami(c, alice, 3)).status_code == 200  # within cache_ttl
-        later(monkeypatch, 61)  # the token lives 600 s; the answer was good for 60
+        clock.advance(61)  # the token lives 600 s; the answer was good for 60
         assert (await whoami(c, alice, 4)).status_code == 401
         assert endpoint.hits == 2
 

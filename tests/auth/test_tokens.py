@@ -22,6 +22,7 @@ from mcpkit.auth import IntrospectionVerifier, InvalidToken, JWTVerifier, Static
 from mcpkit.auth.jwks import JWKSCache
 from mcpkit.auth.tokens import VerifiedTokens
 from mcpkit.runtime.principal import Principal
+from tests.clock import FakeClock
 from tests.http.servers import serving
 
 ISSUER = "https://auth.example.com"
@@ -193,12 +194,16 @@ async def test_an_unknown_key_id_fetches_again_once_then_is_refused(
     jwks: tuple[JWKSServer, str],
 ) -> None:
     server, url = jwks
-    check = verifier(url)
+    clock = FakeClock()
+    check = verifier(url, jwks=JWKSCache(url, refetch_interval=30, clock=clock))
     await check.verify(token())
     assert server.hits == 1
     rotated = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     server.keys.append(jwk(rotated, "rsa-2"))
-    check.jwks._fetched_at = 0.0  # type: ignore[union-attr]  # long ago: a refetch is allowed
+    clock.advance(29)  # within the refetch interval: the new key id is not looked for yet
+    assert "does not publish" in await refused(check, token(rotated, "rsa-2"))
+    assert server.hits == 1
+    clock.advance(1)  # the interval has passed: a refetch is allowed
     assert (await check.verify(token(rotated, "rsa-2"))).subject == "alice"
     assert server.hits == 2
     burst = [token(OTHER_KEY, f"made-up-{i}") for i in range(20)]
@@ -277,6 +282,7 @@ async def test_introspection_active_inactive_and_cached() -> None:
     now = int(time.time())
     endpoint.answers["good"] = {"active": True, **claims(exp=now + 600)}
     endpoint.answers["elsewhere"] = {"active": True, **claims(aud="https://other.example/mcp")}
+    clock = FakeClock(now)
     async with serving(endpoint) as base:
         check = IntrospectionVerifier(
             f"{base}/introspect",
@@ -284,12 +290,14 @@ async def test_introspection_active_inactive_and_cached() -> None:
             client_secret="rs-secret",
             audience=RESOURCE,
             issuer=ISSUER,
-            cache_ttl=0.3,
+            cache_ttl=60,
+            clock=clock,
         )
         assert (await check.verify("good")).scopes == {"mcp", "files:read"}
+        clock.advance(59)
         await check.verify("good")
         assert endpoint.hits == 1  # cached
-        await asyncio.sleep(0.4)
+        clock.advance(1)
         await check.verify("good")
         assert endpoint.hits == 2  # the cache entry expired
         assert "not active" in await refused(check, "revoked")

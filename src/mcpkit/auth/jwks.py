@@ -6,6 +6,9 @@ not hold makes us fetch again (the server rotated its keys), but at most once ev
 `refetch_interval` seconds, and only one fetch runs at a time: a flood of tokens with made-up
 key ids cannot turn us into a weapon against the authorization server. A JWKS that cannot be
 fetched (down, slow, oversized, not JSON) fails verification closed.
+
+Time is read from `clock` (default `time.monotonic`: only intervals matter here); a test
+passes a fake one to move past `max_age` or `refetch_interval` without waiting.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ class KeysUnavailable(Exception):
 
 class JWKSCache:
     """The keys at `url` (a JWK Set), by key id (see the module docstring). `source`, in
-    place of fetching `url`, returns the JWK Set (an authorization server in this process)."""
+    place of fetching `url`, returns the JWK Set (an authorization server in this process);
+    `clock`: seconds, read for `max_age` and `refetch_interval`."""
 
     def __init__(
         self,
@@ -38,8 +42,10 @@ class JWKSCache:
         timeout: float = TIMEOUT,
         max_bytes: int = MAX_BYTES,
         client: httpx.AsyncClient | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.url = url
+        self._clock = clock
         self.max_age = max_age
         self.refetch_interval = refetch_interval
         self._timeout = timeout
@@ -55,7 +61,7 @@ class JWKSCache:
     async def key(self, kid: str | None, algorithm: str) -> Any:
         """The key (a `cryptography` public key) that signed a token whose header names `kid`
         and `alg`. Raises KeysUnavailable."""
-        now = time.monotonic()
+        now = self._clock()
         if self._fetched_at is None or now - self._fetched_at > self.max_age:
             await self._refresh(now, force=True)
         found = self._find(kid, algorithm)
@@ -81,9 +87,9 @@ class JWKSCache:
             fetched = self._fetched_at
             if fetched is not None and fetched >= now:  # another task just fetched
                 return
-            if not force and not self._may_refetch(time.monotonic()):
+            if not force and not self._may_refetch(self._clock()):
                 return
-            self._fetched_at = time.monotonic()
+            self._fetched_at = self._clock()
             self.fetches += 1
             try:
                 document = await self._fetch()

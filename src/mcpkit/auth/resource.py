@@ -17,7 +17,8 @@ server, presented with that server's host name).
 Every request carries its token, so the verifier's answer is remembered by the exact bytes of
 the Authorization header (see `authenticate`), for no longer than the verifier itself keeps it
 (`verify_until`). Those bytes are a token: they stay in this process's memory, bounded, and
-only once verified (the verifier's own memory holds SHA-256 digests).
+only once verified (the verifier's own memory holds SHA-256 digests). That deadline is read
+against `clock` (default `time.time`), which must be the verifier's clock too.
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ class BearerAuth:
     your own); `resource`: the endpoint's public URL; `authorization_servers`: issuer URLs
     clients log in at; `scopes_supported`: the scopes this resource knows (advertised);
     `required_scopes`: what every request needs; `resource_name` and `documentation`:
-    optional metadata for people.
+    optional metadata for people; `clock` (keyword only): the current time in epoch seconds,
+    the same clock as the verifier's (a test passes a fake one to both).
 
     Raises ValueError for a `resource` that is not an absolute http(s) URL.
     """
@@ -61,6 +63,7 @@ class BearerAuth:
     required_scopes: frozenset[str] = frozenset()
     resource_name: str | None = None
     documentation: str | None = None
+    clock: Callable[[], float] = field(default=time.time, kw_only=True, repr=False, compare=False)
     _document: bytes = field(init=False, repr=False)
     # Authorization header bytes -> (the principal verified for them, until when): see
     # `authenticate`.
@@ -132,7 +135,7 @@ class BearerAuth:
         # request, and past it the verifier decides again. The scopes are checked below and
         # the session's owner by the app, as for any request.
         known = self._known.get(raw)
-        if known is not None and time.time() < known[1]:
+        if known is not None and self.clock() < known[1]:
             principal = known[0]
         else:
             verdict = await self._verify(raw)
@@ -164,7 +167,7 @@ class BearerAuth:
             return self._refusal(401, "invalid_token", exc.description)
         # Only the plain spelling is kept: one entry per token, not one per way of writing
         # the same header (case, spaces), which would let one token fill the memory.
-        if until > time.time() and len(raw) == 7 + len(token) and raw.startswith(b"Bearer "):
+        if until > self.clock() and len(raw) == 7 + len(token) and raw.startswith(b"Bearer "):
             known = self._known
             known[raw] = (principal, until)
             if len(known) > REMEMBERED:

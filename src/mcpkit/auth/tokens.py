@@ -16,6 +16,9 @@ successful ones are kept (`VerifiedTokens`: bounded, keyed by a SHA-256 of the t
 past the token's own expiry). `verify_until` also says until when an answer is kept, so that
 `BearerAuth` can skip even that lookup for a header it has seen, never for longer. Tokens are
 never logged, never put in an error message, and never passed on to anyone.
+
+The verifiers read the time from `clock` (default `time.time`: token times are epoch
+seconds); a test passes a fake one to move past an expiry or a `cache_ttl` without waiting.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 import httpx
@@ -143,7 +146,8 @@ def _check_audience(claims: Mapping[str, Any], audience: str) -> None:
 class JWTVerifier:
     """JWT access tokens signed by `issuer` for `audience` (the resource's canonical URI),
     checked with the keys at `jwks_url` or the given `keys` (cryptography public keys or PEM
-    text). `leeway`: seconds of clock skew allowed; `require_typ`: only `at+jwt` tokens."""
+    text). `leeway`: seconds of clock skew allowed; `require_typ`: only `at+jwt` tokens;
+    `clock`: the current time in epoch seconds (see the module docstring)."""
 
     def __init__(
         self,
@@ -157,8 +161,10 @@ class JWTVerifier:
         require_typ: bool = False,
         cache_size: int = 4096,
         jwks: JWKSCache | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.issuer = issuer
+        self._clock = clock
         self.audience = canonical_resource(audience)
         self.algorithms = tuple(a for a in algorithms if a in ASYMMETRIC)
         if not self.algorithms:
@@ -177,10 +183,10 @@ class JWTVerifier:
         return (await self.verify_until(token))[0]
 
     async def verify_until(self, token: str) -> tuple[Principal, float]:
-        """`verify`, and until when (`time.time()` seconds) this verifier would give the same
+        """`verify`, and until when (`clock()` seconds) this verifier would give the same
         answer for this token without checking it again: as long as it keeps the token
         (0.0 with `cache_size=0`). `BearerAuth` reuses its answer no longer than that."""
-        now = time.time()
+        now = self._clock()
         known = self._verified.entry(token, now)
         if known is not None:
             return known
@@ -233,7 +239,8 @@ class IntrospectionVerifier:
     """Tokens checked by the authorization server's introspection endpoint (RFC 7662), as
     `client_id` / `client_secret` (HTTP Basic). The answer must be active, for `audience`
     (the resource's canonical URI), from `issuer` when given, and unexpired; a positive
-    answer is kept `cache_ttl` seconds (never past the token's expiry)."""
+    answer is kept `cache_ttl` seconds (never past the token's expiry). `clock`: the current
+    time in epoch seconds (see the module docstring)."""
 
     def __init__(
         self,
@@ -247,8 +254,10 @@ class IntrospectionVerifier:
         leeway: float = 30.0,
         timeout: float = 5.0,
         client: httpx.AsyncClient | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.url = url
+        self._clock = clock
         self.audience = canonical_resource(audience)
         self.issuer = issuer
         self.leeway = leeway
@@ -263,7 +272,7 @@ class IntrospectionVerifier:
     async def verify_until(self, token: str) -> tuple[Principal, float]:
         """`verify`, and until when this verifier would give the same answer without asking
         the authorization server again (at most `cache_ttl` seconds after it last asked)."""
-        now = time.time()
+        now = self._clock()
         known = self._verified.entry(token, now)
         if known is not None:
             return known

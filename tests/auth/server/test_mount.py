@@ -10,9 +10,12 @@ import httpx
 
 from mcpkit import Client, Server
 from mcpkit.auth.server import AuthorizationServer
+from mcpkit.protocol.http import Refusal
+from mcpkit.runtime.principal import Principal
+from tests.clock import FakeClock
 from tests.http.servers import unused_port
 
-from .support import Flow, Running, introspect, options, serving, tokens_for
+from .support import Flow, Running, introspect, options, running, serving, tokens_for
 
 
 async def test_one_origin_serves_the_mcp_endpoint_and_the_authorization_server() -> None:
@@ -45,3 +48,20 @@ async def test_one_origin_serves_the_mcp_endpoint_and_the_authorization_server()
             result = await client.call_tool("add", {"a": 2, "b": 3})
             assert result.content[0].text == "5"  # type: ignore[union-attr]
     await auth.close()
+
+
+async def test_bearer_auth_reads_the_clock_the_tokens_were_stamped_with() -> None:
+    clock = FakeClock(1_000_000.0)  # long ago by the wall clock
+    async with running(clock=clock) as run:
+        flow = Flow()
+        assert flow.resource is not None
+        access = (await tokens_for(run, flow))["access_token"]
+        auth = run.server.bearer_auth(flow.resource)
+        scope = {"type": "http", "query_string": b""}
+        headers = {b"authorization": f"Bearer {access}".encode()}
+        principal = await auth.authenticate(scope, headers)
+        assert isinstance(principal, Principal) and principal.subject == "dev-user"
+        clock.advance(run.server.options.access_token_ttl + 31)  # past exp and the leeway
+        refused = await auth.authenticate(scope, headers)
+        assert isinstance(refused, Refusal) and refused.status == 401
+        assert "expired" in dict(refused.headers)[b"www-authenticate"].decode()

@@ -121,16 +121,23 @@ class AuthorizationServer:
         endpoint at `resource` (its public URL): JWTs checked against this server's keys in
         this process (no HTTP round trip), this issuer named in the endpoint's metadata.
         `options` go to `BearerAuth` (required_scopes, scopes_supported, ...); the scopes this
-        server grants are advertised unless they say otherwise."""
+        server grants are advertised unless they say otherwise. The verifier and `BearerAuth`
+        read this server's `clock`, the one its tokens were stamped with."""
         from mcpkit.auth.jwks import JWKSCache
         from mcpkit.auth.resource import BearerAuth
         from mcpkit.auth.tokens import JWTVerifier
 
         issuer = self.options.issuer
         keys = JWKSCache(f"{issuer}/jwks", source=self.keys.jwks)
+        clock = self.options.clock
         verifier = JWTVerifier(
-            issuer=issuer, audience=resource, jwks=keys, algorithms=(self.options.key_algorithm,)
+            issuer=issuer,
+            audience=resource,
+            jwks=keys,
+            algorithms=(self.options.key_algorithm,),
+            clock=clock,
         )
+        options.setdefault("clock", clock)
         options.setdefault("authorization_servers", (issuer,))
         options.setdefault("scopes_supported", self.options.scopes)
         return BearerAuth(verifier, resource, **options)
