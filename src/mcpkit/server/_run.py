@@ -1,5 +1,10 @@
 """`Server.run` and `Server.http_app`: the one place the server framework reaches for a
-concrete transport. It gets the pieces of a server it wires (`Serving`), not the `Server`."""
+concrete transport. It gets the pieces of a server it wires (`Serving`), not the `Server`.
+
+The HTTP app's keywords are typed once, by `HTTPAppOptions` (transports/http/options.py);
+`Server.http_app` and `Server.run` name that type (and the app's) through this module, for
+type checkers only, so `import mcpkit.server` still loads no transport.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +14,19 @@ import logging
 import sys
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from mcpkit.runtime import MessageTransport, SessionlessServer
+
+if TYPE_CHECKING:
+    # Re-exported for server.py's hints (server/ imports no transport but through here).
+    from mcpkit.transports.http.app import MCPHTTPApp as MCPHTTPApp  # noqa: PLC0414
+    from mcpkit.transports.http.options import (
+        HTTPAppOptions as HTTPAppOptions,  # noqa: PLC0414
+    )
+    from mcpkit.transports.http.options import (
+        HTTPRunOptions as HTTPRunOptions,  # noqa: PLC0414
+    )
 
 ToolHeaders = Callable[[str], "dict[str, tuple[str, ...]] | None"]
 
@@ -31,7 +46,14 @@ class Serving:
     required_scopes: Callable[[str, dict[str, Any] | None], frozenset[str]]
 
 
-def run(server: Serving, transport: str, **options: Any) -> None:
+class StdioRunOptions(TypedDict, total=False):
+    """`Server.run(transport="stdio", ...)`: the largest message read, in bytes."""
+
+    max_message_size: int
+
+
+def run(server: Serving, transport: str, options: dict[str, Any]) -> None:
+    """Raises ValueError for an unknown transport, or `auth=` over stdio."""
     if transport not in ("stdio", "http"):
         raise ValueError(f"unknown transport {transport!r} (available: 'stdio', 'http')")
     if not logging.getLogger().handlers:
@@ -48,34 +70,24 @@ def run(server: Serving, transport: str, **options: Any) -> None:
         asyncio.run(_serve_stdio(server, **options))
 
 
-async def _serve_stdio(server: Serving, **options: Any) -> None:
+async def _serve_stdio(server: Serving, **options: Unpack[StdioRunOptions]) -> None:
     from mcpkit.transports.stdio import stdio_server_transport
 
     async with stdio_server_transport(**options) as transport:
         await server.serve(transport)
 
 
-def http_app(server: Serving, **options: Any) -> Any:
-    """Options are `HTTPOptions` fields; security ones (allowed_hosts, allowed_origins,
-    dns_rebinding_protection, trusted_proxies, bind_host) may be given flat."""
-    from mcpkit.transports.http.app import HTTPOptions, MCPHTTPApp
-    from mcpkit.transports.http.security import Security
+def http_app(server: Serving, options: HTTPAppOptions) -> MCPHTTPApp:
+    """The app for `http_app`'s keywords; the server gives the scopes each request needs and
+    each tool's Mcp-Param headers unless they are given. Raises what `app_config` raises."""
+    from mcpkit.transports.http.app import build
 
-    security_keys = set(Security.__dataclass_fields__)
-    flat = {key: options.pop(key) for key in list(options) if key in security_keys}
-    if flat:
-        if "security" in options:
-            raise ValueError("give either security=Security(...) or its fields, not both")
-        for key in ("allowed_hosts", "allowed_origins", "trusted_proxies"):
-            if flat.get(key) is not None:
-                flat[key] = tuple(flat[key])
-        options["security"] = Security(**flat)
     options.setdefault("required_scopes", server.required_scopes)
-    return MCPHTTPApp(
+    return build(
         server.serve,
         server.sessionless,
         server.running,
-        HTTPOptions(**options),
+        options,
         tool_headers=server.tool_headers,
         close_subscriptions=server.close_subscriptions,
     )
@@ -86,12 +98,12 @@ def _serve_http(
     host: str = "127.0.0.1",
     port: int = 8000,
     log_level: str = "warning",
-    **options: Any,
+    **options: Unpack[HTTPAppOptions],
 ) -> None:
     import uvicorn
 
     options.setdefault("bind_host", host)
-    app = http_app(server, **options)
+    app = http_app(server, options)
 
     class DrainingServer(uvicorn.Server):
         # uvicorn waits for open responses before its lifespan shutdown: end the long-lived

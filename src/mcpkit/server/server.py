@@ -17,7 +17,7 @@ import contextlib
 import logging
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, overload
 
 from mcpkit.errors import MethodNotFound
 from mcpkit.protocol import (
@@ -47,7 +47,13 @@ from mcpkit.server.tasks import TaskManager, TaskSettings
 from mcpkit.server.tools import Tool, ToolRegistry
 
 if TYPE_CHECKING:
-    from mcpkit.server._run import Serving
+    from mcpkit.server._run import (
+        HTTPAppOptions,
+        HTTPRunOptions,
+        MCPHTTPApp,
+        Serving,
+        StdioRunOptions,
+    )
     from mcpkit.server.request_state import RequestStateCodec, RequestStateKeys
 
 JSONObject = dict[str, Any]
@@ -331,23 +337,33 @@ class Server:
                 await stack.aclose()
                 self.lifespan_state = None
 
-    def http_app(self, **options: Any) -> Any:
+    def http_app(self, **options: Unpack[HTTPAppOptions]) -> MCPHTTPApp:
         """A plain ASGI app serving this server over Streamable HTTP at `path` ("/mcp").
 
-        Mount it in Starlette/FastAPI as it is. Options: see `mcpkit.transports.http.app.
-        HTTPOptions` (stateless, response_mode, max_sessions, idle_timeout, event_store,
-        security, legacy_sse, ...). Raises ValueError for an unknown option value.
+        Mount it in Starlette/FastAPI as it is. Options (typed: see `mcpkit.transports.http.
+        options.HTTPAppOptions`, and docs/http.md): stateless, response_mode, max_sessions,
+        idle_timeout, event_store, security, legacy_sse, auth, limits, ... Raises ValueError
+        for an option value out of range, TypeError for an unknown option.
         """
         from mcpkit.server._run import http_app
 
-        return http_app(self._serving(), **options)
+        return http_app(self._serving(), options)
+
+    @overload
+    def run(
+        self, transport: Literal["stdio"] = "stdio", **options: Unpack[StdioRunOptions]
+    ) -> None: ...
+
+    @overload
+    def run(self, transport: Literal["http"], **options: Unpack[HTTPRunOptions]) -> None: ...
 
     def run(self, transport: str = "stdio", **options: Any) -> None:
         """Serve from the command line: `transport="stdio"` (the default) or `"http"`
-        (uvicorn; `host="127.0.0.1"`, `port=8000`, other options go to `http_app`)."""
+        (uvicorn; `host="127.0.0.1"`, `port=8000`, `log_level`, and every option of
+        `http_app`). Raises ValueError for an unknown transport or option value."""
         from mcpkit.server._run import run
 
-        run(self._serving(), transport, **options)
+        run(self._serving(), transport, options)
 
     def _serving(self) -> Serving:
         from mcpkit.server._run import Serving

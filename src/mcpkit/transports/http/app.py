@@ -1,23 +1,32 @@
-"""The Streamable HTTP server: one pure ASGI app around a server's sessions and requests.
+"""The Streamable HTTP server: one pure ASGI app, composed of small wrappers and two tables.
 
-How this works. Every request passes the Origin/Host checks (`security.py`), then is routed
-by path and method. A POST's body is read once, within its size and time limits, and parsed
-once (`mcpkit.protocol.http.inspect_body`); the parsed messages go where they are served:
+How a request flows. `MCPHTTPApp.__call__` takes the ASGI lifespan itself and hands every
+HTTP request to the chain built once in `__init__` (each part in its own module, each given
+only its own options, see options.py):
 
-- a POST without Mcp-Session-Id whose request carries the 2026-07-28 envelope (or whose
-  MCP-Protocol-Version is a modern one) to `ModernEndpoint` (modern.py): served on its own,
-  against the server's configuration of the moment;
-- anything else to `SessionEndpoint` (handshake.py): the handshake era's sessions, or, for a
-  stateless endpoint, each POST served on its own.
+    HeaderLimits -> HostCheck -> Router --path--> [BearerGuard] -> Starting -> endpoint
 
-GET and DELETE without a session id get 405 (2026-07-28 has no stream to open and no session
-to end). With an `Authenticator` (`auth=`, see guard.py) every request to the endpoint (and
-the legacy SSE endpoints) carries a verified bearer token or is refused before anything else,
-sessions belong to the principal that opened them, and each request's scopes are checked.
+- `HeaderLimits` (wrappers.py): the headers read once into a dict, left in the scope; 431/400.
+- `HostCheck` (wrappers.py, security.py): Origin and Host; left out when nothing is checked.
+- `Router` (routing.py): the path table. The MCP endpoint (`path`, and `path` + "/"); with
+  `auth`, the Protected Resource Metadata paths (served unguarded); with `legacy_sse`, the
+  2024-11-05 HTTP+SSE paths (legacy.py); anything else 404.
+- `BearerGuard` (wrappers.py, guard.py): only with `auth`, around the MCP and legacy
+  endpoints: the verified caller is left in the scope, or the request is refused (401, ...).
+- `Starting` (here): the server's lifespan entered on the first request when this app is
+  mounted inside another (Starlette does not forward lifespan events to mounted apps); as the
+  root app the ASGI lifespan starts it.
+- `MCPEndpoint` (routing.py): the method table; a POST's body read and parsed once, its
+  scopes checked, then `ModernEndpoint` (modern.py) for a 2026-07-28 request (no
+  Mcp-Session-Id, the modern envelope or version header) and `SessionEndpoint`
+  (handshake.py) for the rest: handshake-era sessions, or each POST on its own when stateless.
 
-The server's lifespan starts with the ASGI lifespan when this is the root app, and lazily on
-the first request when it is mounted inside another app (Starlette does not forward lifespan
-events to mounted apps).
+Synchronous checks and table lookups return the next layer's awaitable instead of awaiting
+it, and a wrapper whose feature is off is not in the chain: the hot path has the two
+coroutines it had before (this app's and the endpoint's).
+
+What outlives a request (handshake-era sessions, SSE events kept for a resume) comes from the
+app's `HTTPState` (state.py), asked in one place here: in process by default.
 """
 
 from __future__ import annotations
@@ -25,69 +34,42 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mcpkit.protocol import http as rules
-from mcpkit.protocol.http import Refusal
-from mcpkit.runtime.principal import Principal
 from mcpkit.runtime.sessionless import SessionlessServer
-from mcpkit.transports.http.event_store import EventStore, MemoryEventStore
-from mcpkit.transports.http.guard import Authenticator, RequiredScopes, missing_scopes
-from mcpkit.transports.http.handshake import SessionEndpoint, StreamOptions
+from mcpkit.transports.http.event_store import EventStore
+from mcpkit.transports.http.handshake import SessionEndpoint
+from mcpkit.transports.http.legacy import LegacySSE
 from mcpkit.transports.http.modern import ModernEndpoint, ToolHeaders
-from mcpkit.transports.http.requests import BodyClock, header_dict, read_post, refuse, text
-from mcpkit.transports.http.security import Checker, Security
-from mcpkit.transports.http.sessions import Serve, SessionRegistry
-from mcpkit.transports.http.streams import Receive, Send, send_json
+from mcpkit.transports.http.options import AppConfig, HTTPAppOptions, app_config
+from mcpkit.transports.http.routing import MCPEndpoint, Metadata, Router, ScopeCheck, only
+from mcpkit.transports.http.sessions import Serve
+from mcpkit.transports.http.state import Sessions
+from mcpkit.transports.http.streams import Receive, Send
+from mcpkit.transports.http.wrappers import (
+    ASGIApp,
+    BearerGuard,
+    HeaderLimits,
+    HostCheck,
+    Scope,
+    direct,
+)
 
 Running = Callable[[], contextlib.AbstractAsyncContextManager[Any]]
-_DEFAULT_STORE: Any = object()
 
-
-@dataclass(frozen=True)
-class HTTPOptions:
-    """How the app serves. `response_mode`: "auto" (JSON unless the handler sends something
-    first), "json" or "sse" ("json" is for the handshake era, where related messages can go
-    to the GET stream; a request with no GET stream is answered as in "auto").
-    `event_store`: a bounded memory store by default, None for none. `tool_headers`: a tool's
-    name -> its Mcp-Param headers (2026-07-28). `drain_timeout`: how long `drain()` waits.
-    `body_timeout`: seconds a client may take to send a POST body (slow clients cost nothing
-    past it: 408). `max_body`: bytes (413 past it). `max_headers` and `max_header_bytes`: 431
-    past them. Every limit is in docs/limits.md. `auth`: who may call (see guard.py);
-    `required_scopes`: what a request needs beyond that (the server gives it)."""
-
-    path: str = "/mcp"
-    stateless: bool = False
-    response_mode: str = "auto"
-    max_body: int = 4 * 1024 * 1024
-    body_timeout: float | None = 30.0
-    max_headers: int = 100
-    max_header_bytes: int = 64 * 1024
-    max_sessions: int | None = 10_000
-    idle_timeout: float | None = 1800.0
-    event_store: EventStore | None = field(default=_DEFAULT_STORE)
-    retry_ms: int = 1000
-    keepalive: float | None = 15.0
-    security: Security = field(default_factory=Security)
-    legacy_sse: bool = False
-    legacy_sse_path: str = "/sse"
-    legacy_message_path: str = "/messages/"
-    tool_headers: ToolHeaders | None = None
-    drain_timeout: float = 5.0
-    auth: Authenticator | None = None
-    required_scopes: RequiredScopes | None = None
+__all__ = ["AppConfig", "HTTPAppOptions", "MCPHTTPApp", "app_config"]
 
 
 class MCPHTTPApp:
     """`await app(scope, receive, send)`: Streamable HTTP for a server.
 
     `serve` runs a session on a transport; `sessionless` serves requests that belong to no
-    session; `running` enters the server's lifespan. `tool_headers` (else
-    `options.tool_headers`) names the Mcp-Param headers a tools/call must carry;
-    `close_subscriptions` is called by `drain()` to end long-lived 2026-07-28 requests
-    (subscriptions/listen) gracefully, and may return an awaitable.
+    session; `running` enters the server's lifespan. `config` (see options.py; `app_config`
+    makes one from `http_app`'s keywords). `tool_headers` (unless `config.tool_headers`)
+    names the Mcp-Param headers a tools/call must carry; `close_subscriptions` is called by
+    `drain()` to end long-lived 2026-07-28 requests (subscriptions/listen) gracefully, and
+    may return an awaitable.
     """
 
     def __init__(
@@ -95,53 +77,69 @@ class MCPHTTPApp:
         serve: Serve,
         sessionless: SessionlessServer,
         running: Running,
-        options: HTTPOptions,
+        config: AppConfig,
         *,
         tool_headers: ToolHeaders | None = None,
         close_subscriptions: Callable[[], Any] | None = None,
     ) -> None:
-        if options.response_mode not in ("auto", "json", "sse"):
-            raise ValueError(f"response_mode must be auto, json or sse: {options.response_mode!r}")
-        store = options.event_store
-        if store is _DEFAULT_STORE:
-            store = None if options.stateless else MemoryEventStore()
-        self.options = options
-        self.event_store: EventStore | None = store
+        self.config = config
         self.sessionless = sessionless
-        registry = SessionRegistry(options.max_sessions, options.idle_timeout, store)
-        streams = StreamOptions(options.response_mode, options.retry_ms, options.keepalive)
+        self.event_store: EventStore | None = config.state.event_store
+        streams = config.streams
         self.handshake = SessionEndpoint(
-            serve, sessionless, registry, store, streams, stateless=options.stateless
+            serve,
+            sessionless,
+            config.state.sessions(config.sessions),
+            self.event_store,
+            streams,
+            stateless=config.stateless,
         )
         self.modern = ModernEndpoint(
             sessionless,
-            response_mode=options.response_mode,
-            keepalive=options.keepalive,
-            tool_headers=tool_headers or options.tool_headers,
+            response_mode=streams.response_mode,
+            keepalive=streams.keepalive,
+            tool_headers=config.tool_headers or tool_headers,
         )
+        self.legacy: LegacySSE | None = None
+        if config.legacy is not None:
+            self.legacy = LegacySSE(serve, config.legacy.message_path, config.limits.max_body)
         self._close_subscriptions = close_subscriptions
         self._running = running
-        self._checker = Checker(options.security)
-        self._body_clock = BodyClock(options.body_timeout)
         self._started: asyncio.Future[None] | None = None
         self._stop: asyncio.Event | None = None
         self._keeper: asyncio.Task[None] | None = None
-        self.legacy: Any = None
-        if options.legacy_sse:
-            from mcpkit.transports.http.legacy import LegacySSE
+        self.started = False  # the server's lifespan has been entered
+        self._chain = direct(self._compose())
 
-            self.legacy = LegacySSE(serve, options.legacy_message_path, options.max_body)
-        auth = options.auth
-        self._auth = auth
-        self._metadata_paths = () if auth is None else auth.metadata_paths(options.path)
-        # The paths a request must be authenticated for: the endpoint, and the legacy ones.
-        guarded = {options.path, options.path + "/"}
-        if options.legacy_sse:
-            guarded |= {options.legacy_sse_path, options.legacy_message_path}
-        self._guarded_paths = frozenset(guarded) if auth is not None else frozenset()
+    def _compose(self) -> ASGIApp:
+        """The wrappers and tables every HTTP request goes through (module docstring)."""
+        config = self.config
+        auth = config.auth
+        scopes = None
+        if auth is not None and config.required_scopes is not None:
+            scopes = ScopeCheck(auth, config.required_scopes)
+        endpoint = MCPEndpoint(
+            self.handshake, self.modern, config.limits, stateless=config.stateless, scopes=scopes
+        )
+
+        def guarded(app: ASGIApp) -> ASGIApp:
+            app = Starting(app, self)
+            return app if auth is None else BearerGuard(app, auth)
+
+        routes: dict[str, ASGIApp] = {config.path: guarded(endpoint)}
+        routes[config.path + "/"] = routes[config.path]
+        if self.legacy is not None and config.legacy is not None:
+            routes[config.legacy.sse_path] = guarded(only("GET", self.legacy.connect))
+            routes[config.legacy.message_path] = guarded(self.legacy.post)
+        if auth is not None:
+            metadata = Metadata(auth)
+            for metadata_path in auth.metadata_paths(config.path):
+                routes.setdefault(metadata_path, metadata)
+        checked = HostCheck.around(Router(routes), config.security)
+        return HeaderLimits(checked, config.limits)
 
     @property
-    def sessions(self) -> SessionRegistry:
+    def sessions(self) -> Sessions:
         """The live handshake-era sessions."""
         return self.handshake.sessions
 
@@ -161,6 +159,7 @@ class MCPHTTPApp:
         try:
             async with self._running():
                 self._started.set_result(None)
+                self.started = True
                 await self._stop.wait()
                 await self.sessionless.close()
                 await self.sessions.terminate_all()
@@ -173,15 +172,15 @@ class MCPHTTPApp:
 
     async def drain(self) -> None:
         """End long-lived 2026-07-28 requests gracefully (each subscription gets its completion
-        result), then wait -- at most `options.drain_timeout` s -- for the sessionless requests
-        in flight to be answered. Call it before the HTTP server shuts down: a server such as
+        result), then wait -- at most `drain_timeout` s -- for the sessionless requests in
+        flight to be answered. Call it before the HTTP server shuts down: a server such as
         uvicorn waits for open responses to end before it tells the app (lifespan) to stop."""
         if self._close_subscriptions is not None:
             outcome = self._close_subscriptions()
             if inspect.isawaitable(outcome):
                 await outcome
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.options.drain_timeout
+        deadline = loop.time() + self.config.drain_timeout
         while self.sessionless.busy() and loop.time() < deadline:
             await asyncio.sleep(0.01)
         await asyncio.sleep(0)  # let the last answers leave on their responses
@@ -194,6 +193,7 @@ class MCPHTTPApp:
         self._stop.set()
         await asyncio.gather(self._keeper, return_exceptions=True)
         self._keeper = self._started = self._stop = None
+        self.started = False
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -212,106 +212,51 @@ class MCPHTTPApp:
 
     # -- requests ------------------------------------------------------------------------------
 
-    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
-        if kind == "lifespan":
+        if kind == "http":
+            await self._chain(scope, receive, send)
+        elif kind == "lifespan":
             await self._lifespan(receive, send)
-            return
-        if kind != "http":
-            if kind == "websocket":
-                await send({"type": "websocket.close", "code": 1008})
-            return
-        path = scope["path"]
-        root = scope.get("root_path", "")
-        if root and path.startswith(root):
-            path = path[len(root) :] or "/"
-        options = self.options
-        headers = header_dict(scope["headers"], options.max_headers, options.max_header_bytes)
-        if isinstance(headers, Refusal):
-            await refuse(send, headers)
-            return
-        refused = self._checker.check(scope, headers)
-        if refused is not None:
-            await refuse(send, refused)
-            return
-        if path in self._metadata_paths:
-            await self._metadata(scope, send)
-            return
-        principal = None
-        if path in self._guarded_paths:
-            assert self._auth is not None
-            verdict = await self._auth.authenticate(scope, headers)
-            if isinstance(verdict, Refusal):
-                await refuse(send, verdict)
-                return
-            principal = verdict
-        if self._started is None or not self._started.done():
-            await self.start()
-        await self._route(scope, receive, send, path, headers, principal=principal)
+        elif kind == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
 
-    async def _metadata(self, scope: dict[str, Any], send: Send) -> None:
-        """Protected Resource Metadata (RFC 9728), readable by browser clients too (CORS)."""
-        if scope["method"] not in ("GET", "HEAD", "OPTIONS"):
-            await refuse(send, rules.method_not_allowed("GET, OPTIONS"))
-            return
-        assert self._auth is not None
-        cors = [(b"access-control-allow-origin", b"*"), (b"access-control-allow-headers", b"*")]
-        await send_json(send, 200, self._auth.metadata(scope), cors)
 
-    async def _route(
-        self,
-        scope: dict[str, Any],
-        receive: Receive,
-        send: Send,
-        path: str,
-        headers: dict[bytes, bytes],
-        *,
-        principal: Principal | None,
-    ) -> None:
-        method = scope["method"]
-        options = self.options
-        if path in (options.path, options.path + "/"):
-            if method == "POST":
-                await self._post(scope, receive, send, headers, principal)
-            elif method in ("GET", "DELETE") and b"mcp-session-id" not in headers:
-                await refuse(send, rules.method_not_allowed(rules.MODERN_METHODS))
-            elif method == "GET" and not options.stateless:
-                await self.handshake.get(receive, send, headers, principal)
-            elif method == "DELETE" and not options.stateless:
-                await self.handshake.delete(send, headers, principal)
-            else:
-                allow = rules.STATELESS_METHODS if options.stateless else rules.ENDPOINT_METHODS
-                await refuse(send, rules.method_not_allowed(allow))
-        elif self.legacy is not None and path == options.legacy_sse_path and method == "GET":
-            await self.legacy.connect(scope, receive, send, principal)
-        elif self.legacy is not None and path == options.legacy_message_path:
-            await self.legacy.post(scope, receive, send, method, principal)
-        else:
-            await refuse(send, rules.refusal(404, "Not Found"))
+class Starting:
+    """Enters the app's lifespan before the first request it lets through (see the module
+    docstring); once started, a plain call."""
 
-    async def _post(
-        self,
-        scope: dict[str, Any],
-        receive: Receive,
-        send: Send,
-        headers: dict[bytes, bytes],
-        principal: Principal | None,
-    ) -> None:
-        options = self.options
-        received = await read_post(receive, headers, options.max_body, self._body_clock)
-        if type(received) is Refusal:
-            await refuse(send, received)
-            return
-        _, body = received  # type: ignore[misc]
-        required = options.required_scopes
-        if principal is not None and required is not None and body.request_ids:
-            missing = missing_scopes(body.parsed, principal, required)
-            if missing is not None:
-                assert self._auth is not None
-                await refuse(send, self._auth.insufficient_scope(scope, missing))
-                return
-        version_header = text(headers, b"mcp-protocol-version")
-        if rules.is_modern_post(text(headers, b"mcp-session-id"), version_header, body):
-            await self.modern.post(receive, send, headers, body, principal)
-        else:
-            await self.handshake.post(receive, send, headers, body, principal)
+    __slots__ = ("app", "owner")
+
+    def __init__(self, app: ASGIApp, owner: MCPHTTPApp) -> None:
+        self.app = direct(app)
+        self.owner = owner
+
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        if self.owner.started:
+            return self.app(scope, receive, send)
+        return self._start_then(scope, receive, send)
+
+    async def _start_then(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.owner.start()
+        await self.app(scope, receive, send)
+
+
+def build(
+    serve: Serve,
+    sessionless: SessionlessServer,
+    running: Running,
+    options: HTTPAppOptions,
+    *,
+    tool_headers: ToolHeaders | None = None,
+    close_subscriptions: Callable[[], Any] | None = None,
+) -> MCPHTTPApp:
+    """The app for `http_app`'s keywords (see `app_config` for what it raises)."""
+    return MCPHTTPApp(
+        serve,
+        sessionless,
+        running,
+        app_config(options),
+        tool_headers=tool_headers,
+        close_subscriptions=close_subscriptions,
+    )

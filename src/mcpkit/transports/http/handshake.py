@@ -15,7 +15,6 @@ nothing).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from mcpkit.errors import SERVER_ERROR
 from mcpkit.protocol import Outgoing
@@ -25,8 +24,10 @@ from mcpkit.protocol.jsonrpc import Invalid, Request, encode_error
 from mcpkit.runtime.principal import Principal
 from mcpkit.runtime.sessionless import RequestPeer, SessionlessServer
 from mcpkit.transports.http.event_store import EventStore
+from mcpkit.transports.http.options import StreamOptions
 from mcpkit.transports.http.requests import Headers, refuse, text
-from mcpkit.transports.http.sessions import HTTPSession, Serve, SessionRegistry, same_principal
+from mcpkit.transports.http.sessions import HTTPSession, Serve, same_principal
+from mcpkit.transports.http.state import Sessions
 from mcpkit.transports.http.streams import (
     Receive,
     ResponseStream,
@@ -38,15 +39,6 @@ from mcpkit.transports.http.streams import (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class StreamOptions:
-    """How responses stream (see `HTTPOptions`)."""
-
-    response_mode: str
-    retry_ms: int
-    keepalive: float | None
-
-
 class SessionEndpoint:
     """Serves the handshake era (see the module docstring)."""
 
@@ -54,7 +46,7 @@ class SessionEndpoint:
         self,
         serve: Serve,
         sessionless: SessionlessServer,
-        registry: SessionRegistry,
+        registry: Sessions,
         event_store: EventStore | None,
         streams: StreamOptions,
         *,
@@ -146,7 +138,7 @@ class SessionEndpoint:
         def remember(answer: Outgoing) -> None:
             session.version = answer.version
             if answer.version is None:  # the handshake failed: no session, no id given out
-                self.sessions.sessions.pop(session.id, None)
+                self.sessions.discard(session.id)
                 session.transport.shut()
                 headers.clear()
 

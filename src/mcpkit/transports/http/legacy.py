@@ -2,7 +2,9 @@
 names the URL to POST messages to; every server message travels on that one stream.
 
 The session lives as long as the GET stream: when the client goes away, it ends. With
-authorization it belongs to the principal that opened it: POSTs by another are not found.
+authorization it belongs to the principal that opened it (the one `BearerGuard` left in the
+scope): POSTs by another are not found. Both methods are ASGI endpoints of the app's route
+table (routing.py): `connect` for GET `sse_path`, `post` for `message_path`.
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ from urllib.parse import parse_qs
 
 from mcpkit.protocol import http as rules
 from mcpkit.protocol.sse import encode_event
-from mcpkit.runtime.principal import Principal
 from mcpkit.transports.http.requests import read_body, refuse
 from mcpkit.transports.http.sessions import HTTPSessionTransport, Serve, same_principal
 from mcpkit.transports.http.streams import Receive, Send, send_json, stream_events
+from mcpkit.transports.http.wrappers import principal_of
 
 
 class LegacySSE:
@@ -27,9 +29,8 @@ class LegacySSE:
         self._max_body = max_body
         self.sessions: dict[str, HTTPSessionTransport] = {}
 
-    async def connect(
-        self, scope: dict[str, Any], receive: Receive, send: Send, principal: Principal | None
-    ) -> None:
+    async def connect(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        principal = principal_of(scope)
         session_id = secrets.token_hex(16)
         transport = HTTPSessionTransport(session_id, None, principal)
         transport.standalone.attached = True
@@ -52,15 +53,8 @@ class LegacySSE:
             transport.shut()
             await asyncio.gather(task, return_exceptions=True)
 
-    async def post(
-        self,
-        scope: dict[str, Any],
-        receive: Receive,
-        send: Send,
-        method: str,
-        principal: Principal | None,
-    ) -> None:
-        if method != "POST":
+    async def post(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":
             await refuse(send, rules.method_not_allowed("POST"))
             return
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
@@ -69,7 +63,7 @@ class LegacySSE:
             await refuse(send, rules.refusal(400, "Bad Request: session_id is required"))
             return
         transport = self.sessions.get(session_id)
-        if transport is None or not same_principal(transport.principal, principal):
+        if transport is None or not same_principal(transport.principal, principal_of(scope)):
             await refuse(send, rules.session_not_found())
             return
         data = await read_body(receive, self._max_body)

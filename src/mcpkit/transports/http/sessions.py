@@ -18,6 +18,7 @@ import asyncio
 import secrets
 from collections import deque
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any
 
 from mcpkit.protocol import Outgoing, RequestId
@@ -165,6 +166,15 @@ class HTTPSession:
         self.version: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class SessionOptions:
+    """Handshake-era sessions: at most `max_sessions` (503 past it; None: no cap), each ended
+    after `idle_timeout` s with no request open (None: never)."""
+
+    max_sessions: int | None = 10_000
+    idle_timeout: float | None = 1800.0
+
+
 class SessionRegistry:
     """Live sessions by id, at most `max_sessions`; idle ones end after `idle_timeout` s."""
 
@@ -199,6 +209,9 @@ class SessionRegistry:
         if session is not None:
             session.last_seen = asyncio.get_running_loop().time()
         return session
+
+    def discard(self, session_id: str) -> None:
+        self.sessions.pop(session_id, None)
 
     async def terminate(self, session_id: str) -> bool:
         session = self.sessions.pop(session_id, None)

@@ -1,0 +1,171 @@
+"""Routing: a table from path to endpoint, and at the MCP endpoint one from method to handler.
+
+`Router` strips the ASGI `root_path` (when mounted) and looks the path up in its table: the
+MCP endpoint (with and without a trailing slash), the Protected Resource Metadata paths when
+there is an `auth`, the legacy HTTP+SSE paths when they are on; anything else is 404.
+`MCPEndpoint` looks the method up in its own table: POST reads the body (within its limits),
+checks the scopes its requests need, and hands the parsed messages to the 2026-07-28
+endpoint (modern.py) or the handshake-era one (handshake.py); GET and DELETE go to the
+handshake era when the request names a session (405 otherwise, and on a stateless endpoint);
+other methods get 405.
+
+Like the wrappers (wrappers.py), a table lookup is a plain function returning the handler's
+awaitable: no coroutine of its own per request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcpkit.protocol import http as rules
+from mcpkit.protocol.http import Refusal
+from mcpkit.runtime.principal import Principal
+from mcpkit.transports.http.guard import Authenticator, RequiredScopes, missing_scopes
+from mcpkit.transports.http.handshake import SessionEndpoint
+from mcpkit.transports.http.modern import ModernEndpoint
+from mcpkit.transports.http.options import Limits
+from mcpkit.transports.http.requests import BodyClock, read_post, refuse, text
+from mcpkit.transports.http.streams import Receive, Send, send_json
+from mcpkit.transports.http.wrappers import (
+    HEADERS,
+    PRINCIPAL,
+    ASGIApp,
+    Scope,
+    direct,
+    headers_of,
+    principal_of,
+)
+
+
+class Router:
+    """Path -> endpoint (see the module docstring)."""
+
+    __slots__ = ("not_found", "routes")
+
+    def __init__(self, routes: dict[str, ASGIApp]) -> None:
+        self.routes = {path: direct(app) for path, app in routes.items()}
+        self.not_found = refusing(rules.refusal(404, "Not Found"))
+
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        path = scope["path"]
+        root = scope.get("root_path")
+        if root and path.startswith(root):
+            path = path[len(root) :] or "/"
+        return self.routes.get(path, self.not_found)(scope, receive, send)
+
+
+def refusing(refused: Refusal) -> ASGIApp:
+    """An endpoint that answers every request with `refused`."""
+
+    def answer(scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        return refuse(send, refused)
+
+    return answer
+
+
+def only(method: str, endpoint: ASGIApp) -> ASGIApp:
+    """`endpoint` for `method`; 404 for any other (as a path nothing serves)."""
+    not_found = refusing(rules.refusal(404, "Not Found"))
+
+    def route(scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        return (endpoint if scope["method"] == method else not_found)(scope, receive, send)
+
+    return route
+
+
+class Metadata:
+    """Protected Resource Metadata (RFC 9728), readable by browser clients too (CORS)."""
+
+    CORS = ((b"access-control-allow-origin", b"*"), (b"access-control-allow-headers", b"*"))
+
+    def __init__(self, auth: Authenticator) -> None:
+        self.auth = auth
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] not in ("GET", "HEAD", "OPTIONS"):
+            await refuse(send, rules.method_not_allowed("GET, OPTIONS"))
+            return
+        await send_json(send, 200, self.auth.metadata(scope), list(self.CORS))
+
+
+class ScopeCheck:
+    """Before a POST's requests are served: the scopes they need (`required`), against the
+    caller's; the authenticator's 403 `insufficient_scope` when some are missing."""
+
+    __slots__ = ("auth", "required")
+
+    def __init__(self, auth: Authenticator, required: RequiredScopes) -> None:
+        self.auth = auth
+        self.required = required
+
+    def refusal(self, scope: Scope, parsed: Any, principal: Principal) -> Refusal | None:
+        missing = missing_scopes(parsed, principal, self.required)
+        return None if missing is None else self.auth.insufficient_scope(scope, missing)
+
+
+class MCPEndpoint:
+    """The MCP endpoint: method -> handler (see the module docstring)."""
+
+    def __init__(
+        self,
+        handshake: SessionEndpoint,
+        modern: ModernEndpoint,
+        limits: Limits,
+        *,
+        stateless: bool,
+        scopes: ScopeCheck | None,
+    ) -> None:
+        self.handshake = handshake
+        self.modern = modern
+        self._max_body = limits.max_body
+        self._body_clock = BodyClock(limits.body_timeout)
+        self._scopes = scopes
+        session_only = self._stateless_get if stateless else None
+        self._methods: dict[str, Callable[[Scope, Receive, Send], Awaitable[None]]] = {
+            "POST": self.post,
+            "GET": session_only or self.get,
+            "DELETE": session_only or self.delete,
+        }
+        allow = rules.STATELESS_METHODS if stateless else rules.ENDPOINT_METHODS
+        self._not_allowed = refusing(rules.method_not_allowed(allow))
+        self._no_session = refusing(rules.method_not_allowed(rules.MODERN_METHODS))
+
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        return self._methods.get(scope["method"], self._not_allowed)(scope, receive, send)
+
+    async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = scope[HEADERS]  # (headers_of and principal_of, inline: every POST's path)
+        received = await read_post(receive, headers, self._max_body, self._body_clock)
+        if type(received) is Refusal:
+            await refuse(send, received)
+            return
+        _, body = received  # type: ignore[misc]
+        principal = scope.get(PRINCIPAL)
+        if principal is not None and self._scopes is not None and body.request_ids:
+            refused = self._scopes.refusal(scope, body.parsed, principal)
+            if refused is not None:
+                await refuse(send, refused)
+                return
+        version_header = text(headers, b"mcp-protocol-version")
+        if rules.is_modern_post(text(headers, b"mcp-session-id"), version_header, body):
+            await self.modern.post(receive, send, headers, body, principal)
+        else:
+            await self.handshake.post(receive, send, headers, body, principal)
+
+    def get(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        headers = headers_of(scope)
+        if b"mcp-session-id" not in headers:  # 2026-07-28: no stream to open
+            return self._no_session(scope, receive, send)
+        return self.handshake.get(receive, send, headers, principal_of(scope))
+
+    def delete(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        headers = headers_of(scope)
+        if b"mcp-session-id" not in headers:  # 2026-07-28: no session to end
+            return self._no_session(scope, receive, send)
+        return self.handshake.delete(send, headers, principal_of(scope))
+
+    def _stateless_get(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        if b"mcp-session-id" not in headers_of(scope):
+            return self._no_session(scope, receive, send)
+        return self._not_allowed(scope, receive, send)
