@@ -2,7 +2,9 @@
 server process that points at the same Redis, and kept across their restarts.
 
 Layout (every key under `prefix`):
-- `task:{id}`: the record as JSON, expiring with the task's ttl (Redis purges it);
+- `task:{id}`: the record as JSON, expiring with the task's ttl (Redis purges it; `get` and
+  `update` also treat a record past its expiry by the store's `clock` as gone, so a store
+  agrees with its clock, not Redis's);
 - `by-owner:{owner}`: a sorted set of the owner's task ids by creation time (tasks/list);
 - `expiry` and `owner-of`: when each task expires and whose it is, so that expired ids are
   taken out of the owner sets (a few at each create) and `max_tasks` counts live tasks.
@@ -43,7 +45,8 @@ return ARGV[1]
 class RedisTaskStore:
     """Task records in Redis. `url` ("redis://127.0.0.1:6379/0") or a `redis.asyncio.Redis`
     `client`; `prefix` namespaces the keys (one per server, or shared by its replicas);
-    `max_tasks` bounds the live records (StoreFull beyond it).
+    `max_tasks` bounds the live records (StoreFull beyond it); `clock`: the current time in
+    epoch seconds (default `time.time`), which stamps `updated_at` and decides expiry.
 
     Raises ImportError (naming the extra) when the `redis` package is not installed.
     """
@@ -108,25 +111,30 @@ class RedisTaskStore:
             raise StoreFull(f"the task store holds its limit of {self.max_tasks} tasks")
 
     async def get(self, task_id: str) -> TaskRecord | None:
-        raw = await self._redis.get(self._key(task_id))
-        return None if raw is None else _load(raw)
+        return self._live(await self._redis.get(self._key(task_id)))
 
     async def update(self, task_id: str, changes: JSONObject) -> TaskRecord | None:
         # Read, change, then write unless the stored record turned terminal meanwhile (a
         # script, so the check and the write are one step): two round trips. Between the two
         # only the process running the task changes a live record, so nothing is lost.
         key = self._key(task_id)
-        raw = await self._redis.get(key)
-        if raw is None:
-            return None
-        record = _load(raw)
-        if record.terminal:
+        record = self._live(await self._redis.get(key))
+        if record is None or record.terminal:
             return record
         for name, value in changes.items():
             setattr(record, name, value)
         record.updated_at = self._clock()
         stored = await self._set_unless_terminal(keys=[key], args=[_dump(record)])
         return None if stored is None else _load(stored)
+
+    def _live(self, raw: bytes | str | None) -> TaskRecord | None:
+        """The stored record, None when there is none or its ttl has passed by `clock` (Redis
+        drops the key on its own clock, a moment apart from ours)."""
+        if raw is None:
+            return None
+        record = _load(raw)
+        expires = record.expires_at
+        return None if expires is not None and expires <= self._clock() else record
 
     async def list(
         self, owner: str | None, cursor: str | None, limit: int
@@ -143,7 +151,7 @@ class RedisTaskStore:
         more = len(ids) > limit
         ids = ids[:limit]
         raws = await redis.mget([self._key(i) for i in ids]) if ids else []
-        page = [_load(raw) for raw in raws if raw is not None]
+        page = [record for raw in raws if (record := self._live(raw)) is not None]
         return page, (ids[-1] if more and ids else None)
 
     async def delete(self, task_id: str) -> None:
