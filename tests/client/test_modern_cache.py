@@ -13,9 +13,11 @@ import orjson
 import pytest
 
 from mcpkit import Client
+from mcpkit.client import ClientOptions
 from mcpkit.client import era as era_module
 from mcpkit.protocol import Outgoing
 from mcpkit.transports.memory import memory_pair
+from tests.clock import FakeClock
 
 JSONObject = dict[str, Any]
 DISCOVERED: JSONObject = {
@@ -90,7 +92,10 @@ class CachingServer:
 
 async def test_fresh_list_pages_come_from_the_cache_until_a_list_changed() -> None:
     server = CachingServer()
-    async with Client(server.client_end, mode="auto") as client:
+    heard = asyncio.Event()
+    async with Client(
+        server.client_end, mode="auto", on_list_changed=lambda kind: heard.set()
+    ) as client:
         first = await client.list_tools()
         again = await client.list_tools()
         assert again == first and type(again) is type(first)  # same as a fresh answer
@@ -99,32 +104,41 @@ async def test_fresh_list_pages_come_from_the_cache_until_a_list_changed() -> No
         assert server.count("tools/list") == 2
         server.version = 1
         server.notify("notifications/tools/list_changed")
-        await asyncio.sleep(0.05)
+        await asyncio.wait_for(heard.wait(), 5)  # the callback runs after the cache forgot
         changed = await client.list_tools()
         assert changed.tools[0].name == "tool-v1"
         assert server.count("tools/list") == 3
 
 
 async def test_expired_results_are_fetched_again() -> None:
-    server = CachingServer(tools_ttl=50)
-    async with Client(server.client_end, mode="auto") as client:
+    server = CachingServer(tools_ttl=50_000)
+    clock = FakeClock()
+    options = ClientOptions(mode="auto", clock=clock)
+    async with Client.with_options(server.client_end, options) as client:
         await client.list_tools()
+        clock.advance(49.9)
         await client.list_tools()
         assert server.count("tools/list") == 1
-        await asyncio.sleep(0.1)
+        clock.advance(0.1)
         await client.list_tools()
         assert server.count("tools/list") == 2
 
 
 async def test_resource_reads_cache_and_updates_invalidate_but_retries_never_cache() -> None:
     server = CachingServer()
-    async with Client(server.client_end, mode="auto", roots=["file:///r"]) as client:
+    updated = asyncio.Event()
+    async with Client(
+        server.client_end,
+        mode="auto",
+        roots=["file:///r"],
+        on_resource_updated=lambda uri: updated.set(),
+    ) as client:
         await client.read_resource("file:///a")
         await client.read_resource("file:///a")
         assert server.count("resources/read") == 1
         server.version = 1
         server.notify("notifications/resources/updated", {"uri": "file:///a"})
-        await asyncio.sleep(0.05)
+        await asyncio.wait_for(updated.wait(), 5)
         fresh = await client.read_resource("file:///a")
         assert fresh.contents[0].text == "v1"  # type: ignore[union-attr]
         assert server.count("resources/read") == 2

@@ -8,7 +8,6 @@ per MCP request on top; see its notes for the decisions behind both.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from types import EllipsisType, TracebackType
@@ -122,6 +121,7 @@ class ClientCore:
         self._log_level: str | None = None  # modern: stamped on every request
         self._cache: ResponseCache | None = None  # in modern mode, unless cache=False
         self._use_cache = options.cache
+        self._clock = options.clock  # the cache's freshness (ttlMs)
         self._catalog = ToolCatalog()  # what tools/list said (schemas, header paths)
         self._headers_matter = False  # 2026-07-28 over HTTP: a call's headers need its tool
         self._listeners = Listeners()
@@ -322,7 +322,7 @@ class ClientCore:
         if cache is None or method not in CACHEABLE_METHODS or not _plain(params):
             cache = None  # only plain requests for cacheable results (never a retry)
         else:
-            hit = cache.get(method, params, now=self._now())
+            hit = cache.get(method, params, now=self._clock())
             if hit is not None:
                 return hit
         sent = params
@@ -335,7 +335,7 @@ class ClientCore:
                 raise URLElicitationRequired(exc.message, exc.data) from None
             raise
         if cache is not None and raw.get("resultType", "complete") == "complete":
-            cache.put(method, params, raw, now=self._now())
+            cache.put(method, params, raw, now=self._clock())
         return raw
 
     async def _answer_rounds(
@@ -368,9 +368,6 @@ class ClientCore:
         if not pending.input_requests:
             return None
         return await answer_all(self._requests, pending.input_requests)
-
-    def _now(self) -> float:
-        return asyncio.get_running_loop().time()
 
     async def _typed(self, kind: type[M], method: str, params: JSONObject | None = None) -> M:
         return _parse(kind, await self.request(method, params), method)

@@ -3,12 +3,15 @@
 `Client(target, timeout=10, sampling=...)` builds one from its keyword arguments;
 `Client.with_options(target, options)` takes one made beforehand, so an application that opens
 many clients (a host) configures them once and varies what differs with
-`dataclasses.replace`. What each option does: see `Client`.
+`dataclasses.replace`. What each option does: see `Client`; `clock` (seconds, default
+`time.monotonic`) is what the 2026-07-28 result cache reads for freshness (`ttlMs`): a test
+passes a fake one to let a cached result go stale without waiting.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -56,3 +59,4 @@ class ClientOptions:
     probe_timeout: float = DEFAULT_PROBE_TIMEOUT
     cache: bool = True
     max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS
+    clock: Callable[[], float] = time.monotonic
