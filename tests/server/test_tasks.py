@@ -14,6 +14,7 @@ from mcpkit import Client, Server
 from mcpkit.errors import INTERNAL_ERROR, LocalProtocolViolation, ProtocolError, TaskCancelled
 from mcpkit.server import Context
 from mcpkit.server.tasks import TaskSettings
+from tests.clock import FakeClock
 
 MODES = ["legacy", "2026-07-28"]
 CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
@@ -209,16 +210,19 @@ async def test_tasks_list_pages_through_the_callers_tasks() -> None:
 
 
 async def test_the_ttl_asked_for_is_honoured_capped_and_then_the_task_is_gone() -> None:
-    server, _ = make_server(max_ttl_ms=60_000)
+    clock = FakeClock()
+    server, _ = make_server(max_ttl_ms=60_000, clock=clock)
     async with client(server, "legacy") as c:
         capped = await c.request(
             "tools/call", {"name": "slow", "arguments": {"seconds": 0}, "task": {"ttl": 10**9}}
         )
         assert capped["task"]["ttl"] == 60_000 and capped["task"]["pollInterval"] == 500
-        short = await c.start_tool("slow", {"seconds": 0}, ttl=0.2)
-        assert short.state.ttl_ms == 200
+        short = await c.start_tool("slow", {"seconds": 0}, ttl=2)
+        assert short.state.ttl_ms == 2000
         await short.result()
-        await asyncio.sleep(0.3)
+        clock.advance(1.9)
+        assert (await short.status()).status == "completed"  # kept for its ttl
+        clock.advance(0.1)
         with pytest.raises(ProtocolError) as gone:
             await short.status()
         assert gone.value.code == -32602

@@ -62,7 +62,9 @@ class TaskSettings:
     held, finished ones included; beyond either a new task is refused (-32000) instead of
     growing without end. `default_ttl_ms` when the client asks for none, `max_ttl_ms` caps
     what it asks; `poll_interval_ms` is the polling pace suggested to clients; `page_size`
-    for tasks/list.
+    for tasks/list. `clock`: the current time in epoch seconds (default `time.time`), which
+    stamps new tasks and is the default store's clock too (a store you give has its own
+    `clock=`: give it the same one).
     """
 
     store: TaskStore | None = None
@@ -72,6 +74,7 @@ class TaskSettings:
     max_ttl_ms: int = 86_400_000
     poll_interval_ms: int = 500
     page_size: int = 100
+    clock: Callable[[], float] = time.time
 
 
 def task_support(value: bool | str | None) -> TaskSupport | None:
@@ -129,7 +132,7 @@ class TaskManager:
     @property
     def store(self) -> TaskStore:
         if self._store is None:
-            self._store = MemoryTaskStore(self.settings.max_stored)
+            self._store = MemoryTaskStore(self.settings.max_stored, clock=self.settings.clock)
         return self._store
 
     def capability(self) -> JSONObject:
@@ -232,7 +235,7 @@ class TaskManager:
                 SERVER_ERROR,
                 f"Server busy: {settings.max_running} tasks are running; try again later",
             )
-        now = time.time()
+        now = settings.clock()
         ttl_ms = settings.default_ttl_ms if ttl is None else min(ttl, settings.max_ttl_ms)
         record = TaskRecord(
             task_id=secrets.token_urlsafe(16),  # 128 random bits
