@@ -11,6 +11,7 @@ import orjson
 
 from mcpkit.cli.auth import http_options
 from mcpkit.cli.loading import UsageError, target_for
+from mcpkit.cli.questions import answering
 from mcpkit.cli.render import ProgressBar, as_json, content, print_result, table
 from mcpkit.client import Client
 
@@ -49,6 +50,8 @@ async def connect(args: Any) -> AsyncIterator[Client]:
             cwd=args.cwd,
             mode=mode,
             http=http,
+            # A tool may ask the user (elicitation), in a call, a read or a prompt: ask.
+            elicitation=answering(args.target),
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
