@@ -236,8 +236,13 @@ class Client(ClientCore):
         fetch = None
         if not self._catalog.knows(name):  # listed while the call runs, for the outputSchema
             fetch = self._catalog.fetch(self.list_all_tools)
-        if fetch is not None and self._headers_matter:
-            await asyncio.wait([fetch])  # modern HTTP: the call's headers need the definition
+        # Wait for the definition when the call depends on it: modern HTTP (the call's headers)
+        # and a 2025-11-25 server that runs tool calls as tasks (taskSupport "required" needs
+        # params.task, even on the first call).
+        modern = self.era == "modern"
+        tasks_possible = not modern and self.supports("tasks", "requests", "tools", "call")
+        if fetch is not None and (self._headers_matter or tasks_possible):
+            await asyncio.wait([fetch])
         params: JSONObject = {"name": name, "arguments": arguments or {}}
         if self._must_be_task(name):
             params["task"] = {}  # 2025-11-25: a tool with taskSupport "required"
