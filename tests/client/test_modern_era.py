@@ -323,29 +323,43 @@ async def test_a_silent_legacy_server_costs_the_probe_timeout_once_per_process(
     assert "server/discover" not in log.read_text()
 
 
-async def test_a_remembered_era_that_no_longer_holds_is_probed_again(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # The cache said legacy, but the server behind the same key is modern-only now.
-    def modern_only(message: JSONObject) -> Any:
-        if message["method"] == "initialize":
-            return ("error", -32601, "Method not found", None)
-        return DISCOVERED if message["method"] == "server/discover" else {}
+MODERN_ONLY = textwrap.dedent(
+    """
+    import json, sys
+    log = open(sys.argv[1], "a")
+    log.write("started\\n"); log.flush()
+    discovered = json.loads(sys.argv[2])
+    for line in sys.stdin:
+        message = json.loads(line)
+        method = message.get("method", "?")
+        log.write(method + "\\n"); log.flush()
+        if "id" not in message:
+            continue
+        if method == "initialize":
+            error = {"code": -32601, "message": "Method not found"}
+            answer = {"jsonrpc": "2.0", "id": message["id"], "error": error}
+        else:
+            result = discovered if method == "server/discover" else {"resultType": "complete"}
+            answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        print(json.dumps(answer), flush=True)
+    """
+)
 
-    ends: list[RawServer] = []
 
-    async def fake_open(*_: Any) -> Any:
-        ends.append(RawServer(modern_only))
-        return ends[-1].client_end
-
-    import mcpkit.client._core as core
-
-    monkeypatch.setattr(core, "open_transport", fake_open)
-    era_module.ERAS["stdio:fake"] = "legacy"
-    async with Client(["fake"], mode="auto") as client:
+async def test_a_remembered_era_that_no_longer_holds_is_probed_again(tmp_path: Path) -> None:
+    # The cache said legacy, but the server behind the same command is modern-only now.
+    script = tmp_path / "modern_only.py"
+    script.write_text(MODERN_ONLY)
+    log = tmp_path / "log"
+    argv = [sys.executable, str(script), str(log), orjson.dumps(DISCOVERED).decode()]
+    key = era_module.server_key(argv)
+    assert key is not None
+    era_module.ERAS[key] = "legacy"
+    async with Client(argv, mode="auto") as client:
         assert client.era == "modern"
-    assert [e.methods()[0] for e in ends] == ["initialize", "server/discover"]
-    assert era_module.ERAS["stdio:fake"] == "2026-07-28"
+    # Refused initialize on the first process, then a second process probed afresh.
+    assert log.read_text().split()[:4] == ["started", "initialize", "started", "server/discover"]
+    assert era_module.ERAS[key] == "2026-07-28"
 
 
 async def test_unsupported_version_naming_a_version_we_speak_is_retried() -> None:

@@ -85,6 +85,10 @@ class ListenServer:
         result = {"resultType": "complete", "_meta": {SUB: subscription}}
         self._send({"id": subscription, "result": result})
 
+    async def drop(self) -> None:
+        """Close the connection without a word (a crash, a network failure)."""
+        await self._end.close()
+
     def cancelled(self) -> list[Any]:
         return [
             m["params"]["requestId"]
@@ -145,7 +149,7 @@ async def test_a_dropped_connection_ends_the_iteration_with_an_error() -> None:
     server = ListenServer()
     client = Client(server.client_end, mode="auto")
     async with client, client.listen(tools=True) as sub:
-        await server._end.close()
+        await server.drop()
         with pytest.raises(ConnectionClosed):
             await next_of(sub)
 
