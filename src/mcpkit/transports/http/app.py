@@ -4,26 +4,28 @@ How a request flows. `MCPHTTPApp.__call__` takes the ASGI lifespan itself and ha
 HTTP request to the chain built once in `__init__` (each part in its own module, each given
 only its own options, see options.py):
 
-    HeaderLimits -> HostCheck -> Router --path--> [BearerGuard] -> Starting -> endpoint
+    [lazy start] -> HeaderLimits -> HostCheck -> Router --(path, method)--> [BearerGuard]
+        -> handler
 
-- `HeaderLimits` (wrappers.py): the headers read once into a dict, left in the scope; 431/400.
-- `HostCheck` (wrappers.py, security.py): Origin and Host; left out when nothing is checked.
-- `Router` (routing.py): the path table. The MCP endpoint (`path`, and `path` + "/"); with
-  `auth`, the Protected Resource Metadata paths (served unguarded); with `legacy_sse`, the
-  2024-11-05 HTTP+SSE paths (legacy.py); anything else 404.
-- `BearerGuard` (wrappers.py, guard.py): only with `auth`, around the MCP and legacy
-  endpoints: the verified caller is left in the scope, or the request is refused (401, ...).
-- `Starting` (here): the server's lifespan entered on the first request when this app is
+- lazy start (here): the server's lifespan is entered on the first request when this app is
   mounted inside another (Starlette does not forward lifespan events to mounted apps); as the
   root app the ASGI lifespan starts it.
-- `MCPEndpoint` (routing.py): the method table; a POST's body read and parsed once, its
-  scopes checked, then `ModernEndpoint` (modern.py) for a 2026-07-28 request (no
-  Mcp-Session-Id, the modern envelope or version header) and `SessionEndpoint`
-  (handshake.py) for the rest: handshake-era sessions, or each POST on its own when stateless.
+- `HeaderLimits` (wrappers.py): the headers read once into a dict, left in the scope; 431/400.
+- `HostCheck` (security.py): Origin and Host; not in the chain when nothing is checked.
+- `Router` (routing.py): the (path, method) table. The MCP endpoint (`path`, and `path` + "/")
+  with `MCPEndpoint`'s handlers (POST, and GET/DELETE naming a session; 405 for the rest);
+  with `auth`, the Protected Resource Metadata paths (served unguarded); with `legacy_sse`,
+  the 2024-11-05 HTTP+SSE paths (legacy.py); anything else 404.
+- `BearerGuard` (wrappers.py, guard.py): only with `auth`, around each MCP and legacy
+  handler: the verified caller is left in the scope, or the request is refused (401, ...).
+- `MCPEndpoint.post` (routing.py): the body read and parsed once, its scopes checked, then
+  `ModernEndpoint` (modern.py) for a 2026-07-28 request (no Mcp-Session-Id, the modern
+  envelope or version header) and `SessionEndpoint` (handshake.py) for the rest: handshake-era
+  sessions, or each POST on its own when stateless.
 
-Synchronous checks and table lookups return the next layer's awaitable instead of awaiting
-it, and a wrapper whose feature is off is not in the chain: the hot path has the two
-coroutines it had before (this app's and the endpoint's).
+The synchronous checks and the table lookup return the next layer's awaitable instead of
+awaiting it, and a wrapper whose feature is off is not in the chain: a POST costs this app's
+coroutine and the handler's, one fewer than before the split (counted in bench/README.md).
 
 What outlives a request (handshake-era sessions, SSE events kept for a resume) comes from the
 app's `HTTPState` (state.py), asked in one place here: in process by default.
@@ -34,27 +36,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from mcpkit.runtime.sessionless import SessionlessServer
+from mcpkit.transports.http.asgi import ASGIApp, Scope, direct
 from mcpkit.transports.http.event_store import EventStore
 from mcpkit.transports.http.handshake import SessionEndpoint
 from mcpkit.transports.http.legacy import LegacySSE
 from mcpkit.transports.http.modern import ModernEndpoint, ToolHeaders
 from mcpkit.transports.http.options import AppConfig, HTTPAppOptions, app_config
-from mcpkit.transports.http.routing import MCPEndpoint, Metadata, Router, ScopeCheck, only
+from mcpkit.transports.http.routing import MCPEndpoint, Metadata, Router, ScopeCheck
+from mcpkit.transports.http.security import HostCheck
 from mcpkit.transports.http.sessions import Serve
 from mcpkit.transports.http.state import Sessions
 from mcpkit.transports.http.streams import Receive, Send
-from mcpkit.transports.http.wrappers import (
-    ASGIApp,
-    BearerGuard,
-    HeaderLimits,
-    HostCheck,
-    Scope,
-    direct,
-)
+from mcpkit.transports.http.wrappers import BearerGuard, HeaderLimits
 
 Running = Callable[[], contextlib.AbstractAsyncContextManager[Any]]
 
@@ -112,7 +109,7 @@ class MCPHTTPApp:
         self._chain = direct(self._compose())
 
     def _compose(self) -> ASGIApp:
-        """The wrappers and tables every HTTP request goes through (module docstring)."""
+        """The wrappers and the table every HTTP request goes through (module docstring)."""
         config = self.config
         auth = config.auth
         scopes = None
@@ -123,20 +120,26 @@ class MCPHTTPApp:
         )
 
         def guarded(app: ASGIApp) -> ASGIApp:
-            app = Starting(app, self)
             return app if auth is None else BearerGuard(app, auth)
 
-        routes: dict[str, ASGIApp] = {config.path: guarded(endpoint)}
-        routes[config.path + "/"] = routes[config.path]
+        router = Router()
+        methods = {method: guarded(handler) for method, handler in endpoint.methods().items()}
+        for path in (config.path, config.path + "/"):
+            router.add(path, methods, guarded(endpoint.not_allowed))
         if self.legacy is not None and config.legacy is not None:
-            routes[config.legacy.sse_path] = guarded(only("GET", self.legacy.connect))
-            routes[config.legacy.message_path] = guarded(self.legacy.post)
+            router.add(
+                config.legacy.sse_path,
+                {"GET": guarded(self.legacy.connect)},
+                guarded(router.not_found),
+            )
+            router.add(config.legacy.message_path, {}, guarded(self.legacy.post))
         if auth is not None:
-            metadata = Metadata(auth)
             for metadata_path in auth.metadata_paths(config.path):
-                routes.setdefault(metadata_path, metadata)
-        checked = HostCheck.around(Router(routes), config.security)
-        return HeaderLimits(checked, config.limits)
+                if metadata_path not in router.fallbacks:
+                    router.add(metadata_path, {}, Metadata(auth))
+        limits = config.limits
+        checked = HostCheck.around(router, config.security)
+        return HeaderLimits(checked, limits.max_headers, limits.max_header_bytes)
 
     @property
     def sessions(self) -> Sessions:
@@ -215,31 +218,13 @@ class MCPHTTPApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            if not self.started:  # mounted: no ASGI lifespan reaches us
+                await self.start()
             await self._chain(scope, receive, send)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
         elif kind == "websocket":
             await send({"type": "websocket.close", "code": 1008})
-
-
-class Starting:
-    """Enters the app's lifespan before the first request it lets through (see the module
-    docstring); once started, a plain call."""
-
-    __slots__ = ("app", "owner")
-
-    def __init__(self, app: ASGIApp, owner: MCPHTTPApp) -> None:
-        self.app = direct(app)
-        self.owner = owner
-
-    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
-        if self.owner.started:
-            return self.app(scope, receive, send)
-        return self._start_then(scope, receive, send)
-
-    async def _start_then(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self.owner.start()
-        await self.app(scope, receive, send)
 
 
 def build(

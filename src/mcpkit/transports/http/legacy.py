@@ -16,10 +16,10 @@ from urllib.parse import parse_qs
 
 from mcpkit.protocol import http as rules
 from mcpkit.protocol.sse import encode_event
+from mcpkit.transports.http.asgi import principal_of
 from mcpkit.transports.http.requests import read_body, refuse
 from mcpkit.transports.http.sessions import HTTPSessionTransport, Serve, same_principal
 from mcpkit.transports.http.streams import Receive, Send, send_json, stream_events
-from mcpkit.transports.http.wrappers import principal_of
 
 
 class LegacySSE:

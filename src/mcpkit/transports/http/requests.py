@@ -1,12 +1,11 @@
 """Reading an HTTP request for the MCP endpoint: its headers and its body, with their limits.
 
-Headers come from the ASGI scope as a list; the app wants a dict. A header the MCP rules
-depend on (any `Mcp-*`, `MCP-Protocol-Version`, `Origin`, `Host`, `Authorization`) must
-appear once: a second
-line could carry a value the checks never saw (two `Mcp-Name` lines, an evil `Origin` first).
+Headers come from the ASGI scope as a list; the app wants a dict (`HeaderLimits` in
+wrappers.py builds it, within its limits). A header the MCP rules depend on (any `Mcp-*`,
+`MCP-Protocol-Version`, `Origin`, `Host`, `Authorization`) must appear once: a second line
+could carry a value the checks never saw (two `Mcp-Name` lines, an evil `Origin` first).
 Building the dict tells it for free: duplicates make it shorter than the list, and only then
-is the list searched. Headers beyond a count or a total size are refused (431): some ASGI
-servers (uvicorn with httptools) take megabytes of them.
+is the list searched (`duplicate_refusal`).
 """
 
 from __future__ import annotations
@@ -23,29 +22,15 @@ Headers = dict[bytes, bytes]
 _SINGLE = (b"origin", b"host", b"authorization")
 
 
-def header_dict(
-    raw: list[tuple[bytes, bytes]], max_count: int, max_bytes: int
-) -> Headers | Refusal:
-    """The request's headers by (lowercase) name; 431 past `max_count` headers or `max_bytes`
-    of names and values, 400 for a duplicated header that matters."""
-    size = 0
-    for name, value in raw:
-        size += len(name) + len(value)
-    if size > max_bytes or len(raw) > max_count:
-        message = (
-            f"Request Header Fields Too Large: at most {max_count} headers of {max_bytes} "
-            "bytes in all"
-        )
-        return rules.refusal(431, message)
-    headers = dict(raw)
-    if len(headers) == len(raw):
-        return headers
+def duplicate_refusal(raw: list[tuple[bytes, bytes]]) -> Refusal | None:
+    """400 when a header that matters came more than once (called only when the header dict
+    came out shorter than the list)."""
     seen: set[bytes] = set()
     for name, _ in raw:
         if name in seen and (name[:3] == b"mcp" or name in _SINGLE):
             return rules.refusal(400, f"Bad Request: duplicate {name.decode('latin-1')} header")
         seen.add(name)
-    return headers
+    return None
 
 
 def text(headers: Headers, name: bytes) -> str | None:

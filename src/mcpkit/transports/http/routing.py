@@ -1,58 +1,62 @@
-"""Routing: a table from path to endpoint, and at the MCP endpoint one from method to handler.
+"""Routing: one table from (path, method) to handler, and the MCP endpoint's handlers.
 
-`Router` strips the ASGI `root_path` (when mounted) and looks the path up in its table: the
-MCP endpoint (with and without a trailing slash), the Protected Resource Metadata paths when
-there is an `auth`, the legacy HTTP+SSE paths when they are on; anything else is 404.
-`MCPEndpoint` looks the method up in its own table: POST reads the body (within its limits),
+`Router` strips the ASGI `root_path` (when mounted) and looks (path, method) up in its table,
+then the path alone in its fallbacks (a path served with other methods answers 405), else
+404. The app fills it (app.py): the MCP endpoint (with and without a trailing slash), the
+Protected Resource Metadata paths when there is an `auth`, the legacy HTTP+SSE paths when
+they are on. `MCPEndpoint` gives the endpoint's handlers: POST reads the body (within its limits),
 checks the scopes its requests need, and hands the parsed messages to the 2026-07-28
 endpoint (modern.py) or the handshake-era one (handshake.py); GET and DELETE go to the
 handshake era when the request names a session (405 otherwise, and on a stateless endpoint);
 other methods get 405.
 
-Like the wrappers (wrappers.py), a table lookup is a plain function returning the handler's
-awaitable: no coroutine of its own per request.
+Like the wrappers (wrappers.py), the table lookup is a plain function returning the
+handler's awaitable: no coroutine of its own per request, and one lookup for path and method.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any
 
 from mcpkit.protocol import http as rules
 from mcpkit.protocol.http import Refusal
 from mcpkit.runtime.principal import Principal
+from mcpkit.transports.http.asgi import HEADERS, PRINCIPAL, ASGIApp, Scope, direct, principal_of
 from mcpkit.transports.http.guard import Authenticator, RequiredScopes, missing_scopes
 from mcpkit.transports.http.handshake import SessionEndpoint
 from mcpkit.transports.http.modern import ModernEndpoint
 from mcpkit.transports.http.options import Limits
 from mcpkit.transports.http.requests import BodyClock, read_post, refuse, text
 from mcpkit.transports.http.streams import Receive, Send, send_json
-from mcpkit.transports.http.wrappers import (
-    HEADERS,
-    PRINCIPAL,
-    ASGIApp,
-    Scope,
-    direct,
-    headers_of,
-    principal_of,
-)
 
 
 class Router:
-    """Path -> endpoint (see the module docstring)."""
+    """(path, method) -> handler; a path's other methods -> its fallback (405, or a handler
+    that answers every method); any other path 404."""
 
-    __slots__ = ("not_found", "routes")
+    __slots__ = ("fallbacks", "not_found", "routes")
 
-    def __init__(self, routes: dict[str, ASGIApp]) -> None:
-        self.routes = {path: direct(app) for path, app in routes.items()}
+    def __init__(self) -> None:
+        self.routes: dict[tuple[str, str], ASGIApp] = {}
+        self.fallbacks: dict[str, ASGIApp] = {}
         self.not_found = refusing(rules.refusal(404, "Not Found"))
+
+    def add(self, path: str, methods: dict[str, ASGIApp], fallback: ASGIApp | None) -> None:
+        """Serve `path`: each method by its handler, any other by `fallback` (else 404)."""
+        for method, handler in methods.items():
+            self.routes[path, method] = direct(handler)
+        self.fallbacks[path] = direct(fallback or self.not_found)
 
     def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
         path = scope["path"]
         root = scope.get("root_path")
         if root and path.startswith(root):
             path = path[len(root) :] or "/"
-        return self.routes.get(path, self.not_found)(scope, receive, send)
+        handler = self.routes.get((path, scope["method"]))
+        if handler is None:
+            handler = self.fallbacks.get(path, self.not_found)
+        return handler(scope, receive, send)
 
 
 def refusing(refused: Refusal) -> ASGIApp:
@@ -62,16 +66,6 @@ def refusing(refused: Refusal) -> ASGIApp:
         return refuse(send, refused)
 
     return answer
-
-
-def only(method: str, endpoint: ASGIApp) -> ASGIApp:
-    """`endpoint` for `method`; 404 for any other (as a path nothing serves)."""
-    not_found = refusing(rules.refusal(404, "Not Found"))
-
-    def route(scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
-        return (endpoint if scope["method"] == method else not_found)(scope, receive, send)
-
-    return route
 
 
 class Metadata:
@@ -105,7 +99,7 @@ class ScopeCheck:
 
 
 class MCPEndpoint:
-    """The MCP endpoint: method -> handler (see the module docstring)."""
+    """The MCP endpoint's handlers, by method (see the module docstring)."""
 
     def __init__(
         self,
@@ -121,21 +115,19 @@ class MCPEndpoint:
         self._max_body = limits.max_body
         self._body_clock = BodyClock(limits.body_timeout)
         self._scopes = scopes
-        session_only = self._stateless_get if stateless else None
-        self._methods: dict[str, Callable[[Scope, Receive, Send], Awaitable[None]]] = {
-            "POST": self.post,
-            "GET": session_only or self.get,
-            "DELETE": session_only or self.delete,
-        }
+        self._stateless = stateless
         allow = rules.STATELESS_METHODS if stateless else rules.ENDPOINT_METHODS
-        self._not_allowed = refusing(rules.method_not_allowed(allow))
+        self.not_allowed = refusing(rules.method_not_allowed(allow))
         self._no_session = refusing(rules.method_not_allowed(rules.MODERN_METHODS))
 
-    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
-        return self._methods.get(scope["method"], self._not_allowed)(scope, receive, send)
+    def methods(self) -> dict[str, ASGIApp]:
+        """The route table's entries for this endpoint (others get `not_allowed`)."""
+        if self._stateless:
+            return {"POST": self.post, "GET": self._stateless_get, "DELETE": self._stateless_get}
+        return {"POST": self.post, "GET": self.get, "DELETE": self.delete}
 
     async def post(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = scope[HEADERS]  # (headers_of and principal_of, inline: every POST's path)
+        headers = scope[HEADERS]  # (not headers_of nor principal_of: every POST's path)
         received = await read_post(receive, headers, self._max_body, self._body_clock)
         if type(received) is Refusal:
             await refuse(send, received)
@@ -154,18 +146,18 @@ class MCPEndpoint:
             await self.handshake.post(receive, send, headers, body, principal)
 
     def get(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
-        headers = headers_of(scope)
+        headers = scope[HEADERS]
         if b"mcp-session-id" not in headers:  # 2026-07-28: no stream to open
             return self._no_session(scope, receive, send)
         return self.handshake.get(receive, send, headers, principal_of(scope))
 
     def delete(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
-        headers = headers_of(scope)
+        headers = scope[HEADERS]
         if b"mcp-session-id" not in headers:  # 2026-07-28: no session to end
             return self._no_session(scope, receive, send)
         return self.handshake.delete(send, headers, principal_of(scope))
 
     def _stateless_get(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
-        if b"mcp-session-id" not in headers_of(scope):
+        if b"mcp-session-id" not in scope[HEADERS]:
             return self._no_session(scope, receive, send)
-        return self._not_allowed(scope, receive, send)
+        return self.not_allowed(scope, receive, send)

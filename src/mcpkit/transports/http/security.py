@@ -3,13 +3,14 @@
 A browser page on another site can reach a server bound to localhost; checking `Origin`
 stops its requests, and checking `Host` stops a rebound DNS name from reaching us at all.
 Behind a reverse proxy the proxy's `X-Forwarded-Host` is believed only when the peer is one
-of `trusted_proxies`.
+of `trusted_proxies`. `HostCheck` is the ASGI wrapper doing it, second in the app's chain
+(app.py); the verdict on the usual few (Origin, Host) pairs is remembered.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any
 
 from mcpkit.protocol.http import (
     Refusal,
@@ -21,6 +22,9 @@ from mcpkit.protocol.http import (
     misdirected_host,
     origin_allowed,
 )
+from mcpkit.transports.http.asgi import HEADERS, ASGIApp, Scope, direct
+from mcpkit.transports.http.requests import Headers, refuse
+from mcpkit.transports.http.streams import Receive, Send
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,28 +60,51 @@ class Security:
         )
 
 
-class Checker:
-    def __init__(self, security: Security) -> None:
+class HostCheck:
+    """The ASGI wrapper refusing a request whose Origin or Host `Security` does not allow
+    (403, 421); it reads the headers `HeaderLimits` left in the scope (wrappers.py)."""
+
+    __slots__ = ("_seen", "app", "hosts", "origins", "trusted")
+
+    def __init__(self, app: ASGIApp, security: Security) -> None:
+        self.app = direct(app)
         self.hosts = security.hosts()
         self.origins = security.origins()
         self.trusted = frozenset(security.trusted_proxies)
         self._seen: dict[tuple[bytes | None, bytes | None], Refusal | None] = {}
 
-    def check(self, scope: dict[str, Any], headers: dict[bytes, bytes]) -> Refusal | None:
-        """The verdict on a request's Origin and Host (remembered for the usual few pairs)."""
+    @staticmethod
+    def around(app: ASGIApp, security: Security) -> ASGIApp:
+        """`app` behind the check, or `app` itself when nothing would ever be refused."""
+        check = HostCheck(app, security)
+        return app if check.hosts is None and check.origins == ("*",) else check
+
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        headers = scope[HEADERS]
         host = headers.get(b"host")
-        client = scope.get("client")
-        if self.trusted and client and client[0] in self.trusted:
-            forwarded = headers.get(b"x-forwarded-host")
-            if forwarded is not None:
-                host = forwarded.split(b",", 1)[0].strip()
+        if self.trusted:
+            host = self._forwarded(scope, headers, host)
         key = (headers.get(b"origin"), host)
         seen = self._seen
-        if key in seen:
-            return seen[key]
+        verdict = seen[key] if key in seen else self._remember(key)
+        if verdict is not None:
+            return refuse(send, verdict)
+        return self.app(scope, receive, send)
+
+    def _forwarded(self, scope: Scope, headers: Headers, host: bytes | None) -> bytes | None:
+        """Behind a trusted proxy, the host the client asked it for."""
+        client = scope.get("client")
+        if client and client[0] in self.trusted:
+            forwarded = headers.get(b"x-forwarded-host")
+            if forwarded is not None:
+                return forwarded.split(b",", 1)[0].strip()
+        return host
+
+    def _remember(self, key: tuple[bytes | None, bytes | None]) -> Refusal | None:
+        """The verdict on an (Origin, Host) pair, remembered for the usual few pairs."""
         verdict = self._judge(*key)
-        if len(seen) < 256:
-            seen[key] = verdict
+        if len(self._seen) < 256:
+            self._seen[key] = verdict
         return verdict
 
     def _judge(self, origin: bytes | None, host: bytes | None) -> Refusal | None:

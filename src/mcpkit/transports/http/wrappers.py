@@ -2,9 +2,10 @@
 
 `HeaderLimits` reads the headers once into a dict (431 past the limits, 400 for a duplicated
 header that matters) and leaves it in the scope under `HEADERS` for the layers after it;
-`HostCheck` refuses an Origin or Host the `Security` options do not allow (DNS rebinding);
-`BearerGuard` wraps the endpoints that need a caller (the MCP endpoint and the legacy SSE
-ones, not the metadata) and leaves the verified `Principal` in the scope under `PRINCIPAL`.
+`HostCheck` (security.py) refuses an Origin or Host the `Security` options do not allow (DNS
+rebinding); `BearerGuard` wraps the handlers that need a caller (the MCP endpoint's and the
+legacy SSE ones, not the metadata) and leaves the verified `Principal` in the scope under
+`PRINCIPAL`.
 
 Every request goes through these, so they cost what they must and no more: a wrapper whose
 check is synchronous is a plain function returning the next layer's awaitable (no coroutine
@@ -14,84 +15,45 @@ auth: no `BearerGuard`; no Host/Origin protection asked for: no `HostCheck`).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from types import FunctionType, MethodType
-from typing import Any
+from collections.abc import Awaitable
 
+from mcpkit.protocol import http as rules
 from mcpkit.protocol.http import Refusal
-from mcpkit.runtime.principal import Principal
+from mcpkit.transports.http.asgi import HEADERS, PRINCIPAL, ASGIApp, Scope, direct
 from mcpkit.transports.http.guard import Authenticator
-from mcpkit.transports.http.options import Limits
-from mcpkit.transports.http.requests import Headers, header_dict, refuse
-from mcpkit.transports.http.security import Checker, Security
+from mcpkit.transports.http.requests import duplicate_refusal, refuse
 from mcpkit.transports.http.streams import Receive, Send
-
-Scope = dict[str, Any]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-HEADERS = "mcpkit.headers"  # the request's headers by lowercase name (`Headers`)
-PRINCIPAL = "mcpkit.principal"  # the verified caller, on a guarded endpoint's scope
-
-
-def direct(app: ASGIApp) -> ASGIApp:
-    """`app` as the cheapest thing to call: an object's bound `__call__` rather than the
-    object (calling an instance goes through its type's call slot first: measurably slower
-    on every request, counted with bench/app_instructions.py)."""
-    if isinstance(app, FunctionType | MethodType):
-        return app
-    call: ASGIApp = type(app).__call__.__get__(app)  # the bound method
-    return call
-
-
-def headers_of(scope: Scope) -> Headers:
-    """The headers `HeaderLimits` read."""
-    headers: Headers = scope[HEADERS]
-    return headers
-
-
-def principal_of(scope: Scope) -> Principal | None:
-    """The caller `BearerGuard` verified; None without authorization."""
-    return scope.get(PRINCIPAL)
 
 
 class HeaderLimits:
-    """At most `limits.max_headers` headers, `limits.max_header_bytes` of names and values."""
+    """At most `max_count` headers, `max_bytes` of names and values (431; some ASGI servers,
+    uvicorn with httptools, take megabytes of them); a duplicated header that matters is 400
+    (requests.py). The headers are left in the scope as a dict."""
 
-    __slots__ = ("app", "max_bytes", "max_count")
+    __slots__ = ("app", "max_bytes", "max_count", "too_large")
 
-    def __init__(self, app: ASGIApp, limits: Limits) -> None:
+    def __init__(self, app: ASGIApp, max_count: int, max_bytes: int) -> None:
         self.app = direct(app)
-        self.max_count = limits.max_headers
-        self.max_bytes = limits.max_header_bytes
+        self.max_count = max_count
+        self.max_bytes = max_bytes
+        message = (
+            f"Request Header Fields Too Large: at most {max_count} headers of {max_bytes} "
+            "bytes in all"
+        )
+        self.too_large = rules.refusal(431, message)
 
     def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
-        headers = header_dict(scope["headers"], self.max_count, self.max_bytes)
-        if type(headers) is Refusal:
-            return refuse(send, headers)
-        scope[HEADERS] = headers
-        return self.app(scope, receive, send)
-
-
-class HostCheck:
-    """Origin and Host against `Security` (see security.py)."""
-
-    __slots__ = ("app", "check")
-
-    def __init__(self, app: ASGIApp, checker: Checker) -> None:
-        self.app = direct(app)
-        self.check = checker.check
-
-    @staticmethod
-    def around(app: ASGIApp, security: Security) -> ASGIApp:
-        """`app` behind the check, or `app` itself when nothing would ever be refused."""
-        checker = Checker(security)
-        if checker.hosts is None and checker.origins == ("*",):
-            return app
-        return HostCheck(app, checker)
-
-    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
-        refused = self.check(scope, scope[HEADERS])
-        if refused is not None:
-            return refuse(send, refused)
+        raw = scope["headers"]
+        size = 0
+        for name, value in raw:
+            size += len(name) + len(value)
+        if size > self.max_bytes or len(raw) > self.max_count:
+            return refuse(send, self.too_large)
+        headers = scope[HEADERS] = dict(raw)
+        if len(headers) != len(raw):  # a name came twice: does it matter?
+            refused = duplicate_refusal(raw)
+            if refused is not None:
+                return refuse(send, refused)
         return self.app(scope, receive, send)
 
 
