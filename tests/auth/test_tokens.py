@@ -142,7 +142,8 @@ async def test_the_audience_is_compared_in_canonical_form(jwks: tuple[JWKSServer
 
 
 async def test_a_little_clock_skew_is_forgiven(jwks: tuple[JWKSServer, str]) -> None:
-    assert await verifier(jwks[1], leeway=30).verify(token(exp=int(time.time()) - 10))
+    late = token(exp=int(time.time()) - 10)
+    assert (await verifier(jwks[1], leeway=30).verify(late)).subject == "alice"
 
 
 async def test_a_wrong_signature_is_refused(jwks: tuple[JWKSServer, str]) -> None:
@@ -153,7 +154,8 @@ async def test_a_wrong_signature_is_refused(jwks: tuple[JWKSServer, str]) -> Non
     changed = orjson.loads(base64.urlsafe_b64decode(payload + "=="))
     changed["sub"] = "mallory"
     payload = base64.urlsafe_b64encode(orjson.dumps(changed)).rstrip(b"=").decode()
-    assert await refused(verifier(jwks[1]), f"{head}.{payload}.{signature}")
+    changed_claims = f"{head}.{payload}.{signature}"
+    assert "signature is invalid" in await refused(verifier(jwks[1]), changed_claims)
 
 
 async def test_alg_none_is_refused(jwks: tuple[JWKSServer, str]) -> None:
@@ -177,7 +179,7 @@ async def test_hmac_keyed_with_the_public_key_is_refused(jwks: tuple[JWKSServer,
 
 async def test_an_rsa_key_cannot_verify_an_ec_algorithm(jwks: tuple[JWKSServer, str]) -> None:
     mixed = token(EC_KEY, "rsa-1", "ES256")  # our RSA key's id on an ES256 token
-    assert await refused(verifier(jwks[1]), mixed)
+    assert "does not publish" in await refused(verifier(jwks[1]), mixed)  # no key fits ES256
 
 
 async def test_not_an_access_token_type_is_refused(jwks: tuple[JWKSServer, str]) -> None:
@@ -186,7 +188,8 @@ async def test_not_an_access_token_type_is_refused(jwks: tuple[JWKSServer, str])
     )
     assert "not an access token" in await refused(verifier(jwks[1]), id_token)
     plain = jwt.encode(claims(), RSA_KEY, algorithm="RS256", headers={"kid": "rsa-1"})
-    assert await verifier(jwks[1]).verify(plain)  # typ JWT or none: accepted unless strict
+    accepted = await verifier(jwks[1]).verify(plain)  # typ JWT or none: accepted unless strict
+    assert accepted.subject == "alice"
     assert "not an access token" in await refused(verifier(jwks[1], require_typ=True), plain)
 
 
@@ -233,7 +236,7 @@ async def test_static_keys_need_no_jwks() -> None:
     )
     check = JWTVerifier(issuer=ISSUER, audience=RESOURCE, keys=[pem.decode()])
     assert (await check.verify(token())).subject == "alice"
-    assert await refused(check, token(OTHER_KEY))
+    assert "signature is invalid" in await refused(check, token(OTHER_KEY))
 
 
 def test_verified_tokens_are_bounded_and_never_outlive_the_token() -> None:
@@ -309,7 +312,7 @@ async def test_introspection_active_inactive_and_cached() -> None:
 async def test_static_tokens() -> None:
     check = StaticTokenVerifier({"s3cret-token": Principal("svc", scopes=frozenset({"mcp"}))})
     assert (await check.verify("s3cret-token")).subject == "svc"
-    assert await refused(check, "s3cret-tokeN")
+    assert "not valid" in await refused(check, "s3cret-tokeN")
 
 
 async def test_verify_until_says_how_long_the_verifier_keeps_its_answer() -> None:

@@ -17,12 +17,11 @@ from mcpkit.server.request_state import (
 OLD = "an-old-secret-shared-by-workers"
 NEW = "a-new-secret-shared-by-workers!"
 BOUND = {"method": "tools/call", "digest": "d1", "principal": "alice"}
+PAYLOAD = {"answers": {"elicit-1": {"action": "decline"}}}
 
 
 def seal(codec: RequestStateCodec, now: float = 100.0, **bound: object) -> str:
-    return codec.seal(
-        {"answers": {"elicit-1": {"action": "decline"}}}, **{**BOUND, **bound}, now=now
-    )  # type: ignore[arg-type]
+    return codec.seal(PAYLOAD, **{**BOUND, **bound}, now=now)  # type: ignore[arg-type]
 
 
 def opens(codec: RequestStateCodec, token: str, now: float = 100.0, **bound: object) -> dict:
@@ -73,7 +72,7 @@ def test_every_tampered_byte_and_every_garbage_token_is_invalid_params() -> None
 def test_expiry_is_sealed_inside() -> None:
     codec = RequestStateCodec(RequestStateKeys([NEW]), ttl=60)
     token = seal(codec, now=1000.0)
-    assert opens(codec, token, now=1059.9)
+    assert opens(codec, token, now=1059.9) == PAYLOAD
     with pytest.raises(InvalidParams, match="expired"):
         opens(codec, token, now=1060.0)
 
@@ -83,9 +82,9 @@ def test_rotation_new_key_seals_old_key_still_opens_until_dropped() -> None:
     during = RequestStateCodec(RequestStateKeys([NEW, OLD]))
     after = RequestStateCodec(RequestStateKeys([NEW]))
     old_token = seal(before)
-    assert opens(during, old_token)
+    assert opens(during, old_token) == PAYLOAD
     new_token = seal(during)
-    assert opens(after, new_token)
+    assert opens(after, new_token) == PAYLOAD
     with pytest.raises(InvalidParams):
         opens(before, new_token)
     with pytest.raises(InvalidParams):
@@ -95,7 +94,7 @@ def test_rotation_new_key_seals_old_key_still_opens_until_dropped() -> None:
 def test_workers_share_keys_through_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV_KEYS, f" {NEW} ,{OLD}")
     one, two = RequestStateCodec(RequestStateKeys()), RequestStateCodec(RequestStateKeys())
-    assert opens(two, seal(one))
+    assert opens(two, seal(one)) == PAYLOAD
     monkeypatch.delenv(ENV_KEYS)
     alone = RequestStateKeys()
     assert alone.random
