@@ -127,8 +127,8 @@ async def roots(ctx: Context) -> list[str]:
 # -- resources -------------------------------------------------------------------------------
 
 NOTES = {"welcome": "Welcome to mcpkit.", "todo": "Write more tests."}
-server.resources.add_static("demo://readme", "This server demonstrates every feature.")
-server.resources.add_directory(HERE, uri_prefix="examples://")
+server.add_resource("demo://readme", "This server demonstrates every feature.")
+server.add_resource("examples://", HERE)
 
 
 @server.resource("notes://{name}", mime_type="text/plain")

@@ -18,8 +18,8 @@ from mcpkit import Context, Server
 
 NAME = sys.argv[1]
 server = Server(NAME, page_size=2)  # lists in pages of two: the host must fetch them all
-server.resources.add_static("memo://shared", f"the shared memo of {NAME}")
-server.resources.add_static(f"memo://{NAME}", f"the private memo of {NAME}")
+server.add_resource("memo://shared", f"the shared memo of {NAME}")
+server.add_resource(f"memo://{NAME}", f"the private memo of {NAME}")
 
 
 @server.resource(f"notes://{NAME}/{{id}}")

@@ -141,9 +141,9 @@ SAME_NAMES = textwrap.dedent(
     from mcpkit import Server
 
     server = Server("files")
-    server.resources.add_static("file:///a/README.md", "the first", name="README.md")
-    server.resources.add_static("file:///b/README.md", "the second", name="README.md")
-    server.resources.add_static("file:///c/README.md", "the third", name="README.md-2")
+    server.add_resource("file:///a/README.md", "the first", name="README.md")
+    server.add_resource("file:///b/README.md", "the second", name="README.md")
+    server.add_resource("file:///c/README.md", "the third", name="README.md-2")
     server.run()
     """
 )

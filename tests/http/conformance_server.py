@@ -181,7 +181,7 @@ _schema_tool.definition["inputSchema"] = {
     "else": {"required": ["email"]},
     "additionalProperties": False,
 }
-server.tools.put(_schema_tool.name, _schema_tool)
+server.add_tool(_schema_tool)
 
 
 async def _elicit(ctx: Context, message: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -478,7 +478,7 @@ def test_trigger_tool_change() -> str:
 def test_trigger_prompt_change() -> str:
     """Adds or removes a prompt (list_changed goes to subscribers)."""
     if "test_dynamic_prompt" in server.prompts:
-        server.prompts.remove("test_dynamic_prompt")
+        server.remove_prompt("test_dynamic_prompt")
         return "removed test_dynamic_prompt"
     server.prompt("test_dynamic_prompt")(_dynamic)
     return "added test_dynamic_prompt"

@@ -64,13 +64,14 @@ async def test_bare_decorators_in_decorator_syntax() -> None:
     def greet(name: str) -> str:
         return f"Hello {name}"
 
-    @server.tools.decorator
     def negate(a: int) -> int:
         return -a
 
-    @server.prompts.decorator
     def bye(name: str) -> str:
         return f"Bye {name}"
+
+    server.add_tool(negate)
+    server.add_prompt(bye)
 
     # Still the user's functions, callable as themselves.
     assert multiply(3, 4) == 12 and multiply.__name__ == "multiply"
@@ -141,9 +142,11 @@ def called_prompt(topic: str) -> str:
     return topic
 
 
-@server.tools.decorator
 def registry_tool(a: int) -> int:
     return a
+
+
+server.add_tool(registry_tool)
 
 
 total: int = bare_tool(1) + called_tool(2) + registry_tool(3)

@@ -159,7 +159,7 @@ async def test_no_prompts_no_capability_and_duplicate_names_are_refused() -> Non
 async def test_list_pages_follow_cursors_and_forged_cursors_fail() -> None:
     server = Server("paged", page_size=2)
     for i in range(5):
-        server.prompts.add(lambda: "x", name=f"p{i}")
+        server.add_prompt(lambda: "x", name=f"p{i}")
 
     async with Client(server) as client:
         names: list[str] = []
@@ -180,7 +180,7 @@ async def test_list_pages_follow_cursors_and_forged_cursors_fail() -> None:
         assert forged.value.code == INVALID_PARAMS
 
         # The cached list follows the registry: a new prompt shows up in the last page.
-        server.prompts.add(lambda: "x", name="p5")
+        server.add_prompt(lambda: "x", name="p5")
         page = await client.request("prompts/list", params)
         assert [prompt["name"] for prompt in page["prompts"]] == ["p4", "p5"]
 
@@ -520,8 +520,8 @@ async def test_prompts_added_and_removed_at_run_time_are_announced() -> None:
     async with listening(server) as methods:
         server.prompt()(second)
         assert await asyncio.wait_for(methods.get(), 2) == "notifications/prompts/list_changed"
-        server.prompts.remove("second")
+        server.remove_prompt("second")
         assert await asyncio.wait_for(methods.get(), 2) == "notifications/prompts/list_changed"
         with pytest.raises(KeyError):
-            server.prompts.remove("never-there")
+            server.remove_prompt("never-there")
         assert methods.empty()

@@ -47,9 +47,9 @@ def only(result: dict[str, Any]) -> dict[str, Any]:
 async def test_static_text_and_binary_resources() -> None:
     server = Server("s")
     png = b"\x89PNG\r\n\x1a\n\x00\xff"
-    server.resources.add_static("file:///docs/readme.md", "# Hi", mime_type="text/markdown")
-    server.resources.add_static("memo://today", "héllo")
-    server.resources.add_static("image://logo", png, mime_type="image/png", title="Logo")
+    server.add_resource("file:///docs/readme.md", "# Hi", mime_type="text/markdown")
+    server.add_resource("memo://today", "héllo")
+    server.add_resource("image://logo", png, mime_type="image/png", title="Logo")
     async with Client(server) as client:
         assert client.server_capabilities["resources"] == {"subscribe": True, "listChanged": True}
         listed = await client.request("resources/list")
@@ -80,13 +80,13 @@ async def test_static_text_and_binary_resources() -> None:
 def test_static_content_must_be_text_or_bytes() -> None:
     server = Server("s")
     with pytest.raises(TypeError):
-        server.resources.add_static("x://a", 42)  # type: ignore[arg-type]
+        server.add_resource("x://a", 42)  # type: ignore[call-overload]
     with pytest.raises(ValueError, match="concrete URI"):
-        server.resources.add_static("x://{a}", "text")
-    server.resources.add_static("x://a", "one")
+        server.add_resource("x://{a}", "text")
+    server.add_resource("x://a", "one")
     with pytest.raises(ValueError, match="already registered"):
-        server.resources.add_static("x://a", "two")
-    server.resources.add_static("x://a", "two", replace=True)
+        server.add_resource("x://a", "two")
+    server.add_resource("x://a", "two", replace=True)
 
 
 # -- function-backed resources ---------------------------------------------------------------------
@@ -244,7 +244,7 @@ async def test_listing_metadata_annotations_icons_meta() -> None:
 def test_bad_listing_options_are_refused_at_registration(options: dict[str, Any]) -> None:
     server = Server("s")
     with pytest.raises(ValueError):
-        server.resources.add_function("x://a", lambda: "a", **options)
+        server.add_resource("x://a", lambda: "a", **options)
     assert len(server.resources) == 0
 
 
@@ -380,25 +380,25 @@ async def test_more_return_types_and_parameter_annotations() -> None:
 def test_template_variables_must_fit_the_parameters() -> None:
     server = Server("s")
     with pytest.raises(ValueError, match="'id' is not a parameter"):
-        server.resources.add_function("users://{id}", lambda: "x")
+        server.add_resource("users://{id}", lambda: "x")
     with pytest.raises(ValueError, match="'extra' is not a variable"):
-        server.resources.add_function("users://{id}", lambda id, extra: "x")
+        server.add_resource("users://{id}", lambda id, extra: "x")
     with pytest.raises(ValueError, match=r"annotate .* as a list"):
 
         def segments(path: int) -> str:
             return ""
 
-        server.resources.add_function("p://x{/path*}", segments)
+        server.add_resource("p://x{/path*}", segments)
     with pytest.raises(ValueError):
-        server.resources.add_function("bad://{unclosed", lambda unclosed: "x")
+        server.add_resource("bad://{unclosed", lambda unclosed: "x")
     with pytest.raises(ValueError, match="positional-only"):
 
         def positional(id: str, /) -> str:
             return id
 
-        server.resources.add_function("users://{id}", positional)
+        server.add_resource("users://{id}", positional)
     # **kwargs takes any variable, as matched; unannotated exploded variables are lists.
-    server.resources.add_function("any://{a}{/rest*}", lambda rest, **more: "ok")
+    server.add_resource("any://{a}{/rest*}", lambda rest, **more: "ok")
     assert len(server.resources) == 1
 
 
@@ -423,7 +423,7 @@ async def test_first_matching_template_wins_and_kwargs_get_strings() -> None:
 
 async def test_context_parameter_and_reading_own_resources_from_a_tool() -> None:
     server = Server("s")
-    server.resources.add_static("memo://a", "alpha")
+    server.add_resource("memo://a", "alpha")
 
     @server.resource("echo://{word}")
     def echo(word: str, ctx: Context) -> str:
@@ -457,7 +457,7 @@ async def test_context_parameter_and_reading_own_resources_from_a_tool() -> None
 
 async def test_not_found_uses_the_code_of_the_negotiated_revision() -> None:
     server = Server("s")
-    server.resources.add_static("memo://a", "alpha")
+    server.add_resource("memo://a", "alpha")
 
     @server.resource("users://{id}")
     def user(id: int) -> str | None:
@@ -513,9 +513,9 @@ async def test_malformed_requests_and_failing_functions() -> None:
 
 async def test_list_changed_when_resources_change_at_run_time() -> None:
     server = Server("s")
-    server.resources.add_static("memo://a", "alpha")
+    server.add_resource("memo://a", "alpha")
     async with connect(server) as peer:
-        server.resources.add_static("memo://b", "beta")
+        server.add_resource("memo://b", "beta")
         assert await peer.next_notification("notifications/resources/list_changed") is None
         listed = await peer.request("resources/list")
         assert [r["uri"] for r in listed["resources"]] == ["memo://a", "memo://b"]
@@ -525,22 +525,22 @@ async def test_list_changed_when_resources_change_at_run_time() -> None:
         templates = await peer.request("resources/templates/list")
         assert [t["uriTemplate"] for t in templates["resourceTemplates"]] == ["later://{x}"]
 
-        server.resources.remove("memo://a")
-        server.resources.remove("later://{x}")
+        server.remove_resource("memo://a")
+        server.remove_resource("later://{x}")
         assert [m for m, _ in await peer.settle()] == ["notifications/resources/list_changed"] * 2
         assert (await peer.read("memo://b"))["contents"][0]["text"] == "beta"
         with pytest.raises(ProtocolError):
             await peer.read("memo://a")
         with pytest.raises(KeyError):
-            server.resources.remove("memo://a")
+            server.remove_resource("memo://a")
 
 
 async def test_list_pages_and_cached_answers() -> None:
     server = Server("s", page_size=2)
     for n in range(5):
-        server.resources.add_static(f"memo://{n}", str(n))
+        server.add_resource(f"memo://{n}", str(n))
     for n in range(3):
-        server.resources.add_function(f"t{n}://{{x}}", lambda x: x, name=f"t{n}")
+        server.add_resource(f"t{n}://{{x}}", lambda x: x, name=f"t{n}")
     async with Client(server) as client:
         uris: list[str] = []
         params: dict[str, Any] = {}
@@ -563,7 +563,7 @@ async def test_list_pages_and_cached_answers() -> None:
     ctx: Any = FakeContext("2025-11-25", {}, SessionState())
     before = server.resources.list_resources(ctx)
     assert server.resources.list_resources(ctx) is before
-    server.resources.add_static("memo://new", "n")
+    server.add_resource("memo://new", "n")
     assert server.resources.list_resources(ctx) is not before
 
 
@@ -572,8 +572,8 @@ async def test_list_pages_and_cached_answers() -> None:
 
 async def test_updated_goes_only_to_subscribers() -> None:
     server = Server("s")
-    server.resources.add_static("memo://a", "alpha")
-    server.resources.add_static("memo://b", "beta")
+    server.add_resource("memo://a", "alpha")
+    server.add_resource("memo://b", "beta")
 
     @server.resource("users://{id}/profile")
     def profile(id: int) -> str:
@@ -617,8 +617,8 @@ async def test_updated_goes_only_to_subscribers() -> None:
 
 async def test_subscribe_checks_the_uri() -> None:
     server = Server("s")
-    server.resources.add_static("memo://a", "alpha")
-    server.resources.add_function("users://{id}", lambda id: f"user {id}")
+    server.add_resource("memo://a", "alpha")
+    server.add_resource("users://{id}", lambda id: f"user {id}")
     async with Client(server, protocol_version="2025-06-18") as client:
         with pytest.raises(ProtocolError) as unknown:
             await client.request("resources/subscribe", {"uri": "memo://zzz"})

@@ -52,7 +52,7 @@ def tree(tmp_path: Path) -> Path:
 
 def served(root: Path, **options: Any) -> Server:
     server = Server("files")
-    server.resources.add_directory(root, **options)
+    server.add_resource(None, root, **options)
     return server
 
 
@@ -197,8 +197,8 @@ async def test_hidden_files_on_request_and_a_size_limit(tree: Path) -> None:
 
 async def test_custom_prefix_listing_off_and_refresh(tree: Path) -> None:
     server = Server("files")
-    directory = server.resources.add_directory(
-        tree, "docs://project", name="project", description="The project", list_files=False
+    directory = server.add_resource(
+        "docs://project", tree, name="project", description="The project", list_files=False
     )
     async with connect(server) as peer:
         templates = (await peer.request("resources/templates/list"))["resourceTemplates"]
@@ -233,7 +233,7 @@ async def test_custom_prefix_listing_off_and_refresh(tree: Path) -> None:
         assert "docs://project/added.md" in listed
         assert "docs://project/notes/todo.txt" not in listed
 
-        server.resources.remove("docs://project/{+path}")
+        server.remove_resource("docs://project/{+path}")
         assert (await peer.request("resources/list"))["resources"] == []
         assert (await peer.request("resources/templates/list"))["resourceTemplates"] == []
         with pytest.raises(ProtocolError) as gone:
@@ -244,14 +244,14 @@ async def test_custom_prefix_listing_off_and_refresh(tree: Path) -> None:
 def test_bad_roots_and_prefixes(tree: Path) -> None:
     server = Server("files")
     with pytest.raises(FileNotFoundError):
-        server.resources.add_directory(tree / "missing")
+        server.add_resource(None, tree / "missing")
     with pytest.raises(NotADirectoryError):
-        server.resources.add_directory(tree / "README.md")
+        server.add_resource(None, tree / "README.md")
     with pytest.raises(ValueError):
-        server.resources.add_directory(tree, "docs://{x}/")
-    server.resources.add_directory(tree, "docs://a/")
+        server.add_resource("docs://{x}/", tree)
+    server.add_resource("docs://a/", tree)
     with pytest.raises(ValueError, match="already registered"):
-        server.resources.add_directory(tree, "docs://a")
+        server.add_resource("docs://a", tree)
 
 
 async def test_a_hard_link_out_of_the_root_is_served_unless_refused(tree: Path) -> None:

@@ -25,21 +25,28 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, TypedDict, TypeVar, overload
 
 from mcpkit.errors import InvalidParams
 from mcpkit.server.context import Context
 from mcpkit.server.hints import caller_namespace, resolve_hints
 from mcpkit.server.pagination import Paginator
 from mcpkit.server.prompt_arguments import Argument, arguments_of
-from mcpkit.server.registry import Registry, scope_set
+from mcpkit.server.registry import Registry, deprecated, scope_set
 from mcpkit.server.schema import summary
 
 JSONObject = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
 Role = Literal["user", "assistant"]
 
-__all__ = ["AssistantMessage", "Message", "Prompt", "PromptRegistry", "UserMessage"]
+__all__ = [
+    "AssistantMessage",
+    "Message",
+    "Prompt",
+    "PromptOptions",
+    "PromptRegistry",
+    "UserMessage",
+]
 
 
 # -- messages ------------------------------------------------------------------------------
@@ -134,6 +141,19 @@ def _wire(value: Any) -> Any:
 
 
 # -- prompts -------------------------------------------------------------------------------
+
+
+class PromptOptions(TypedDict, total=False):
+    """The keywords of `@server.prompt(...)`, `server.add_prompt(fn, ...)` and
+    `Prompt(fn, ...)` (see `Prompt`); `Prompt.__init__` spells the same (a test keeps them
+    equal)."""
+
+    name: str | None
+    title: str | None
+    description: str | None
+    icons: list[JSONObject] | None
+    meta: JSONObject | None
+    scopes: Iterable[str] | None
 
 
 class Prompt:
@@ -248,25 +268,25 @@ class PromptRegistry(Registry[Prompt]):
     def decorator(self, name: str | None = None, **options: Any) -> Callable[[F], F]: ...
 
     def decorator(self, name: str | F | None = None, **options: Any) -> F | Callable[[F], F]:
-        """`@server.prompt` or `@server.prompt(...)`: register the function (returned
-        unchanged) as a prompt."""
+        """Deprecated: `@server.prompt` or `@server.prompt(...)`."""
+        deprecated("server.prompts.decorator", "@server.prompt")
         if callable(name):  # used bare: `name` is the function itself
-            self.add(name, **options)
+            prompt = Prompt(name, **options)
+            self._put(prompt.name, prompt)
             return name
 
         def register(fn: F) -> F:
-            self.add(fn, name=name, **options)
+            prompt = Prompt(fn, name=name, **options)
+            self._put(prompt.name, prompt)
             return fn
 
         return register
 
     def add(self, fn: Callable[..., Any], **options: Any) -> Prompt:
-        """Register `fn` as a prompt (at any time; connected clients are told).
-
-        Raises ValueError when a prompt of that name exists.
-        """
+        """Deprecated: `server.add_prompt(fn, ...)`."""
+        deprecated("server.prompts.add()", "server.add_prompt()")
         prompt = Prompt(fn, **options)
-        return self.put(prompt.name, prompt)
+        return self._put(prompt.name, prompt)
 
     def argument_choices(self, name: str, argument: str) -> tuple[str, ...] | None:
         """Allowed values of one prompt argument, for completion/complete."""

@@ -1,9 +1,15 @@
 """What tools, prompts and resources registries share: named items, a version, change hooks,
 and the scopes an item needs (with authorization: a caller without them may not use it, and,
-with `hide_out_of_scope`, does not see it listed)."""
+with `hide_out_of_scope`, does not see it listed).
+
+Registering goes through the `Server` (`add_tool`, `add_prompt`, `add_resource`, their
+decorators, and the `remove_*` methods): the registries are its internals, and their old
+public ways to add and remove (`put`, `remove`, `add`, `decorator`, ...) warn for one release.
+"""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -30,6 +36,12 @@ def scope_set(scopes: Iterable[str] | None) -> frozenset[str]:
     return found
 
 
+def deprecated(old: str, new: str) -> None:
+    """Warn that `old` (a spelling kept for one release) is replaced by `new`, pointing at the
+    caller of the deprecated method."""
+    warnings.warn(f"{old} is deprecated; use {new}", DeprecationWarning, stacklevel=3)
+
+
 T = TypeVar("T", bound=Listed)
 
 
@@ -50,6 +62,16 @@ class Registry(Generic[T]):
         self.scoped = False  # some item needs scopes
 
     def put(self, name: str, item: T, *, replace: bool = False) -> T:
+        """Deprecated: register through the server (`server.add_tool(tool)`, ...)."""
+        deprecated(f"server.{self.kind}s.put()", f"server.add_{self.kind}()")
+        return self._put(name, item, replace=replace)
+
+    def remove(self, name: str) -> T:
+        """Deprecated: `server.remove_tool(name)` (`remove_prompt`, `remove_resource`)."""
+        deprecated(f"server.{self.kind}s.remove()", f"server.remove_{self.kind}()")
+        return self._remove(name)
+
+    def _put(self, name: str, item: T, *, replace: bool = False) -> T:
         """Add `item`. Raises ValueError if the name is taken and `replace` is false."""
         if name in self._items and not replace:
             raise ValueError(f"a {self.kind} named {name!r} is already registered")
@@ -58,7 +80,7 @@ class Registry(Generic[T]):
         self._changed()
         return item
 
-    def remove(self, name: str) -> T:
+    def _remove(self, name: str) -> T:
         """Remove and return an item. Raises KeyError for an unknown name."""
         try:
             item = self._items.pop(name)

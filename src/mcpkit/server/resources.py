@@ -36,15 +36,16 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 
 from mcpkit.errors import InvalidParams, ProtocolError
 from mcpkit.protocol import Prepared
 from mcpkit.server.context import Context
 from mcpkit.server.pagination import Paginator
-from mcpkit.server.registry import Registry, scope_set
+from mcpkit.server.registry import Registry, deprecated, scope_set
 from mcpkit.server.resource_functions import (
     Reader,
     ResourceFunction,
@@ -61,16 +62,87 @@ if TYPE_CHECKING:
     from mcpkit.server.files import FileDirectory
 
 __all__ = [
+    "DirectoryOptions",
     "Resource",
     "ResourceContents",
     "ResourceNotFound",
+    "ResourceOptions",
     "ResourceRegistry",
     "ResourceTemplate",
     "VariableMismatch",
 ]
 
 JSONObject = dict[str, Any]
+F = TypeVar("F", bound=Callable[..., Any])
 logger = logging.getLogger("mcpkit.server")
+
+
+class ResourceOptions(TypedDict, total=False):
+    """The keywords of `@server.resource(uri, ...)` and `server.add_resource(uri, fn_or_content,
+    ...)`: `name` (default: the function's name, or the URI's last segment for content),
+    `title`, `description` (default: the docstring's summary), `mime_type` (default: implied
+    by the return annotation, or by str/bytes content), `size` (bytes; computed for content),
+    `annotations` (audience, priority, lastModified), `icons`, `meta` (the definition's
+    `_meta`), `replace` (take the place of what is registered at that URI), `scopes` (with
+    authorization: what a caller's token must grant to read it)."""
+
+    name: str | None
+    title: str | None
+    description: str | None
+    mime_type: str | None
+    size: int | None
+    annotations: Any
+    icons: Sequence[Any] | None
+    meta: Mapping[str, Any] | None
+    replace: bool
+    scopes: Iterable[str] | None
+
+
+class DirectoryOptions(TypedDict, total=False):
+    """The keywords of `server.add_resource(uri_prefix, Path(root), ...)`: `name`, `title`,
+    `description`, `annotations`, `icons`, `meta`, `scopes` as for `ResourceOptions`;
+    `include_hidden` (serve dot files), `list_files` (list the files as resources),
+    `max_files` (how many to list), `max_bytes` (the largest file read), `refuse_hard_links`
+    (see docs/limits.md)."""
+
+    name: str | None
+    title: str | None
+    description: str | None
+    annotations: Any
+    icons: Sequence[Any] | None
+    meta: Mapping[str, Any] | None
+    scopes: Iterable[str] | None
+    include_hidden: bool
+    list_files: bool
+    max_files: int
+    max_bytes: int | None
+    refuse_hard_links: bool
+
+
+class _Hiding:
+    """`resources.hide_out_of_scope` as read: a bool, which may still be called as the method
+    it was (`resources.hide_out_of_scope(True)`, deprecated) to set it."""
+
+    __slots__ = ("_registry",)
+
+    def __init__(self, registry: ResourceRegistry) -> None:
+        self._registry = registry
+
+    def __bool__(self) -> bool:
+        return self._registry._resources.hide_out_of_scope
+
+    def __eq__(self, other: object) -> bool:
+        return bool(self) == other
+
+    def __hash__(self) -> int:
+        return hash(bool(self))
+
+    def __repr__(self) -> str:
+        return repr(bool(self))
+
+    def __call__(self, hide: bool) -> None:
+        deprecated("server.resources.hide_out_of_scope(hide)", "server.hide_out_of_scope = hide")
+        self._registry.hide_out_of_scope = hide
 
 
 # -- the registry ---------------------------------------------------------------------------------
@@ -124,8 +196,39 @@ class ResourceRegistry:
 
     # -- registering -----------------------------------------------------------------------------
 
+    def _add(
+        self, uri: str | None, source: Any, options: Mapping[str, Any]
+    ) -> Resource | ResourceTemplate | FileDirectory:
+        """What `server.add_resource` registers: a function (a template when `uri` has
+        {variables}), str or bytes content, or the directory a `Path` names (`uri` is then the
+        URI prefix, None for the root's own file:// URI).
+
+        Raises TypeError for another source or an option its kind does not take, and what
+        the kind raises (ValueError for a bad URI or one already registered, ...).
+        """
+        if isinstance(source, os.PathLike):
+            return self._add_directory(source, uri, **options)
+        if uri is None:
+            raise TypeError("a resource needs its URI (None is only for a directory's prefix)")
+        if isinstance(source, str | bytes):
+            if "size" in options:
+                raise TypeError("size is computed for str or bytes content; leave it out")
+            return self._add_static(uri, source, **options)
+        if callable(source):
+            return self._add_function(uri, source, **options)
+        raise TypeError(
+            "add_resource serves a function, str or bytes content, or a directory (a Path), "
+            f"not {type(source).__name__}"
+        )
+
     def decorator(self, uri: str, **options: Any) -> Callable[[Any], Any]:
-        """Register the decorated function (returned unchanged) with `add_function`.
+        """Deprecated: `@server.resource(uri, ...)`."""
+        deprecated("server.resources.decorator()", "@server.resource()")
+        return self._decorate(uri, options)
+
+    def _decorate(self, uri: str, options: Mapping[str, Any]) -> Callable[[F], F]:
+        """What `@server.resource(uri, ...)` is: register the decorated function (returned
+        unchanged) at `uri`.
 
         Raises TypeError when `uri` is not a string: a bare `@server.resource` (without the
         URI) would otherwise register nothing and replace the function.
@@ -137,13 +240,37 @@ class ResourceRegistry:
                 f"not a bare @server.resource (got {uri!r:.60})"
             )
 
-        def register(fn: Any) -> Any:
-            self.add_function(uri, fn, **options)
+        def register(fn: F) -> F:
+            self._add_function(uri, fn, **options)
             return fn
 
         return register
 
     def add_function(
+        self, uri: str, fn: Callable[..., Any], **options: Any
+    ) -> Resource | ResourceTemplate:
+        """Deprecated: `server.add_resource(uri, fn, ...)`."""
+        deprecated("server.resources.add_function()", "server.add_resource()")
+        return self._add_function(uri, fn, **options)
+
+    def add_static(self, uri: str, content: str | bytes, **options: Any) -> Resource:
+        """Deprecated: `server.add_resource(uri, content, ...)`."""
+        deprecated("server.resources.add_static()", "server.add_resource()")
+        return self._add_static(uri, content, **options)
+
+    def add_directory(
+        self, root: str | Path, uri_prefix: str | None = None, **options: Any
+    ) -> FileDirectory:
+        """Deprecated: `server.add_resource(uri_prefix, Path(root), ...)`."""
+        deprecated("server.resources.add_directory()", "server.add_resource(uri, Path(root))")
+        return self._add_directory(root, uri_prefix, **options)
+
+    def remove(self, uri: str) -> None:
+        """Deprecated: `server.remove_resource(uri)`."""
+        deprecated("server.resources.remove()", "server.remove_resource()")
+        self._remove(uri)
+
+    def _add_function(
         self,
         uri: str,
         fn: Callable[..., Any],
@@ -182,11 +309,11 @@ class ResourceRegistry:
         )
         if function.template is None:
             resource = Resource(uri, definition, function.reader(uri), scopes=needed)
-            return self._resources.put(uri, resource, replace=replace)
+            return self._resources._put(uri, resource, replace=replace)
         template = ResourceTemplate(uri, definition, function.bind, function.choices, needed)
-        return self._templates.put(uri, template, replace=replace)
+        return self._templates._put(uri, template, replace=replace)
 
-    def add_static(
+    def _add_static(
         self,
         uri: str,
         content: str | bytes,
@@ -206,7 +333,7 @@ class ResourceRegistry:
         `name` defaults to the URI's last path segment; `mime_type` to "text/plain" for text
         and "application/octet-stream" for bytes; `size` is the content's length in bytes.
         To change the content later, add it again with `replace=True` and call
-        `notify_updated(uri)`. Raises ValueError like `add_function`, TypeError for content
+        `notify_updated(uri)`. Raises ValueError like `_add_function`, TypeError for content
         that is neither str nor bytes.
         """
         if not isinstance(content, str | bytes | bytearray):
@@ -228,11 +355,11 @@ class ResourceRegistry:
         )
         result = {"contents": [item]}
         resource = Resource(uri, definition, lambda ctx: result, result, scope_set(scopes))
-        return self._resources.put(uri, resource, replace=replace)
+        return self._resources._put(uri, resource, replace=replace)
 
-    def add_directory(
+    def _add_directory(
         self,
-        root: str | Path,
+        root: str | os.PathLike[str],
         uri_prefix: str | None = None,
         *,
         name: str | None = None,
@@ -240,6 +367,7 @@ class ResourceRegistry:
         description: str | None = None,
         annotations: Any = None,
         icons: Sequence[Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
         include_hidden: bool = False,
         list_files: bool = True,
         max_files: int = 1000,
@@ -275,33 +403,33 @@ class ResourceRegistry:
             size=None,
             annotations=annotations,
             icons=icons,
-            meta=None,
+            meta=meta,
         )
         template = ResourceTemplate(
             directory.uri_template, definition, directory.bind, scopes=scope_set(scopes)
         )
         with self._batch():
-            self._templates.put(directory.uri_template, template)
+            self._templates._put(directory.uri_template, template)
             self._directories[directory.uri_template] = directory
             directory.on_refresh = lambda: self._list_directory(directory)
             self._list_directory(directory)
         return directory
 
-    def remove(self, uri: str) -> None:
+    def _remove(self, uri: str) -> None:
         """Remove a resource (by URI) or a template or directory (by URI template).
 
         Raises KeyError when nothing is registered under `uri`.
         """
         if uri in self._resources:
-            self._resources.remove(uri)
+            self._resources._remove(uri)
             return
         with self._batch():
-            self._templates.remove(uri)
+            self._templates._remove(uri)
             directory = self._directories.pop(uri, None)
             if directory is not None:
                 directory.on_refresh = None
                 for listed in directory.listed:
-                    self._resources.remove(listed)
+                    self._resources._remove(listed)
                 directory.listed = set()
 
     def _list_directory(self, directory: FileDirectory) -> None:
@@ -311,7 +439,7 @@ class ResourceRegistry:
         with self._batch():
             for uri in directory.listed - wanted.keys():
                 if uri in self._resources:
-                    self._resources.remove(uri)
+                    self._resources._remove(uri)
             listed = set()
             for uri, entry in wanted.items():
                 current = self._resources.get(uri)
@@ -329,7 +457,7 @@ class ResourceRegistry:
                 listed.add(uri)
                 if current is None or current.definition != definition:
                     listed_file = Resource(uri, definition, reader, scopes=scopes)
-                    self._resources.put(uri, listed_file, replace=True)
+                    self._resources._put(uri, listed_file, replace=True)
             directory.listed = listed
 
     @contextlib.contextmanager
@@ -406,6 +534,13 @@ class ResourceRegistry:
         """Whether some resource or template needs scopes."""
         return self._resources.scoped or self._templates.scoped
 
+    @property
+    def hide_out_of_scope(self) -> bool:
+        """Whether lists show a caller only what its token lets it read (as on the tools and
+        prompts registries; set it with `server.hide_out_of_scope`)."""
+        return cast(bool, _Hiding(self))  # a bool that the old method spelling may still call
+
+    @hide_out_of_scope.setter
     def hide_out_of_scope(self, hide: bool) -> None:
         self._resources.hide_out_of_scope = self._templates.hide_out_of_scope = hide
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, overload
 
 from mcpkit.errors import MethodNotFound
@@ -40,11 +41,17 @@ from mcpkit.server.completion import Completions
 from mcpkit.server.context import Context, SessionState
 from mcpkit.server.logs import ClientLogHandler, set_level
 from mcpkit.server.pagination import Paginator
-from mcpkit.server.prompts import PromptRegistry
-from mcpkit.server.resources import ResourceRegistry
+from mcpkit.server.prompts import Prompt, PromptOptions, PromptRegistry
+from mcpkit.server.resources import (
+    DirectoryOptions,
+    Resource,
+    ResourceOptions,
+    ResourceRegistry,
+    ResourceTemplate,
+)
 from mcpkit.server.subscriptions import SubscriptionHub
 from mcpkit.server.tasks import TaskManager, TaskSettings
-from mcpkit.server.tools import Tool, ToolRegistry
+from mcpkit.server.tools import Tool, ToolOptions, ToolRegistry
 
 if TYPE_CHECKING:
     from mcpkit.server._run import (
@@ -54,6 +61,7 @@ if TYPE_CHECKING:
         Serving,
         StdioRunOptions,
     )
+    from mcpkit.server.files import FileDirectory
     from mcpkit.server.request_state import RequestStateCodec, RequestStateKeys
 
 JSONObject = dict[str, Any]
@@ -137,8 +145,7 @@ class Server:
         self.tasks = TaskManager(tasks, self.subscriptions.task_status)
         self.tools.tasks = self.tasks
         self.subscriptions.task_filter = self.tasks.followable
-        self.tools.hide_out_of_scope = self.prompts.hide_out_of_scope = hide_out_of_scope
-        self.resources.hide_out_of_scope(hide_out_of_scope)
+        self.hide_out_of_scope = hide_out_of_scope
         self.logger = logging.getLogger(f"mcpkit.server.{name}")
         self._log_handler = ClientLogHandler(self.sessions)
         self._handlers: dict[str, Handler] = {
@@ -148,109 +155,166 @@ class Server:
         for feature in (self.tools, self.resources, self.prompts, self.completions, self.tasks):
             self._handlers.update(feature.handlers())
 
-    # -- tools ---------------------------------------------------------------------------------
+    # -- registration: tools, prompts, resources (add / remove / decorator each) --------------
+
+    @property
+    def hide_out_of_scope(self) -> bool:
+        """With authorization: lists show each caller only the tools, prompts, resources and
+        templates its token lets it use (False: lists show everything)."""
+        return self.tools.hide_out_of_scope
+
+    @hide_out_of_scope.setter
+    def hide_out_of_scope(self, hide: bool) -> None:
+        self.tools.hide_out_of_scope = self.prompts.hide_out_of_scope = hide
+        self.resources.hide_out_of_scope = hide
 
     @overload
-    def tool(self, name: F, /) -> F: ...
+    def tool(self, fn: F, /) -> F: ...
 
     @overload
     def tool(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: Any = None,
-        icons: list[Any] | None = None,
-        meta: JSONObject | None = None,
-        structured_output: bool | None = None,
-        run_in_thread: bool | None = None,
-        scopes: Iterable[str] | None = None,
-        task: bool | str | None = None,
-        task_if: Callable[[Context], bool] | None = None,
+        self, name: str | None = None, /, **options: Unpack[ToolOptions]
     ) -> Callable[[F], F]: ...
 
     def tool(
-        self,
-        name: str | F | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: Any = None,
-        icons: list[Any] | None = None,
-        meta: JSONObject | None = None,
-        structured_output: bool | None = None,
-        run_in_thread: bool | None = None,
-        scopes: Iterable[str] | None = None,
-        task: bool | str | None = None,
-        task_if: Callable[[Context], bool] | None = None,
+        self, fn: str | F | None = None, /, **options: Unpack[ToolOptions]
     ) -> F | Callable[[F], F]:
-        """Register the decorated function as a tool: `@server.tool` or `@server.tool(...)`.
+        """Register the decorated function as a tool: `@server.tool`, `@server.tool("name")`
+        or `@server.tool(title=..., ...)`; the function is returned unchanged.
 
         The signature becomes the inputSchema and the return annotation the outputSchema
         (`structured_output=False` turns that off); the docstring gives the description and
-        the parameter descriptions. `annotations` are hints for clients (readOnlyHint, ...);
-        `run_in_thread` runs a sync function in a worker thread (default: inline); `scopes`,
-        with authorization, are what a caller's token must grant to call it (403 otherwise).
-        `task=True` (or "optional") lets a call run as a task that outlives its request,
-        `task="required"` allows only that, and `task_if(ctx)` decides per call (see
-        `mcpkit.server.tasks` and docs/tasks.md). The function is returned unchanged.
+        the parameter descriptions. The options (`ToolOptions`, explained at `Tool`) are
+        those of `add_tool`.
 
         Raises what `Tool` raises (ValueError, TypeError) when the function is registered.
         """
-        options: JSONObject = {
-            "title": title,
-            "description": description,
-            "annotations": annotations,
-            "icons": icons,
-            "meta": meta,
-            "structured_output": structured_output,
-            "run_in_thread": run_in_thread,
-            "scopes": scopes,
-            "task": task,
-            "task_if": task_if,
-        }
-        if callable(name):  # bare `@server.tool`: `name` is the function itself
-            self.add_tool(name, **options)
-            return name
-
-        def register(fn: F) -> F:
-            self.add_tool(fn, name=name, **options)
+        if callable(fn):  # bare `@server.tool`
+            self.add_tool(fn)
             return fn
+        if fn is not None:
+            options = _named(fn, options)
+
+        def register(function: F) -> F:
+            self.add_tool(function, **options)
+            return function
 
         return register
 
-    def add_tool(self, fn: Callable[..., Any], **options: Any) -> Tool:
-        """Register `fn` as a tool (at any time; connected clients are told)."""
-        tool = Tool(fn, **options)
-        return self.tools.put(tool.name, tool)
+    def add_tool(self, tool: Callable[..., Any] | Tool, /, **options: Unpack[ToolOptions]) -> Tool:
+        """Register a function as a tool (options as for `@server.tool`), or a `Tool` built
+        beforehand; at any time: connected clients are told.
+
+        Raises ValueError for a name already registered, TypeError for options given with a
+        `Tool` (it has its own), and what `Tool` raises.
+        """
+        if isinstance(tool, Tool):
+            _no_options(options, "a Tool")
+        else:
+            tool = Tool(tool, **options)
+        return self.tools._put(tool.name, tool)
 
     def remove_tool(self, name: str) -> None:
-        """Raises KeyError for an unknown name."""
-        self.tools.remove(name)
+        """Remove a tool (connected clients are told). Raises KeyError for an unknown name."""
+        self.tools._remove(name)
 
-    # -- resources, prompts, completion ---------------------------------------------------------
+    @overload
+    def prompt(self, fn: F, /) -> F: ...
 
-    def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
+    @overload
+    def prompt(
+        self, name: str | None = None, /, **options: Unpack[PromptOptions]
+    ) -> Callable[[F], F]: ...
+
+    def prompt(
+        self, fn: str | F | None = None, /, **options: Unpack[PromptOptions]
+    ) -> F | Callable[[F], F]:
+        """Register the decorated function as a prompt (`@server.prompt`,
+        `@server.prompt("name")` or `@server.prompt(title=..., ...)`); its parameters are the
+        arguments. The function is returned unchanged; options as for `add_prompt`.
+
+        Raises what `Prompt` raises when the function is registered."""
+        if callable(fn):  # bare `@server.prompt`
+            self.add_prompt(fn)
+            return fn
+        if fn is not None:
+            options = _named(fn, options)
+
+        def register(function: F) -> F:
+            self.add_prompt(function, **options)
+            return function
+
+        return register
+
+    def add_prompt(
+        self, prompt: Callable[..., Any] | Prompt, /, **options: Unpack[PromptOptions]
+    ) -> Prompt:
+        """Register a function as a prompt (options: `PromptOptions`, explained at `Prompt`),
+        or a `Prompt` built beforehand; at any time: connected clients are told.
+
+        Raises ValueError for a name already registered, TypeError for options given with a
+        `Prompt`, and what `Prompt` raises.
+        """
+        if isinstance(prompt, Prompt):
+            _no_options(options, "a Prompt")
+        else:
+            prompt = Prompt(prompt, **options)
+        return self.prompts._put(prompt.name, prompt)
+
+    def remove_prompt(self, name: str) -> None:
+        """Remove a prompt (connected clients are told). Raises KeyError for an unknown name."""
+        self.prompts._remove(name)
+
+    def resource(self, uri: str, /, **options: Unpack[ResourceOptions]) -> Callable[[F], F]:
         """Register the decorated function as a resource (a template when `uri` has {vars}):
-        `@server.resource("data://name")`. The function is returned unchanged.
+        `@server.resource("data://name")`. The function is returned unchanged; options as for
+        `add_resource`.
 
         Raises TypeError for a bare `@server.resource` (a resource needs its URI), and what
-        `ResourceRegistry.add_function` raises when the function is registered.
+        `add_resource` raises when the function is registered.
         """
-        return self.resources.decorator(uri, **options)
+        return self.resources._decorate(uri, options)
 
     @overload
-    def prompt(self, name: F, /) -> F: ...
+    def add_resource(
+        self, uri: str, source: Callable[..., Any], /, **options: Unpack[ResourceOptions]
+    ) -> Resource | ResourceTemplate: ...
 
     @overload
-    def prompt(self, name: str | None = None, **options: Any) -> Callable[[F], F]: ...
+    def add_resource(
+        self, uri: str, source: str | bytes, /, **options: Unpack[ResourceOptions]
+    ) -> Resource: ...
 
-    def prompt(self, name: str | F | None = None, **options: Any) -> F | Callable[[F], F]:
-        """Register the decorated function as a prompt (`@server.prompt` or
-        `@server.prompt(...)`); its parameters are the arguments. The function is returned
-        unchanged. Raises what `Prompt` raises when the function is registered."""
-        return self.prompts.decorator(name, **options)
+    @overload
+    def add_resource(
+        self, uri: str | None, source: os.PathLike[str], /, **options: Unpack[DirectoryOptions]
+    ) -> FileDirectory: ...
+
+    def add_resource(
+        self, uri: str | None, source: Any, /, **options: Any
+    ) -> Resource | ResourceTemplate | FileDirectory:
+        """Serve at `uri` what `source` gives (at any time: connected clients are told):
+
+        - a function: what it returns (a template when `uri` has {variables});
+        - str or bytes: that fixed content (bytes as a base64 blob); to change it, add it
+          again with `replace=True` and call `server.resources.notify_updated(uri)`;
+        - a `pathlib.Path` to a directory: its files, and nothing outside it, at `uri` (the
+          URI prefix; None: the root's own file:// URI) + each file's relative path (see
+          `mcpkit.server.files`); options: `DirectoryOptions`.
+
+        Options: `ResourceOptions` (`size` only for a function). Raises ValueError for a
+        malformed URI or template, variables that do not fit the function, or a URI already
+        registered (unless `replace`); TypeError for another kind of source or an option it
+        does not take; NotADirectoryError / FileNotFoundError for a bad directory.
+        """
+        return self.resources._add(uri, source, options)
+
+    def remove_resource(self, uri: str) -> None:
+        """Remove a resource (by URI), or a template or directory (by its URI template, as
+        listed). Raises KeyError when nothing is registered under `uri`."""
+        self.resources._remove(uri)
+
+    # -- completion -----------------------------------------------------------------------------
 
     def completion(self, ref_type: str, name: str, argument: str | None = None) -> Callable[[F], F]:
         """Register a completion provider for the arguments of a prompt ("ref/prompt") or
@@ -438,6 +502,19 @@ class Server:
             capability = session.connection.config.capabilities.get(f"{kind}s", {})
             if capability.get("listChanged"):
                 session.notify(method)
+
+
+def _named(name: str, options: Mapping[str, Any]) -> Any:
+    """The options of `@server.tool("name", ...)` with the positional name among them.
+    Raises TypeError when the name is given twice."""
+    if "name" in options:
+        raise TypeError(f"the name is given twice: {name!r} and name={options['name']!r}")
+    return {**options, "name": name}
+
+
+def _no_options(options: Mapping[str, Any], what: str) -> None:
+    if options:
+        raise TypeError(f"{what} has its options already; got {', '.join(sorted(options))}")
 
 
 def cache_hints(cache: Mapping[str, CacheHint | int] | None) -> dict[str, CacheHint]:

@@ -23,7 +23,7 @@ import re
 import traceback
 import types
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, TypeVar, overload
+from typing import Any, TypedDict, TypeVar, overload
 
 from mcpkit.errors import INVALID_PARAMS, InvalidParams, ProtocolError
 from mcpkit.protocol.http_headers import HeaderPaths, InvalidHeaderAnnotation, header_paths
@@ -32,7 +32,7 @@ from mcpkit.server.context import Context, context_parameter
 from mcpkit.server.docstrings import parse_docstring
 from mcpkit.server.hints import caller_namespace, resolve_hints
 from mcpkit.server.pagination import Paginator
-from mcpkit.server.registry import Registry, scope_set
+from mcpkit.server.registry import Registry, deprecated, scope_set
 from mcpkit.server.results import (
     STRUCTURED_SINCE,
     OutputMismatch,
@@ -79,6 +79,25 @@ _FIELD_SINCE = {
 }
 _ERAS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 _AWAITABLES = (types.CoroutineType, asyncio.Future)
+
+
+class ToolOptions(TypedDict, total=False):
+    """The keywords of `@server.tool(...)`, `server.add_tool(fn, ...)` and `Tool(fn, ...)`
+    (what each means: see `Tool`). Typed once here so an editor completes them and mypy
+    refuses a misspelt one; `Tool.__init__` spells the same keywords (a test keeps them equal).
+    """
+
+    name: str | None
+    title: str | None
+    description: str | None
+    annotations: Any
+    icons: list[Any] | None
+    meta: JSONObject | None
+    structured_output: bool | None
+    run_in_thread: bool | None
+    scopes: Iterable[str] | None
+    task: bool | str | None
+    task_if: Callable[[Context], bool] | None
 
 
 class ToolDefaults:
@@ -385,17 +404,17 @@ class ToolRegistry(Registry[Tool]):
     def expose_tracebacks(self, value: bool) -> None:
         self.defaults.expose_tracebacks = value
 
-    def put(self, name: str, item: Tool, *, replace: bool = False) -> Tool:
+    def _put(self, name: str, item: Tool, *, replace: bool = False) -> Tool:
         item.defaults = self.defaults
         if item.task_support is not None:
             self.task_capable = True  # before the change hook makes the new capabilities
-        return super().put(name, item, replace=replace)
+        return super()._put(name, item, replace=replace)
 
     def add(self, fn: Callable[..., Any], **options: Any) -> Tool:
-        """Register `fn` as a tool (see `Tool` for the options). Raises ValueError for a name
-        already taken."""
+        """Deprecated: `server.add_tool(fn, ...)`."""
+        deprecated("server.tools.add()", "server.add_tool()")
         tool = Tool(fn, **options)
-        return self.put(tool.name, tool)
+        return self._put(tool.name, tool)
 
     @overload
     def decorator(self, name: F, /) -> F: ...
@@ -404,14 +423,16 @@ class ToolRegistry(Registry[Tool]):
     def decorator(self, name: str | None = None, **options: Any) -> Callable[[F], F]: ...
 
     def decorator(self, name: str | F | None = None, **options: Any) -> F | Callable[[F], F]:
-        """`@registry.decorator` or `@registry.decorator(...)`: register the decorated
-        function, return it unchanged."""
+        """Deprecated: `@server.tool` or `@server.tool(...)`."""
+        deprecated("server.tools.decorator", "@server.tool")
         if callable(name):  # used bare: `name` is the function itself
-            self.add(name, **options)
+            tool = Tool(name, **options)
+            self._put(tool.name, tool)
             return name
 
         def register(fn: F) -> F:
-            self.add(fn, name=name, **options)
+            tool = Tool(fn, name=name, **options)
+            self._put(tool.name, tool)
             return fn
 
         return register
