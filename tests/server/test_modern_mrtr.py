@@ -6,7 +6,6 @@ inputResponses and the sealed requestState; in the handshake era it is a real re
 
 from __future__ import annotations
 
-import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +14,8 @@ import pytest
 from mcpkit import Server
 from mcpkit.protocol import RequestReceived
 from mcpkit.runtime import Principal, Session
-from mcpkit.server import Context, mrtr
+from mcpkit.server import Context
+from tests.clock import FakeClock
 
 from .peer import connect
 from .test_modern_context import RawPeer, call, raw, text
@@ -191,17 +191,16 @@ async def test_state_is_bound_to_its_request() -> None:
         assert done["resultType"] == "complete"
 
 
-async def test_an_expired_request_state_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    server, _ = survey_server(request_state_ttl=60)
-    clock = [1_000_000.0]
-    monkeypatch.setattr(mrtr, "time", types.SimpleNamespace(time=lambda: clock[0]))
+async def test_an_expired_request_state_is_refused() -> None:
+    clock = FakeClock(1_000_000.0)
+    server, _ = survey_server(request_state_ttl=60, clock=clock)
     params = call("greet", style="warm")
     answer = {"elicit-1": {"action": "accept", "content": {"name": "Ada"}}}
     async with raw(server) as peer:
         first = await peer.request("tools/call", params, EVERYTHING)
-        clock[0] += 30
+        clock.advance(30)
         assert (await retry(peer, first, answer, params))["resultType"] == "input_required"
-        clock[0] += 61
+        clock.advance(31)  # 61 s after the first round sealed its state
         error = await peer.error(
             "tools/call",
             {**params, "inputResponses": answer, "requestState": first["requestState"]},

@@ -25,7 +25,6 @@ Asks must come in the same order on every run for the keys to match their answer
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -69,12 +68,13 @@ def begin(ctx: Context, codec: Callable[[], RequestStateCodec]) -> Round | None:
         raise InvalidParams("Invalid params: requestState must be the string the server gave")
     from mcpkit.server.request_state import request_digest
 
-    payload = codec().open(
+    opener = codec()
+    payload = opener.open(
         token,
         method=ctx.request.method,
         digest=request_digest(params),
         principal=principal_id(ctx.principal),
-        now=time.time(),
+        now=opener.clock(),
     )
     carried = payload.get("answers")
     # Answers already given (and sealed) win over a retry that sends them again.
@@ -119,7 +119,7 @@ def input_required(ctx: Context, exc: InputRequired, codec: RequestStateCodec) -
         method=ctx.request.method,
         digest=request_digest(ctx.params),
         principal=principal_id(ctx.principal),
-        now=time.time(),
+        now=codec.clock(),
     )
     return {"resultType": "input_required", "inputRequests": exc.requests, "requestState": state}
 

@@ -23,7 +23,8 @@ import base64
 import hashlib
 import os
 import secrets
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -71,13 +72,22 @@ class RequestStateKeys:
 
 
 class RequestStateCodec:
-    """Seals payloads into tokens bound to a request, opens them back (see the module)."""
+    """Seals payloads into tokens bound to a request, opens them back (see the module).
+    `seal` and `open` take the time as `now`; `clock` (epoch seconds, default `time.time`) is
+    where the server reads it (`Server(clock=...)`)."""
 
-    def __init__(self, keys: RequestStateKeys | None = None, ttl: float = 600.0) -> None:
+    def __init__(
+        self,
+        keys: RequestStateKeys | None = None,
+        ttl: float = 600.0,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # only when used
 
         self.keys = keys if keys is not None else RequestStateKeys()
         self.ttl = ttl
+        self.clock = clock
         self._ciphers = {
             i: AESGCM(k) for i, k in zip(self.keys.ids, self.keys.aes_keys, strict=True)
         }

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, overload
@@ -98,7 +99,8 @@ class Server:
     per method (a `CacheHint`, or an int: that ttl in ms with the method's default scope),
     over `DEFAULT_CACHE_HINTS`; `request_state_keys` (a list of secrets, newest first, or a
     `RequestStateKeys`; default: $MCPKIT_REQUEST_STATE_KEYS or a random per-process key)
-    and `request_state_ttl` (seconds) seal the state of input_required rounds.
+    and `request_state_ttl` (seconds) seal the state of input_required rounds; `clock` (epoch
+    seconds, default `time.time`) is what that ttl is measured on (a test passes a fake one).
 
     Raises ValueError for a `cache` method that is not cacheable or a bad hint.
     """
@@ -118,6 +120,7 @@ class Server:
         max_requests_in_flight: int | None = 1024,
         hide_out_of_scope: bool = False,
         tasks: TaskSettings | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._rules: ServerRules | None = None
         self.name = name
@@ -134,6 +137,7 @@ class Server:
         self.cache_hints = cache_hints(cache)
         self._state_keys = request_state_keys
         self._state_ttl = request_state_ttl
+        self._clock = clock
         self._state_codec: RequestStateCodec | None = None
         self.subscriptions = SubscriptionHub()
         self.tools = ToolRegistry(self.paginator, self._registry_changed)
@@ -491,7 +495,8 @@ class Server:
             keys = self._state_keys
             if not isinstance(keys, RequestStateKeys):
                 keys = RequestStateKeys(keys)
-            codec = self._state_codec = RequestStateCodec(keys, self._state_ttl)
+            codec = RequestStateCodec(keys, self._state_ttl, clock=self._clock)
+            self._state_codec = codec
         return codec
 
     def _registry_changed(self, kind: str) -> None:
