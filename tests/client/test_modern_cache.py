@@ -13,7 +13,6 @@ import orjson
 import pytest
 
 from mcpkit import Client
-from mcpkit.client import ClientOptions
 from mcpkit.client import era as era_module
 from mcpkit.protocol import Outgoing
 from mcpkit.transports.memory import memory_pair
@@ -113,8 +112,7 @@ async def test_fresh_list_pages_come_from_the_cache_until_a_list_changed() -> No
 async def test_expired_results_are_fetched_again() -> None:
     server = CachingServer(tools_ttl=50_000)
     clock = FakeClock()
-    options = ClientOptions(mode="auto", clock=clock)
-    async with Client.with_options(server.client_end, options) as client:
+    async with Client(server.client_end, mode="auto", clock=clock) as client:
         await client.list_tools()
         clock.advance(49.9)
         await client.list_tools()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections.abc import AsyncIterator, Callable
 from types import EllipsisType
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -99,6 +100,8 @@ class Client(ClientCore):
     `roots` (a list of roots/paths/URIs, or a callable returning one). Notification callbacks:
     `on_log`, `on_list_changed`, `on_resource_updated`, `on_notification` (see
     `mcpkit.client.notifications`). `max_pages` bounds the `iter_*`/`list_all_*` helpers.
+    `cache=False` turns off the 2026-07-28 result cache, whose freshness (`ttlMs`) is read on
+    `clock` (seconds, default `time.monotonic`; a test passes a fake one).
 
     Errors (all from `mcpkit.errors`): `ConnectionClosed` (the server went away, for every
     request waiting and every later one, and `wait_closed()` returns; the message says how,
@@ -137,6 +140,7 @@ class Client(ClientCore):
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
         cache: bool = True,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         options = ClientOptions(
             name=name, version=version, timeout=timeout, env=env, cwd=cwd, stderr=stderr,
@@ -144,7 +148,7 @@ class Client(ClientCore):
             elicitation=elicitation, roots=roots, on_log=on_log, on_list_changed=on_list_changed,
             on_resource_updated=on_resource_updated, on_notification=on_notification,
             max_pages=max_pages, mode=mode, probe_timeout=probe_timeout, cache=cache,
-            max_input_rounds=max_input_rounds,
+            max_input_rounds=max_input_rounds, clock=clock,
         )  # fmt: skip
         super().__init__(target, options)
 
