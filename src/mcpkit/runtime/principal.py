@@ -2,7 +2,7 @@
 
 An HTTP transport with authorization verifies the bearer token of each request and hands the
 result down as a `Principal`; stdio and unauthenticated HTTP have none (None). The server binds
-sessions, sealed request state and (later) tasks to it, and handlers read it as `ctx.principal`.
+sessions, sealed request state and tasks to it, and handlers read it as `ctx.principal`.
 It lives in the runtime because every layer above needs its type and none below does.
 """
 

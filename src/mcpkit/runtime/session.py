@@ -3,9 +3,10 @@
 One pump loop per connection reads messages and feeds them to the core; the events that come
 out resolve futures (our requests), start handlers (their requests) or go to callbacks. A
 handler that returns a plain dict is answered inline with no task; one that returns an
-awaitable gets its own task, so the peer can cancel it. Outgoing messages are flushed once per
-event-loop turn, so pipelined answers leave in one write. One timer tracks the core's next
-deadline.
+awaitable gets its own task, so the peer can cancel it. Outgoing messages are flushed at the
+end of each chunk a push transport delivers, else once per event-loop turn, so pipelined
+answers leave in one write (a request of ours made alone leaves at once). One timer tracks the
+core's next deadline.
 """
 
 from __future__ import annotations

@@ -3,9 +3,10 @@
 Two kinds, told apart by type, not by probing attributes:
 
 - `PullTransport`: the session's pump task awaits `read()` for each message (memory, HTTP
-  sessions, the subprocess client).
+  sessions on the server, the HTTP clients).
 - `PushTransport`: the transport calls back as messages arrive (`attach`), so a message is
-  handled inside the transport's own data callback with no task wake-up (the stdio server).
+  handled inside the transport's own data callback with no task wake-up (stdio, both the
+  server's pipes and the subprocess a client spawns).
 
 Both derive from `Transport`, which carries what a transport knows beyond bytes, with
 defaults for transports that know nothing more: who the peer is once authenticated

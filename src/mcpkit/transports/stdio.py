@@ -1,9 +1,10 @@
 """stdio transport: newline-delimited JSON-RPC over a pair of pipes.
 
-Server side: reads stdin through the event loop (no thread hop per line) and owns stdout —
-anything else the process prints (print(), C extensions writing to fd 1) is sent to stderr so
-it cannot corrupt the protocol. Client side: spawns the server, captures its stderr, and shuts
-it down as the spec says (close stdin, wait, SIGTERM, wait, SIGKILL).
+Server side: reads stdin through the event loop (no thread hop per line; only a stdin the
+loop cannot watch, a regular file or /dev/null, is read from a thread in 64 KiB chunks) and
+owns stdout — anything else the process prints (print(), C extensions writing to fd 1) is
+sent to stderr so it cannot corrupt the protocol. Client side: spawns the server, captures
+its stderr, and shuts it down as the spec says (close stdin, wait, SIGTERM, wait, SIGKILL).
 """
 
 from __future__ import annotations
