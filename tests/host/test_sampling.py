@@ -17,6 +17,7 @@ from mcpkit.host.host import Host
 from mcpkit.host.models import ModelInfo
 from mcpkit.host.providers import ModelRequest, ScriptedProvider
 from mcpkit.host.sampling import HostSampler
+from tests.clock import FakeClock
 
 SERVER = str(Path(__file__).with_name("host_server.py"))
 
@@ -153,6 +154,27 @@ async def test_a_server_asking_too_often_is_refused() -> None:
     with pytest.raises(ProtocolError, match="at most 3 a minute"):
         await sampler("alpha", params)
     assert (await sampler("beta", params))["content"]["text"] == "ok"  # counted per server
+
+
+async def test_the_rate_limit_counts_the_last_minute() -> None:
+    clock = FakeClock()
+    model = ScriptedProvider(lambda r: "ok")
+    consent = ConsentPolicy(sampling=Decision.ALLOW)
+    sampler = HostSampler(model, consent, rate_limit=2, clock=clock)
+    params = {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+        "maxTokens": 5,
+    }
+    await sampler("alpha", params)
+    clock.advance(30)
+    await sampler("alpha", params)
+    clock.advance(30)  # the first request is a minute old: still counted
+    with pytest.raises(ProtocolError, match="at most 2 a minute"):
+        await sampler("alpha", params)
+    clock.advance(0.5)  # now it is older than a minute: room for one
+    assert (await sampler("alpha", params))["content"]["text"] == "ok"
+    with pytest.raises(ProtocolError, match="at most 2 a minute"):
+        await sampler("alpha", params)
 
 
 async def test_tools_in_sampling_reach_the_model_and_its_tool_use_goes_back() -> None:

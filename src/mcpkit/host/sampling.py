@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -72,7 +72,8 @@ class HostSampler:
     """The `sampling` handler of `HostServers` (see the module docstring).
 
     `providers`: one `Provider`, or providers by the name `ModelInfo.provider` gives them.
-    `models`: the model table (default: the providers' own `models`).
+    `models`: the model table (default: the providers' own `models`). `clock` (seconds,
+    default `time.monotonic`) measures the rate limit's minute.
     """
 
     def __init__(
@@ -84,6 +85,7 @@ class HostSampler:
         context: SharedContext | None = None,
         include_context: ContextLevel = "thisServer",
         rate_limit: int | None = 30,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if include_context not in _LEVELS:
             raise ValueError(f"include_context is one of {', '.join(_LEVELS)}")
@@ -98,6 +100,7 @@ class HostSampler:
         self.include_context: ContextLevel = include_context
         self.rate_limit = rate_limit
         self._recent: dict[str, deque[float]] = {}
+        self._clock = clock
 
     async def __call__(self, server: str, params: Any) -> JSONObject:
         from mcpkit.host.consent import ConsentDenied
@@ -163,7 +166,7 @@ class HostSampler:
     def _count(self, server: str) -> None:
         if self.rate_limit is None:
             return
-        now = time.monotonic()
+        now = self._clock()
         recent = self._recent.setdefault(server, deque())
         while recent and now - recent[0] > 60.0:
             recent.popleft()
