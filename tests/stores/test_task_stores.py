@@ -16,6 +16,7 @@ import pytest
 from mcpkit import Client
 from mcpkit.stores import MemoryTaskStore, StoreFull, TaskRecord, TaskStore
 from mcpkit.stores.redis_tasks import RedisTaskStore
+from tests.clock import FakeClock
 from tests.http.servers import script_serving
 from tests.peers import redis_server
 
@@ -26,19 +27,11 @@ def redis_url() -> Iterator[str]:
         yield url
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture(params=["memory", "redis"])
 async def store_and_clock(
     request: pytest.FixtureRequest, redis_url: str
-) -> AsyncIterator[tuple[TaskStore, Clock]]:
-    clock = Clock()
+) -> AsyncIterator[tuple[TaskStore, FakeClock]]:
+    clock = FakeClock(1_000_000.0)
     if request.param == "memory":
         store: Any = MemoryTaskStore(max_tasks=5, clock=clock)
     else:
@@ -48,12 +41,14 @@ async def store_and_clock(
     await store.aclose()
 
 
-def record(task_id: str, clock: Clock, owner: str | None = "alice", ttl_ms: int | None = 60_000):
+def record(
+    task_id: str, clock: FakeClock, owner: str | None = "alice", ttl_ms: int | None = 60_000
+):
     return TaskRecord(task_id, owner, "tools/call", "working", clock(), clock(), ttl_ms, 500)
 
 
 async def test_a_created_record_reads_back_and_updates(
-    store_and_clock: tuple[TaskStore, Clock],
+    store_and_clock: tuple[TaskStore, FakeClock],
 ) -> None:
     store, clock = store_and_clock
     await store.create(record("t1", clock))
@@ -68,7 +63,7 @@ async def test_a_created_record_reads_back_and_updates(
 
 
 async def test_a_terminal_record_is_never_overwritten(
-    store_and_clock: tuple[TaskStore, Clock],
+    store_and_clock: tuple[TaskStore, FakeClock],
 ) -> None:
     store, clock = store_and_clock
     await store.create(record("t1", clock))
@@ -78,7 +73,7 @@ async def test_a_terminal_record_is_never_overwritten(
     assert (await store.get("t1")).status == "cancelled"  # type: ignore[union-attr]
 
 
-async def test_results_round_trip_exactly(store_and_clock: tuple[TaskStore, Clock]) -> None:
+async def test_results_round_trip_exactly(store_and_clock: tuple[TaskStore, FakeClock]) -> None:
     store, clock = store_and_clock
     await store.create(record("t1", clock))
     result = {"content": [], "structuredContent": {"a": [1, {}], "b": None}, "isError": False}
@@ -87,7 +82,7 @@ async def test_results_round_trip_exactly(store_and_clock: tuple[TaskStore, Cloc
 
 
 async def test_paging_shows_an_owner_only_its_own_records(
-    store_and_clock: tuple[TaskStore, Clock],
+    store_and_clock: tuple[TaskStore, FakeClock],
 ) -> None:
     store, clock = store_and_clock
     for n in range(4):
@@ -103,7 +98,7 @@ async def test_paging_shows_an_owner_only_its_own_records(
 
 
 async def test_the_bound_refuses_and_expired_records_make_room(
-    store_and_clock: tuple[TaskStore, Clock], redis_url: str
+    store_and_clock: tuple[TaskStore, FakeClock], redis_url: str
 ) -> None:
     store, clock = store_and_clock
     for n in range(5):

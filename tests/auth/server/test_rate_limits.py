@@ -12,18 +12,11 @@ from typing import Any
 import httpx
 
 from mcpkit.auth.server import Rate, RateLimits
+from tests.clock import FakeClock
 
 from .support import MACHINE_SECRET, Flow, Running, redirected_to, running
 
 CALLBACK_DOCUMENT = {"redirect_uris": ["http://127.0.0.1:5173/callback"]}
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def limited(response: httpx.Response) -> bool:
@@ -36,7 +29,7 @@ def limited(response: httpx.Response) -> bool:
 
 
 async def test_300_registrations_from_one_address_meet_429() -> None:
-    clock = Clock()
+    clock = FakeClock(1_000_000.0)
     async with running(clock=clock) as run:
         answers = [await run.http.post("/register", json=CALLBACK_DOCUMENT) for _ in range(300)]
         created = [answer for answer in answers if answer.status_code == 201]
@@ -54,7 +47,7 @@ async def machine_token(run: Running, secret: str) -> httpx.Response:
 
 
 async def test_300_wrong_client_secrets_meet_429_and_so_does_the_right_one() -> None:
-    clock = Clock()
+    clock = FakeClock(1_000_000.0)
     async with running(clock=clock) as run:
         answers = [await machine_token(run, f"guess-{i}") for i in range(300)]
         failures = [answer for answer in answers if answer.status_code == 401]
@@ -66,7 +59,8 @@ async def test_300_wrong_client_secrets_meet_429_and_so_does_the_right_one() -> 
 
 
 async def test_wrong_secrets_for_many_client_ids_are_limited_per_address() -> None:
-    async with running(clock=Clock()) as run:  # a still clock: no refill while it runs
+    still = FakeClock(1_000_000.0)  # never advanced: no refill while the test runs
+    async with running(clock=still) as run:
         form = {"grant_type": "client_credentials"}
         answers = [
             await run.http.post("/token", data=form, auth=(f"client-{i}", "guess"))
@@ -87,7 +81,7 @@ async def sign_in(run: Running, fields: dict[str, str], password: str) -> httpx.
 
 
 async def test_30_wrong_passwords_meet_429_and_so_does_the_right_one() -> None:
-    clock = Clock()
+    clock = FakeClock(1_000_000.0)
     async with running(dev_approve=False, clock=clock) as run:
         page = await run.http.get("/authorize", params=Flow().query())
         fields = hidden_fields(page.text)
