@@ -260,9 +260,12 @@ async def _race(
 
 
 async def _cancel(task: asyncio.Task[Any]) -> None:
-    """Cancel `task` and let it unwind (a cancelled request tells the server)."""
+    """Cancel `task` and let it unwind (a cancelled request tells the server). What it ended
+    with no longer matters: an error it raised first (a refused initialize) is dropped."""
     task.cancel()
     await asyncio.wait({task})
+    if not task.cancelled():
+        task.exception()  # retrieved: asyncio logs no "exception was never retrieved"
 
 
 async def _probe_outcome(discover: asyncio.Task[JSONObject], *, stdio_retry: bool) -> Outcome:
