@@ -25,9 +25,10 @@ from mcpkit.auth.client.discovery import discover
 from mcpkit.auth.client.errors import OAuthError as ClientOAuthError
 from mcpkit.auth.client.wire import json_object
 from mcpkit.auth.server import CIMDOptions
-from mcpkit.host.providers.base import ProviderError
-from mcpkit.host.providers.openai_chat import _arguments
+from mcpkit.host.providers import ModelRequest, OpenAIProvider, ProviderError
 from tests.auth.server.support import RS_SECRET, Flow, running
+from tests.host.fake_llm import fake_llm, openai_completion, openai_tool_call
+from tests.host.test_providers import ADD, ASKED, KEY
 from tests.http.server_fixture import HEADERS, initialize_body
 from tests.http.servers import serving, unused_port
 
@@ -202,7 +203,13 @@ def test_the_client_reads_a_deeply_nested_token_answer_as_no_answer() -> None:
     assert json_object(httpx.Response(400, content=BRACKETS)) == {}
 
 
-def test_a_models_deeply_nested_tool_arguments_are_no_json() -> None:
+async def test_a_models_deeply_nested_tool_arguments_are_no_json() -> None:
     # The OpenAI chat provider reads the model's tool-call arguments with json.loads.
-    with pytest.raises(ProviderError, match="no JSON"):
-        _arguments("tool", BRACKETS.decode())
+    deep = openai_tool_call("c", "add", BRACKETS.decode())
+    async with (
+        fake_llm() as fake,
+        OpenAIProvider(api_key=KEY, base_url=f"{fake.url}/v1", max_retries=0) as gpt,
+    ):
+        fake.script(openai_completion(None, [deep], "tool_calls"))
+        with pytest.raises(ProviderError, match="called add with arguments that are no JSON"):
+            await gpt.complete(ModelRequest([ASKED], tools=[ADD]))
