@@ -30,7 +30,8 @@ BIN = Path(sys.executable).parent
 
 @pytest.fixture(scope="session")
 def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[Path, Path]:
-    """Each page's folder, made at first use with the page's `file` blocks saved in it."""
+    """Each page's folder, made at first use with the page's `file` blocks saved in it (and
+    the files its `copy` directives name)."""
     return {}
 
 
@@ -39,9 +40,13 @@ def folder_of(block: Block, folders: dict[Path, Path], factory: pytest.TempPathF
         folder = factory.mktemp(block.page.stem)
         (folder / "examples").symlink_to(ROOT / "examples")  # `mcpkit call examples/...`
         for other in BLOCKS:
-            name = other.get("file")
-            if other.page == block.page and name:
+            if other.page != block.page:
+                continue
+            if name := other.get("file"):
                 (folder / name).write_text(other.code)
+            for pair in other.all("copy"):
+                source, target = pair.split()
+                shutil.copy(ROOT / source, folder / target)
         folders[block.page] = folder
     return folders[block.page]
 

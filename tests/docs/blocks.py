@@ -5,6 +5,8 @@ it (invisible when the Markdown is rendered) say what it needs, `;` between dire
 
     <!-- docs: file server.py -->             saved as server.py in the page's folder (before
                                               any block of the page runs), checked by loading it
+    <!-- docs: copy examples/x.py server.py -->  a file of the repository copied into the
+                                              page's folder (at the start, as `file`)
     <!-- docs: serve mcpkit run server.py --transport http --port {port} -->
                                               a server started before the block, stopped after;
                                               {port} is a free port, {root} the repository; the
