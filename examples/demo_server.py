@@ -101,7 +101,7 @@ async def visit(ctx: Context) -> int:
 async def ask_model(question: str, ctx: Context) -> str:
     """Ask the client's model (sampling); fails clearly if the client cannot sample."""
     reply = await ctx.sample(question, max_tokens=200)
-    return str(reply["content"].get("text", ""))
+    return str(getattr(reply.content, "text", ""))  # text, or nothing for other content
 
 
 class Confirmation(BaseModel):
@@ -121,7 +121,7 @@ async def confirm(action: str, ctx: Context) -> str:
 @server.tool()
 async def roots(ctx: Context) -> list[str]:
     """The client's roots."""
-    return [root["uri"] for root in await ctx.list_roots()]
+    return [root.uri for root in await ctx.list_roots()]
 
 
 # -- resources -------------------------------------------------------------------------------

@@ -67,8 +67,8 @@ def interviewed(answer: Any, reply: Any, roots: list[Any], ctx: Context) -> Inte
         action=answer.action,
         city=trip.city,
         nights=trip.nights,
-        landmark=reply["content"]["text"],
-        roots=[root["uri"] for root in roots],
+        landmark=reply.content.text,
+        roots=[root.uri for root in roots],
         protocol_version=ctx.protocol_version,
     )
 
@@ -119,12 +119,12 @@ def make_server(**options: Any) -> Server:
     async def forecast(city: str, ctx: Context) -> str:
         """Sample with a tool the model may call (needs the client's sampling.tools)."""
         reply = await ctx.sample(
-            f"Weather in {city}?", max_tokens=50, tools=[WEATHER_TOOL], toolChoice={"mode": "auto"}
+            f"Weather in {city}?", max_tokens=50, tools=[WEATHER_TOOL], tool_choice={"mode": "auto"}
         )
-        content = reply["content"]
+        content = reply.to_wire()["content"]
         blocks = content if isinstance(content, list) else [content]
         used = [f"{block['type']} {block.get('name', block.get('text'))}" for block in blocks]
-        return f"{', '.join(used)} ({reply.get('stopReason')})"
+        return f"{', '.join(used)} ({reply.stop_reason})"
 
     @server.tool()
     async def interview_at_once(ctx: Context) -> Interview:
@@ -204,7 +204,7 @@ def make_server(**options: Any) -> Server:
         """The client's roots, asked for while reading."""
         runs["workspace"] += 1
         roots = await ctx.list_roots()
-        return " ".join(root["uri"] for root in roots)
+        return " ".join(root.uri for root in roots)
 
     @server.prompt()
     def review(code: str, ctx: Context) -> str:

@@ -326,7 +326,7 @@ async def test_the_mcpkit_server_context_reaches_every_handler(tmp_path: Path) -
         form = {"type": "object", "properties": {"name": {"type": "string"}}}
         answer = await ctx.elicit("Your name?", form)
         roots = await ctx.list_roots()
-        return f"{sampled['model']} {answer.data} {[r['uri'] for r in roots]}"
+        return f"{sampled.model} {answer.data} {[r.uri for r in roots]}"
 
     async def elicit(params: Any) -> JSONObject:
         return {"action": "accept", "content": {"name": "Ada"}}

@@ -237,7 +237,7 @@ def asking_server() -> Any:
         reply = await ctx.sample("Say go", max_tokens=5)
         roots = await ctx.list_roots()
         ok = answer.data is not None and answer.data.ok
-        return f"{ok} {reply['content']['text']} {len(roots)}"
+        return f"{ok} {reply.content.text} {len(roots)}"
 
     return server
 

@@ -53,17 +53,21 @@ server.add_tool(target, annotations={"readOnlyHint": True})
 @server.tool()
 async def roots(ctx: Context) -> list[str]:
     """The roots this server was given."""
-    return [root["uri"] for root in await ctx.list_roots()]
+    return [root.uri for root in await ctx.list_roots()]
 
 
 @server.tool()
 async def ask_model(ctx: Context, include: str = "none", hint: str = "") -> dict[str, Any]:
     """Ask the client's model, with includeContext=include (and a model hint); returns the
     sampling result."""
-    options: dict[str, Any] = {"includeContext": include}
-    if hint:
-        options["modelPreferences"] = {"hints": [{"name": hint}]}
-    return await ctx.sample("what do you see?", max_tokens=50, **options)
+    preferences = {"hints": [{"name": hint}]} if hint else None
+    result = await ctx.sample(
+        "what do you see?",
+        max_tokens=50,
+        include_context=include,  # type: ignore[typeddict-item]
+        model_preferences=preferences,
+    )
+    return result.to_wire()
 
 
 @server.tool()

@@ -64,8 +64,7 @@ async def summarize(ctx: Context) -> str:
         max_tokens=64,
         system_prompt="You are a terse release-notes writer.",
     )
-    content = result["content"] if isinstance(result, dict) else result.content
-    text = content["text"] if isinstance(content, dict) else content.text
+    text = getattr(result.content, "text", "")
     return "the server got: " + text
 
 

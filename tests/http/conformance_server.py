@@ -13,6 +13,7 @@ from mcpkit import Server
 from mcpkit.errors import INTERNAL_ERROR, ProtocolError
 from mcpkit.server import Context, Header
 from mcpkit.server.tools import Tool
+from mcpkit.types import CreateMessageResult
 
 PNG = base64.b64encode(
     bytes.fromhex(
@@ -109,8 +110,7 @@ async def test_tool_with_progress(ctx: Context) -> str:
 async def test_sampling(prompt: str, ctx: Context) -> str:
     """Asks the client's LLM."""
     answer = await ctx.sample(prompt, max_tokens=100)
-    content = answer.get("content", {})
-    return f"LLM response: {content.get('text', '') if isinstance(content, dict) else content}"
+    return f"LLM response: {_said(answer)}"
 
 
 @server.tool()
@@ -342,9 +342,8 @@ NAME = one_field("name")
 CONFIRM = one_field("ok", "boolean")
 
 
-def _said(answer: dict[str, Any]) -> str:
-    content = answer.get("content")
-    return content.get("text", "") if isinstance(content, dict) else str(content)
+def _said(answer: CreateMessageResult) -> str:
+    return str(getattr(answer.content, "text", answer.content))
 
 
 @server.tool()
@@ -367,7 +366,7 @@ async def test_input_required_result_sampling(ctx: Context) -> str:
 async def test_input_required_result_list_roots(ctx: Context) -> str:
     """Asks for the client's roots (key "client_roots")."""
     roots = await ctx.list_roots(key="client_roots")
-    return "Roots: " + ", ".join(root.get("uri", "") for root in roots)
+    return "Roots: " + ", ".join(root.uri for root in roots)
 
 
 async def _confirm(ctx: Context) -> str:

@@ -113,7 +113,7 @@ async def test_sampling_elicitation_and_roots_go_to_the_client() -> None:
             "Your name?", {"type": "object", "properties": {"n": {"type": "string"}}}
         )
         roots = await ctx.list_roots()
-        return f"{sampled['content']['text']} {answer.data['n']} {roots[0]['uri']}"
+        return f"{sampled.content.text} {answer.data['n']} {roots[0].uri}"
 
     asked: list[str] = []
 
@@ -178,7 +178,7 @@ async def test_url_elicitation_needs_the_url_capability() -> None:
     @server.tool()
     async def go(ctx: Context) -> str:
         reply = await ctx.elicit_url("Sign in", "https://example.com/x", "e-1")
-        return str(reply["action"])  # URL mode returns the raw ElicitResult
+        return reply.action  # URL mode returns the ElicitResult
 
     async with connect(server, {"elicitation": {"form": {}}}) as peer:
         assert "url" in text(await peer.call("go"))
@@ -212,8 +212,8 @@ async def test_finer_capabilities_are_checked_before_anything_is_sent_at_2025_11
 
     @server.tool()
     async def context(ctx: Context) -> str:
-        sampled = await ctx.sample("hi", includeContext="thisServer")
-        return str(sampled["content"]["text"])
+        sampled = await ctx.sample("hi", include_context="thisServer")
+        return str(sampled.content.text)
 
     asked: list[str] = []
 

@@ -41,7 +41,7 @@ def survey_server(**options: Any) -> tuple[Server, list[str]]:
         if who.data is None:
             return f"no name ({who.action})"
         sampled = await ctx.sample(f"Greet {who.data.name} in a {style} way", max_tokens=20)
-        return f"{who.data.name}: {sampled['content']['text']}"
+        return f"{who.data.name}: {sampled.content.text}"
 
     return server, runs
 
@@ -288,7 +288,7 @@ async def test_url_elicitation_and_roots_rounds() -> None:
     async def both(ctx: Context) -> str:
         done = await ctx.elicit_url("Sign in", "https://example.com/x", "e-1")
         roots = await ctx.list_roots()
-        return f"{done['action']} {roots[0]['uri']}"
+        return f"{done.action} {roots[0].uri}"
 
     async with raw(server) as peer:
         first = await peer.request("tools/call", call("both"), EVERYTHING)
@@ -314,7 +314,7 @@ async def test_gather_input_asks_several_things_in_one_round() -> None:
         who, idea = await ctx.gather_input(
             ctx.elicit_request("Your name?", Name), ctx.sample_request("An idea?")
         )
-        return f"{who.data.name}: {idea['content']['text']}"
+        return f"{who.data.name}: {idea.content.text}"
 
     async with raw(server) as peer:
         first = await peer.request("tools/call", call("plan"), EVERYTHING)
@@ -433,7 +433,7 @@ def named_server() -> Server:
         who = await ctx.elicit("Your name?", Name, key="user_name")
         roots = await ctx.list_roots()  # unnamed: still "roots-2", the count is not shifted
         idea = await ctx.sample("Where to?", key="destination")
-        return f"{who.data.name} from {roots[0]['uri']} to {idea['content']['text']}"
+        return f"{who.data.name} from {roots[0].uri} to {idea.content.text}"
 
     return server
 

@@ -23,7 +23,7 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, Unpack
 
 from mcpkit.errors import CapabilityNotDeclared
 from mcpkit.protocol import RequestReceived
@@ -40,6 +40,10 @@ from mcpkit.server.asks import (
 )
 from mcpkit.server.elicitation import Elicited, parse_answer, requested_schema
 from mcpkit.server.hints import names_context
+from mcpkit.server.sampling import SamplingOptions, sampling_params
+
+if TYPE_CHECKING:
+    from mcpkit.types import CreateMessageResult, ElicitResult, Root, SamplingMessage
 
 JSONObject = dict[str, Any]
 T = TypeVar("T")
@@ -298,27 +302,26 @@ class Context:
 
     async def sample(
         self,
-        messages: list[JSONObject] | str,
+        messages: list[SamplingMessage | JSONObject] | str,
         *,
-        max_tokens: int = 1024,
-        system_prompt: str | None = None,
         key: str | None = None,
-        **options: Any,
-    ) -> JSONObject:
-        """Ask the client's LLM for a completion (sampling/createMessage); returns its result.
+        **options: Unpack[SamplingOptions],
+    ) -> CreateMessageResult:
+        """Ask the client's LLM for a completion (sampling/createMessage).
 
-        `messages` may be a plain string (one user message). `options` are further
-        CreateMessageRequest params in wire spelling (modelPreferences, temperature, tools, ...).
-        `key` names the ask's InputRequest at 2026-07-28 (default: generated, "sample-N");
-        the handshake era ignores it. Raises CapabilityNotDeclared when the client offers
-        no sampling (handshake era), ProtocolError -32021 (2026-07-28), ValueError for a
-        key already asked in this request. See `mrtr` for how asking works at 2026-07-28.
+        `messages` may be a plain string (one user message). The options (`SamplingOptions`:
+        max_tokens=1024, system_prompt, temperature, stop_sequences, model_preferences,
+        include_context, metadata, tools, tool_choice, meta) are the request's params in
+        Python's spelling. Returns the client's answer as a `mcpkit.types.CreateMessageResult`
+        (`.content`, `.model`, `.stop_reason`). `key` names the ask's InputRequest at
+        2026-07-28 (default: generated, "sample-N"); the handshake era ignores it.
+
+        Raises CapabilityNotDeclared when the client offers no sampling (handshake era),
+        ProtocolError -32021 (2026-07-28), InvalidResult for an answer that is not a
+        CreateMessageResult, ValueError for a key already asked in this request, TypeError
+        for an unknown option. See `mrtr` for how asking works at 2026-07-28.
         """
-        (result,) = await self.gather_input(
-            self.sample_request(
-                messages, max_tokens=max_tokens, system_prompt=system_prompt, key=key, **options
-            )
-        )
+        (result,) = await self.gather_input(self._sampling(messages, key, options))
         return result  # type: ignore[no-any-return]
 
     async def elicit(
@@ -338,16 +341,20 @@ class Context:
 
     async def elicit_url(
         self, message: str, url: str, elicitation_id: str, *, key: str | None = None
-    ) -> JSONObject:
+    ) -> ElicitResult:
         """Send the user to a URL (URL mode elicitation, 2025-11-25 on); `key` as for
-        `elicit`."""
+        `elicit`. Returns the client's answer as a `mcpkit.types.ElicitResult` (`.action`).
+        Raises like `elicit`, and InvalidResult for an answer that is not an ElicitResult."""
         (result,) = await self.gather_input(
             self.elicit_url_request(message, url, elicitation_id, key=key)
         )
         return result  # type: ignore[no-any-return]
 
-    async def list_roots(self, *, key: str | None = None) -> list[JSONObject]:
-        """The client's roots (roots/list); `key` as for `elicit` (default "roots-N")."""
+    async def list_roots(self, *, key: str | None = None) -> list[Root]:
+        """The client's roots (roots/list), as `mcpkit.types.Root` models (`.uri`, `.name`);
+        `key` as for `elicit` (default "roots-N"). Raises CapabilityNotDeclared without the
+        client's roots capability (-32021 at 2026-07-28), InvalidResult for a malformed
+        answer."""
         (result,) = await self.gather_input(self.roots_request(key=key))
         return result  # type: ignore[no-any-return]
 
@@ -378,20 +385,20 @@ class Context:
 
     def sample_request(
         self,
-        messages: list[JSONObject] | str,
+        messages: list[SamplingMessage | JSONObject] | str,
         *,
-        max_tokens: int = 1024,
-        system_prompt: str | None = None,
         key: str | None = None,
-        **options: Any,
+        **options: Unpack[SamplingOptions],
     ) -> Ask:
-        """A sampling/createMessage ask for `gather_input` (arguments as for `sample`)."""
-        if isinstance(messages, str):
-            messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
-        params: JSONObject = {"messages": messages, "maxTokens": max_tokens, **options}
-        if system_prompt is not None:
-            params["systemPrompt"] = system_prompt
-        return Ask("sampling/createMessage", params, _same, sampling_needs(params), key)
+        """A sampling/createMessage ask for `gather_input` (arguments as for `sample`; its
+        answer is a `CreateMessageResult`). Raises TypeError for an unknown option."""
+        return self._sampling(messages, key, options)
+
+    def _sampling(self, messages: Any, key: str | None, options: SamplingOptions) -> Ask:
+        # Called by `sample` and `sample_request` themselves: a deprecation warning points
+        # three frames up, at the handler's line.
+        params = sampling_params(messages, options, stacklevel=3)
+        return Ask("sampling/createMessage", params, _sampled, sampling_needs(params), key)
 
     def elicit_request(
         self, message: str, schema: type[T] | JSONObject, *, key: str | None = None
@@ -418,10 +425,10 @@ class Context:
         if self.request.envelope is None and needs_url_elicitation(self.client_capabilities):
             raise CapabilityNotDeclared("elicitation/create", ("elicitation", "url"), "client")
         params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
-        return Ask("elicitation/create", params, _same, needs_url_elicitation, key)
+        return Ask("elicitation/create", params, _elicited_url, needs_url_elicitation, key)
 
     def roots_request(self, *, key: str | None = None) -> Ask:
-        """A roots/list ask for `gather_input`; its answer is the list of roots."""
+        """A roots/list ask for `gather_input`; its answer is the list of `Root`s."""
         return Ask("roots/list", None, _roots, needs_roots, key)
 
     def _check_finer_capabilities(self, ask: Ask) -> None:
@@ -446,13 +453,25 @@ class Context:
         return await self.peer.request(ask.method, ask.params, related_id=self.request.id)
 
 
-def _same(result: JSONObject) -> JSONObject:
-    return result
+# The answers as models (`answers` imports pydantic: only once something is asked).
 
 
-def _roots(result: JSONObject) -> list[JSONObject]:
-    roots: list[JSONObject] = result.get("roots", [])
-    return roots
+def _sampled(result: JSONObject) -> CreateMessageResult:
+    from mcpkit.server.answers import sampled
+
+    return sampled(result)
+
+
+def _elicited_url(result: JSONObject) -> ElicitResult:
+    from mcpkit.server.answers import elicited_url
+
+    return elicited_url(result)
+
+
+def _roots(result: JSONObject) -> list[Root]:
+    from mcpkit.server.answers import roots
+
+    return roots(result)
 
 
 def context_parameter(fn: Callable[..., Any], hints: JSONObject) -> str | None:
