@@ -12,31 +12,28 @@ from tests.cli.test_cli import ROOT, mcpkit
 
 FIXTURES = ROOT / "tests" / "fixtures"
 QUICKSTART = str(FIXTURES / "sdk_quickstart_server.py")
-# The official SDK takes about 2 s to import, and in auto mode the client gives a stdio server
-# 3 s to answer its server/discover probe before it falls back to initialize, which a server
-# that answered the probe meanwhile refuses (-32022): on a busy machine that flakes. What is
-# tested here is how the file is started, so the official-SDK servers get the handshake era.
-LEGACY = ("--mode", "legacy")
+# The official SDK takes about 2 s to import: in auto mode the era is decided by what the
+# server answers, however late (issue 22 item 1), so these run in the default mode.
 
 
 def test_the_official_sdk_readme_server_lists_calls_and_reads() -> None:
-    listed = mcpkit("list", QUICKSTART, "--tools", "--templates", "--json", *LEGACY)
+    listed = mcpkit("list", QUICKSTART, "--tools", "--templates", "--json")
     assert listed.returncode == 0, listed.stderr
     found = json.loads(listed.stdout)
     assert [tool["name"] for tool in found["tools"]] == ["add"]
     assert [t["uriTemplate"] for t in found["templates"]] == ["greeting://{name}"]
-    called = mcpkit("call", QUICKSTART, "add", "a=1", "b=2", *LEGACY)
+    called = mcpkit("call", QUICKSTART, "add", "a=1", "b=2")
     assert (called.returncode, called.stdout) == (0, "3\n")
-    read = mcpkit("read", QUICKSTART, "greeting://Ada", *LEGACY)
+    read = mcpkit("read", QUICKSTART, "greeting://Ada")
     assert (read.returncode, read.stdout) == (0, "Hello, Ada!\n")
 
 
 def test_an_official_sdk_server_that_starts_itself_runs_as_python_file() -> None:
     server = str(FIXTURES / "official_server.py")
-    listed = mcpkit("list", server, "--json", *LEGACY)
+    listed = mcpkit("list", server, "--json")
     assert listed.returncode == 0, listed.stderr
     assert [tool["name"] for tool in json.loads(listed.stdout)["tools"]] == ["add", "echo"]
-    assert mcpkit("call", server, "echo", "text=hi there", *LEGACY).stdout == "hi there\n"
+    assert mcpkit("call", server, "echo", "text=hi there").stdout == "hi there\n"
 
 
 def test_a_stdio_script_without_any_sdk_runs_as_python_file() -> None:
@@ -65,5 +62,5 @@ def test_a_file_that_neither_serves_nor_defines_a_server_says_so(tmp_path: Path)
 
 def test_relative_paths_survive_a_different_working_directory(tmp_path: Path) -> None:
     relative = str(Path(QUICKSTART).relative_to(ROOT))
-    called = mcpkit("call", relative, "add", "a=2", "b=3", "--cwd", str(tmp_path), *LEGACY)
+    called = mcpkit("call", relative, "add", "a=2", "b=3", "--cwd", str(tmp_path))
     assert (called.returncode, called.stdout) == (0, "5\n"), called.stderr
