@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.docs.blocks import ROOT, Block, runnable_blocks
+from tests.docs.blocks import ROOT, Block, blocks_of, runnable_blocks
 from tests.http.servers import unused_port
 from tests.peers import redis_server
 
@@ -39,9 +39,7 @@ def folder_of(block: Block, folders: dict[Path, Path], factory: pytest.TempPathF
     if block.page not in folders:
         folder = factory.mktemp(block.page.stem)
         (folder / "examples").symlink_to(ROOT / "examples")  # `mcpkit call examples/...`
-        for other in BLOCKS:
-            if other.page != block.page:
-                continue
+        for other in blocks_of(block.page):  # a ```json block may be a file too (mcp.json)
             if name := other.get("file"):
                 (folder / name).write_text(other.code)
             for pair in other.all("copy"):
