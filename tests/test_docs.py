@@ -131,6 +131,8 @@ def _environment(folder: Path) -> dict[str, str]:
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     # A doc's program may keep things under the user's home (tokens, consent): this folder.
     env |= {"HOME": str(folder), "XDG_CONFIG_HOME": str(folder / ".config")}
+    # The browser an OAuth login opens: one that follows the redirects (tests/docs/browser.py).
+    env["BROWSER"] = f"{sys.executable} {ROOT / 'tests' / 'docs' / 'browser.py'} %s"
     env.pop("PYTHONPATH", None)
     return env
 
