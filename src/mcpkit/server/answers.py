@@ -17,8 +17,7 @@ import warnings
 from typing import Any, TypeVar
 
 from mcpkit.errors import InvalidResult
-from mcpkit.types import CreateMessageResult, ElicitResult, ListRootsResult, Root
-from mcpkit.types._model import MCPModel
+from mcpkit.types import CreateMessageResult, ElicitResult, ListRootsResult, MCPModel, Root
 
 JSONObject = dict[str, Any]
 M = TypeVar("M", bound=MCPModel)
