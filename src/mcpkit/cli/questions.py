@@ -12,7 +12,6 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from mcpkit.cli.forms import elicit
 from mcpkit.cli.terminal import Terminal
 from mcpkit.client import Elicitation
 
@@ -44,6 +43,8 @@ def answering(server: str) -> Elicitation:
     terminal = QuestionTerminal()
 
     async def answer(params: Any) -> JSONObject:
+        from mcpkit.cli.forms import elicit  # the host's modules load only when a server asks
+
         asked: JSONObject = params.model_dump(by_alias=True, exclude_none=True, mode="json")
         result = await elicit(terminal, server, asked)
         if terminal.input_ended:

@@ -330,7 +330,7 @@ async def _handshake(
     return Chosen("legacy", initialized.protocol_version, initialized=initialized)
 
 
-class Reprobe(Exception):
+class Reprobe(MCPError):
     # An internal signal; never escapes the client.
 
     def __init__(self, mode: str) -> None:
