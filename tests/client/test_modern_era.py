@@ -59,6 +59,7 @@ class RawServer:
     def __init__(self, answer: Callable[[JSONObject], Any]) -> None:
         self.answer = answer
         self.seen: list[JSONObject] = []
+        self._arrived = asyncio.Event()
         self.client_end, self._end = memory_pair()
         self._task = asyncio.get_running_loop().create_task(self._serve())
 
@@ -66,6 +67,7 @@ class RawServer:
         while (data := await self._end.read()) is not None:
             message = orjson.loads(data)
             self.seen.append(message)
+            self._arrived.set()
             if "id" not in message or "method" not in message:
                 continue
             outcome = self.answer(message)
@@ -81,6 +83,13 @@ class RawServer:
 
     def methods(self) -> list[str]:
         return [m["method"] for m in self.seen if "method" in m]
+
+    async def received(self, method: str) -> None:
+        """Wait (at most 5 s) until a message with `method` has arrived."""
+        async with asyncio.timeout(5):
+            while method not in self.methods():
+                self._arrived.clear()
+                await self._arrived.wait()
 
 
 def legacy_answers(discover: Any) -> Callable[[JSONObject], Any]:
@@ -111,7 +120,7 @@ def demo() -> Server:
 
 async def test_auto_finds_our_server_modern_and_calls_it() -> None:
     async with Client(demo(), mode="auto") as client:
-        assert client.era == "modern"
+        assert client.era == "per-request"
         assert client.protocol_version == "2026-07-28"
         assert client.server_info["name"] == "demo"
         assert client.instructions == "Be nice."
@@ -125,15 +134,15 @@ async def test_auto_finds_our_server_modern_and_calls_it() -> None:
 
 async def test_in_process_targets_keep_the_handshake_unless_asked() -> None:
     async with Client(demo()) as client:
-        assert client.era == "legacy"
+        assert client.era == "handshake"
         assert client.protocol_version == "2025-11-25"
         assert client.discovered is None
-    async with Client(demo(), mode="legacy") as client:
-        assert client.era == "legacy"
+    async with Client(demo(), mode="handshake") as client:
+        assert client.era == "handshake"
     async with Client(demo(), protocol_version="2026-07-28") as client:
-        assert client.era == "modern"
+        assert client.era == "per-request"
     async with Client(demo(), mode="2026-07-28") as client:
-        assert client.era == "modern"
+        assert client.era == "per-request"
 
 
 def test_unknown_mode_is_refused() -> None:
@@ -153,7 +162,7 @@ async def test_every_modern_request_carries_the_envelope_and_no_initialize_is_se
     async with Client(
         raw.client_end, mode="auto", sampling=sample, name="probe", version="0.1"
     ) as client:
-        assert client.era == "modern"
+        assert client.era == "per-request"
         assert client.server_info == {"name": "raw", "version": "9"}
         assert client.instructions == "raw"
         await client.list_tools()
@@ -184,7 +193,7 @@ async def test_roots_are_declared_without_list_changed_in_the_modern_era_only() 
 
     legacy = RawServer(legacy_answers(("error", -32601, "Method not found", None)))
     async with Client(legacy.client_end, mode="auto", roots=["file:///tmp"]) as client:
-        assert client.era == "legacy"
+        assert client.era == "handshake"
     probe, initialize = [m for m in legacy.seen if "id" in m][:2]
     assert probe["params"]["_meta"][CAPS] == {"roots": {}, **TASKS}
     # the extension is 2026-07-28's: never in an initialize
@@ -195,7 +204,7 @@ async def test_roots_are_declared_without_list_changed_in_the_modern_era_only() 
 async def test_any_other_error_means_a_legacy_server(code: int) -> None:
     raw = RawServer(legacy_answers(("error", code, "no such thing before initialize", None)))
     async with Client(raw.client_end, mode="auto") as client:
-        assert client.era == "legacy"
+        assert client.era == "handshake"
         assert client.protocol_version == "2025-11-25"
         assert client.server_info["name"] == "raw-legacy"
         await client.list_tools()
@@ -207,14 +216,14 @@ async def test_any_other_error_means_a_legacy_server(code: int) -> None:
 async def test_a_result_that_is_no_discover_result_means_legacy() -> None:
     raw = RawServer(legacy_answers({"content": []}))  # a lax server answering anything
     async with Client(raw.client_end, mode="auto") as client:
-        assert client.era == "legacy"
+        assert client.era == "handshake"
 
 
 async def test_unsupported_version_with_only_handshake_versions_in_common_initializes() -> None:
     refusal = ("error", -32022, "Unsupported protocol version", {"supported": ["2025-11-25"]})
     raw = RawServer(legacy_answers(refusal))
     async with Client(raw.client_end, mode="auto") as client:
-        assert client.era == "legacy"
+        assert client.era == "handshake"
     assert raw.methods()[:2] == ["server/discover", "initialize"]
 
 
@@ -237,8 +246,8 @@ async def test_a_modern_only_client_refuses_a_legacy_server_clearly() -> None:
 
 async def test_pinned_legacy_never_probes() -> None:
     raw = RawServer(legacy_answers(DISCOVERED))
-    async with Client(raw.client_end, mode="legacy") as client:
-        assert client.era == "legacy"
+    async with Client(raw.client_end, mode="handshake") as client:
+        assert client.era == "handshake"
     assert raw.methods()[0] == "initialize"
     assert "server/discover" not in raw.methods()
 
@@ -248,7 +257,7 @@ async def test_silence_is_a_legacy_server_after_the_probe_timeout() -> None:
     loop = asyncio.get_running_loop()
     started = loop.time()
     async with Client(raw.client_end, mode="auto", probe_timeout=0.3) as client:
-        assert client.era == "legacy"
+        assert client.era == "handshake"
     assert 0.3 <= loop.time() - started < 2
     # initialize joins the probe, which stays open until the handshake settles the era
     assert raw.methods()[:4] == [
@@ -308,7 +317,7 @@ async def test_a_silent_legacy_server_costs_the_probe_timeout_once_per_process(
     loop = asyncio.get_running_loop()
     started = loop.time()
     async with Client(argv, probe_timeout=0.5) as client:
-        assert client.era == "legacy"
+        assert client.era == "handshake"
         assert client.protocol_version == "2025-06-18"
         assert (await client.list_tools()).tools == []  # answered in the era it chose
     first = loop.time() - started
@@ -317,7 +326,7 @@ async def test_a_silent_legacy_server_costs_the_probe_timeout_once_per_process(
     log.unlink()
     started = loop.time()
     async with Client(argv, probe_timeout=0.5) as client:  # remembered: no probe
-        assert client.era == "legacy"
+        assert client.era == "handshake"
     assert loop.time() - started < first
     assert log.read_text().split()[0] == "initialize"
     assert "server/discover" not in log.read_text()
@@ -354,9 +363,9 @@ async def test_a_remembered_era_that_no_longer_holds_is_probed_again(tmp_path: P
     argv = [sys.executable, str(script), str(log), orjson.dumps(DISCOVERED).decode()]
     key = era_module.server_key(argv)
     assert key is not None
-    era_module.ERAS[key] = "legacy"
+    era_module.ERAS[key] = "handshake"
     async with Client(argv, mode="auto") as client:
-        assert client.era == "modern"
+        assert client.era == "per-request"
     # Refused initialize on the first process, then a second process probed afresh.
     assert log.read_text().split()[:4] == ["started", "initialize", "started", "server/discover"]
     assert era_module.ERAS[key] == "2026-07-28"
@@ -372,7 +381,7 @@ async def test_unsupported_version_naming_a_version_we_speak_is_retried() -> Non
 
     raw = RawServer(answer)
     async with Client(raw.client_end, mode="auto") as client:
-        assert client.era == "modern"
+        assert client.era == "per-request"
     assert raw.methods()[:2] == ["server/discover", "server/discover"]
     first, second = (m for m in raw.seen if m.get("method") == "server/discover")
     assert first["id"] != second["id"]
@@ -416,7 +425,7 @@ async def test_a_stdio_server_that_exits_at_the_probe_is_started_again_for_initi
     script.write_text(STRICT_LEGACY)
     log = tmp_path / "log"
     async with Client([sys.executable, str(script), str(log)]) as client:
-        assert client.era == "legacy"
+        assert client.era == "handshake"
         assert client.protocol_version == "2025-03-26"
         await client.ping()
     assert log.read_text().split() == [
@@ -429,9 +438,9 @@ async def test_a_stdio_server_that_exits_at_the_probe_is_started_again_for_initi
 
 async def test_a_refused_initialize_in_pinned_legacy_mode_raises_it() -> None:
     raw = RawServer(lambda message: ("error", -32602, "bad version", None))
-    era_module.ERAS["stdio:whatever"] = "legacy"
+    era_module.ERAS["stdio:whatever"] = "handshake"
     with pytest.raises(ProtocolError, match="bad version"):
-        async with Client(raw.client_end, mode="legacy"):
+        async with Client(raw.client_end, mode="handshake"):
             pass
 
 
@@ -442,22 +451,22 @@ async def test_cancelling_a_modern_call_on_a_channel_sends_notifications_cancell
     raw = RawServer(answer)
     async with Client(raw.client_end, mode="auto") as client:
         call = asyncio.ensure_future(client.request("tools/call", {"name": "slow"}))
-        await asyncio.sleep(0.05)
+        await raw.received("tools/call")
         call.cancel()
-        await asyncio.sleep(0.05)
+        await raw.received("notifications/cancelled")
     sent = next(m for m in raw.seen if m.get("method") == "tools/call")
     cancelled = [m for m in raw.seen if m.get("method") == "notifications/cancelled"]
     assert [m["params"]["requestId"] for m in cancelled] == [sent["id"]]
 
 
-@pytest.mark.parametrize("pinned", [{"mode": "legacy"}, {"protocol_version": "2025-06-18"}])
+@pytest.mark.parametrize("pinned", [{"mode": "handshake"}, {"protocol_version": "2025-06-18"}])
 async def test_an_era_a_client_pinned_is_not_remembered_for_the_next(pinned: Any) -> None:
     """Two clients in a row against one dual-era stdio server: the first pins the handshake
     era, the second (auto) still finds 2026-07-28."""
     argv = [sys.executable, str(Path(__file__).parents[2] / "examples" / "demo_server.py")]
     async with Client(argv, **pinned) as client:
-        assert client.era == "legacy"
+        assert client.era == "handshake"
     assert era_module.ERAS == {}
     async with Client(argv) as client:
-        assert client.era == "modern"
+        assert client.era == "per-request"
     assert list(era_module.ERAS.values()) == ["2026-07-28"]  # what auto found is remembered

@@ -46,6 +46,7 @@ class ListenServer:
         self.seen: list[JSONObject] = []
         self.listens: dict[Any, JSONObject] = {}
         self.opened = asyncio.Event()
+        self._arrived = asyncio.Event()
         self.client_end, self._end = memory_pair()
         self._task = asyncio.get_running_loop().create_task(self._serve())
 
@@ -53,6 +54,7 @@ class ListenServer:
         while (data := await self._end.read()) is not None:
             message = orjson.loads(data)
             self.seen.append(message)
+            self._arrived.set()
             method, request_id = message.get("method"), message.get("id")
             if method == "server/discover":
                 self._send({"id": request_id, "result": DISCOVERED})
@@ -89,6 +91,14 @@ class ListenServer:
         """Close the connection without a word (a crash, a network failure)."""
         await self._end.close()
 
+    async def cancellations(self, count: int) -> list[Any]:
+        """Wait (at most 5 s) until `count` notifications/cancelled have arrived; their ids."""
+        async with asyncio.timeout(5):
+            while len(self.cancelled()) < count:
+                self._arrived.clear()
+                await self._arrived.wait()
+        return self.cancelled()
+
     def cancelled(self) -> list[Any]:
         return [
             m["params"]["requestId"]
@@ -123,8 +133,7 @@ async def test_two_subscriptions_on_one_channel_are_told_apart_by_id() -> None:
                 "notifications/resources/updated", {"uri": "file:///a", "_meta": {SUB: files.id}}
             )
             server.push("someone-else", "notifications/tools/list_changed")  # not ours
-        await asyncio.sleep(0.05)
-        assert sorted(server.cancelled()) == sorted([tools.id, files.id])
+        assert sorted(await server.cancellations(2)) == sorted([tools.id, files.id])
     assert seen_by_callback == ["tools", "tools"]  # the callbacks see every list_changed
     listens = [m for m in server.seen if m.get("method") == "subscriptions/listen"]
     assert listens[0]["params"]["notifications"] == {
@@ -160,8 +169,7 @@ async def test_no_acknowledgement_in_time_is_a_timeout_and_the_listen_is_cancell
         with pytest.raises(RequestTimeout, match="acknowledgement"):
             async with client.listen(tools=True):
                 pytest.fail("not acknowledged")
-        await asyncio.sleep(0.05)
-        assert server.cancelled() == list(server.listens)
+        assert await server.cancellations(len(server.listens)) == list(server.listens)
 
 
 # -- the handshake era: the same loop -----------------------------------------------------
@@ -179,8 +187,8 @@ async def test_legacy_listen_maps_onto_list_changed_and_resource_subscriptions()
     def watched() -> str:
         return "w"
 
-    async with Client(server, mode="legacy") as client:
-        assert client.era == "legacy"
+    async with Client(server, mode="handshake") as client:
+        assert client.era == "handshake"
         async with client.listen(
             tools=True, prompts=True, resource_uris=["file:///watched"]
         ) as sub:
@@ -227,7 +235,7 @@ async def test_the_same_in_the_handshake_era() -> None:
     def noop() -> str:
         return ""
 
-    async with Client(server, mode="legacy") as client:
+    async with Client(server, mode="handshake") as client:
         async with client.listen(resource_uris=["memo://a"]) as sub:
             assert sub.acknowledged == {}
         async with client.listen(tools=True, resource_uris=["memo://a"]) as sub:
