@@ -16,13 +16,37 @@ from tests.http.servers import serving
 from tests.test_stdio_process import RawPeer
 
 
-def gated_server(limit: int | None) -> tuple[Server, asyncio.Event]:
+class Gate:
+    """Holds `wait` calls until opened; counts the calls that reached the handler."""
+
+    def __init__(self) -> None:
+        self.opened = asyncio.Event()
+        self.waiting = 0
+        self._arrived = asyncio.Event()
+
+    async def held(self) -> None:
+        self.waiting += 1
+        self._arrived.set()
+        await self.opened.wait()
+
+    async def until_waiting(self, count: int) -> None:
+        """Wait (at most 5 s) until `count` calls are held in the handler."""
+        async with asyncio.timeout(5):
+            while self.waiting < count:
+                self._arrived.clear()
+                await self._arrived.wait()
+
+    def set(self) -> None:
+        self.opened.set()
+
+
+def gated_server(limit: int | None) -> tuple[Server, Gate]:
     server = Server("gated", max_requests_in_flight=limit)
-    gate = asyncio.Event()
+    gate = Gate()
 
     @server.tool()
     async def wait() -> str:
-        await gate.wait()
+        await gate.held()
         return "done"
 
     @server.tool()
@@ -36,7 +60,7 @@ async def test_requests_in_flight_past_the_limit_are_busy_and_the_rest_carry_on(
     server, gate = gated_server(3)
     async with connect(server) as client:
         waiting = [asyncio.ensure_future(call(client, "wait")) for _ in range(3)]
-        await asyncio.sleep(0.05)
+        await gate.until_waiting(3)
         with pytest.raises(ProtocolError) as busy:
             await call(client, "quick")
         assert busy.value.code == -32000 and "3 requests" in busy.value.message
@@ -60,7 +84,7 @@ async def test_the_in_flight_limit_holds_per_http_session() -> None:
             asyncio.ensure_future(c.post("/mcp", headers=first, json=tool(i, "wait"), timeout=10))
             for i in (1, 2)
         ]
-        await asyncio.sleep(0.2)
+        await gate.until_waiting(2)
         busy = await c.post("/mcp", headers=first, json=tool(3, "quick"), timeout=5)
         assert busy.json()["error"]["code"] == -32000
         fine = await c.post("/mcp", headers=other, json=tool(3, "quick"), timeout=5)
