@@ -86,7 +86,7 @@ async def test_official_server_modern_over_http_with_its_headers() -> None:
     async with serving(recorder) as base:
         client = Client(base + "/mcp", elicitation=elicit, timeout=20)
         async with client:
-            assert client.era == "modern"
+            assert client.era == "per-request"
             assert client.server_info["name"] == "official-modern-http"
             assert text(await client.call_tool("add", {"a": 20, "b": 22})) == "42"
             assert text(await client.call_tool("greet", {})) == "Hello, Ada!"  # input_required
@@ -114,9 +114,9 @@ async def test_official_server_acknowledges_a_listen_over_http() -> None:
 async def test_official_server_pinned_legacy_over_http() -> None:
     recorder = Wiretap(official_app())
     async with serving(recorder) as base:
-        client = Client(base + "/mcp", elicitation=elicit, mode="legacy", timeout=20)
+        client = Client(base + "/mcp", elicitation=elicit, mode="handshake", timeout=20)
         async with client:
-            assert client.era == "legacy"
+            assert client.era == "handshake"
             assert text(await client.call_tool("greet", {})) == "Hello, Ada!"  # mid-call ask
     assert recorder.seen[0]["headers"].get("mcp-method") is None  # initialize, no probe
     assert SESSION in recorder.seen[1]["headers"]
@@ -130,7 +130,7 @@ async def test_our_http_server_is_modern_progress_logging_and_cancelling() -> No
 
     recorder = Wiretap(make_server().http_app())
     async with serving(recorder) as base, Client(base + "/mcp", timeout=10) as client:
-        assert client.era == "modern"
+        assert client.era == "per-request"
         assert client.server_info["name"] == "http-fixture"
         added = await client.call_tool("add", {"a": 2, "b": 3})
         assert added.structured_content == {"result": 5}
@@ -139,7 +139,9 @@ async def test_our_http_server_is_modern_progress_logging_and_cancelling() -> No
         await client.request("tools/call", chatty, on_progress=lambda p, t, m: progress.append(p))
         assert progress == [1, 2, 3]
         slow = asyncio.ensure_future(client.call_tool("slow", {"seconds": 5}))
-        await asyncio.sleep(0.2)
+        async with asyncio.timeout(5):  # the call has reached the server before it is cancelled
+            while not any(e["headers"].get("mcp-name") == "slow" for e in recorder.seen):
+                await asyncio.sleep(0.01)
         slow.cancel()
         await asyncio.gather(slow, return_exceptions=True)
     assert {e["method"] for e in recorder.seen} == {"POST"}
@@ -322,7 +324,7 @@ async def test_anything_but_a_modern_error_falls_back_to_initialize(refusal: Any
 
     app = raw_app(answer)
     async with serving(app) as base, Client(base + "/mcp", timeout=10) as client:
-        assert client.era == "legacy"
+        assert client.era == "handshake"
         assert client.protocol_version == "2025-06-18"
     methods = [r.get("method") for r, _ in app.seen]
     assert methods[:2] == ["server/discover", "initialize"]
@@ -338,7 +340,7 @@ async def test_a_slow_modern_server_over_http_is_not_taken_for_a_legacy_one() ->
         await inner(scope, receive, send)
 
     async with serving(slow) as base, Client(base + "/mcp", timeout=10, probe_timeout=0.1) as c:
-        assert c.era == "modern"
+        assert c.era == "per-request"
     assert [r.get("method") for r, _ in inner.seen] == ["server/discover"]
 
 
@@ -358,7 +360,7 @@ async def test_unsupported_version_over_http_reads_the_supported_list() -> None:
 
 
 async def test_cancelling_a_modern_call_closes_its_stream_and_posts_nothing() -> None:
-    disconnected = asyncio.Event()
+    disconnected, streaming = asyncio.Event(), asyncio.Event()
     posts: list[str] = []
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
@@ -385,16 +387,17 @@ async def test_cancelling_a_modern_call_closes_its_stream_and_posts_nothing() ->
             }
         )
         await send({"type": "http.response.body", "body": b": open\n\n", "more_body": True})
+        streaming.set()
         while (await receive())["type"] != "http.disconnect":
             pass
         disconnected.set()
 
     async with serving(app) as base, Client(base + "/mcp", timeout=10) as client:
         call = asyncio.ensure_future(client.request("tools/call", {"name": "slow"}))
-        await asyncio.sleep(0.2)
+        await asyncio.wait_for(streaming.wait(), 5)
         call.cancel()
         await asyncio.wait_for(disconnected.wait(), 5)
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.1)  # time for a notifications/cancelled POST, were one sent
     assert posts == ["server/discover", "tools/call"]  # no notifications/cancelled
 
 
@@ -426,7 +429,7 @@ async def everything(mode: str) -> AsyncIterator[str]:
 @pytest.mark.parametrize(("mode", "path"), [("streamableHttp", "/mcp"), ("sse", "/sse")])
 async def test_everything_over_http_falls_back(mode: str, path: str) -> None:
     async with everything(mode) as base, Client(base + path, timeout=20) as client:
-        assert client.era == "legacy"
+        assert client.era == "handshake"
         result = await client.call_tool("get-sum", {"a": 2, "b": 3})
         assert "5" in text(result)
 
@@ -441,9 +444,9 @@ async def test_a_url_remembered_as_legacy_that_turned_modern_is_probed_again() -
     async with serving(app) as base:
         key = era_module.server_key(base + "/mcp")
         assert key is not None
-        era_module.ERAS[key] = "legacy"
+        era_module.ERAS[key] = "handshake"
         async with Client(base + "/mcp", timeout=10) as client:
-            assert client.era == "modern"
+            assert client.era == "per-request"
         assert era_module.ERAS[key] == "2026-07-28"
     methods = [r.get("method") for r, _ in app.seen]
     assert methods[0] == "initialize"
