@@ -160,9 +160,10 @@ async def test_cancelling_leaves_every_tool_use_answered() -> None:
     model = ScriptedProvider([use("alpha__slow", {"seconds": 30})])
     consent = ConsentPolicy(rules={"alpha": {"slow": "allow"}})
     async with Host(config(alpha={}), provider=model, consent=consent) as host:
-        agent = host.agent()
+        calling = asyncio.Event()
+        agent = host.agent(on_event=lambda e: calling.set() if e.kind == "tool_call" else None)
         sending = asyncio.create_task(agent.send("wait"))
-        await asyncio.sleep(0.5)
+        await asyncio.wait_for(calling.wait(), 10)  # the tool call is under way
         sending.cancel()
         with pytest.raises(asyncio.CancelledError):
             await sending
