@@ -16,7 +16,8 @@ at all) runs over stdio as `python FILE`, or, when it does not start itself, as 
 A URL target uses the tokens `mcpkit login` stored and logs in when the server asks
 (`--no-login` fails instead; `--token` or $MCPKIT_TOKEN sends a bearer token instead).
 `--json` prints machine-readable JSON. Exit codes: 0 success, 1 the tool reported an error,
-2 usage error, 3 connection failure (could not connect, closed, timed out), 4 the server
+2 usage error (or an optional dependency missing: the message names the pip install), 3
+connection failure (could not connect, closed, timed out), 4 the server
 answered with a protocol error.
 """
 
