@@ -269,7 +269,7 @@ class Server:
         """Remove a prompt (connected clients are told). Raises KeyError for an unknown name."""
         self.prompts._remove(name)
 
-    def resource(self, uri: str, /, **options: Unpack[ResourceOptions]) -> Callable[[F], F]:
+    def resource(self, uri: str, **options: Unpack[ResourceOptions]) -> Callable[[F], F]:
         """Register the decorated function as a resource (a template when `uri` has {vars}):
         `@server.resource("data://name")`. The function is returned unchanged; options as for
         `add_resource`.
