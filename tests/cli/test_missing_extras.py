@@ -76,16 +76,22 @@ try:
     OpenAIProvider(api_key="x")
 except MissingExtra as exc:
     print(exc)
+try:
+    from mcpkit import Server
+    Server("s").run(transport="http", port=1)
+except MissingExtra as exc:
+    print(exc)
 """
 
 
 def test_the_library_raises_missing_extra_an_import_error(tmp_path: Path) -> None:
-    out = without("httpx,openai", [sys.executable, "-c", LIBRARY], tmp_path)
+    out = without("httpx,openai,uvicorn", [sys.executable, "-c", LIBRARY], tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [
         "httpx is not installed; it comes with mcpkit's 'http' extra: pip install 'mcpkit[http]'",
         "openai is not installed; it comes with mcpkit's 'openai' extra: "
         "pip install 'mcpkit[openai]'",
+        "uvicorn is not installed; it comes with mcpkit's 'http' extra: pip install 'mcpkit[http]'",
     ]
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
+from mcpkit._extras import optional_dependency
 from mcpkit.runtime import MessageTransport, SessionlessServer
 
 if TYPE_CHECKING:
@@ -100,7 +101,8 @@ def _serve_http(
     log_level: str = "warning",
     **options: Unpack[HTTPAppOptions],
 ) -> None:
-    import uvicorn
+    with optional_dependency():  # uvicorn: the 'http' extra
+        import uvicorn
 
     options.setdefault("bind_host", host)
     app = http_app(server, options)
