@@ -13,7 +13,7 @@ TASKS = str(Path(__file__).resolve().parents[1] / "fixtures" / "task_server.py")
 
 
 async def test_the_first_call_of_a_required_task_tool_asks_for_a_task() -> None:
-    async with Client([sys.executable, TASKS], mode="legacy") as client:
+    async with Client([sys.executable, TASKS], mode="handshake") as client:
         assert client.protocol_version == "2025-11-25"
         result = await client.call_tool("nightly", {"name": "db"})  # nothing listed before
         assert result.content[0].text == "nightly db done"  # type: ignore[union-attr]
