@@ -235,7 +235,7 @@ async def test_closed_set_arguments_alone_declare_the_capability() -> None:
 async def test_per_argument_providers_come_before_the_prompt_wide_one() -> None:
     server = review_server()
 
-    @server.completions.decorator("ref/prompt", "review", argument="framework")
+    @server.completion("ref/prompt", "review", argument="framework")
     def frameworks(argument: str, value: str, context: dict[str, str]) -> list[str]:
         return ["flask"]
 
@@ -250,9 +250,9 @@ async def test_per_argument_providers_come_before_the_prompt_wide_one() -> None:
         assert (await complete(client, prompt_ref("review"), "language", ""))["values"] == [
             "any language"
         ]
-    server.completions.remove("ref/prompt", "review", argument="framework")
+    server.remove_completion("ref/prompt", "review", argument="framework")
     with pytest.raises(KeyError, match="framework"):
-        server.completions.remove("ref/prompt", "review", argument="framework")
+        server.remove_completion("ref/prompt", "review", argument="framework")
 
 
 async def test_unknown_prompts_and_malformed_requests_are_invalid_params() -> None:

@@ -295,3 +295,41 @@ def test_the_old_hide_out_of_scope_method_works_and_warns() -> None:
     with pytest.warns(DeprecationWarning, match=r"use server\.hide_out_of_scope = hide"):
         server.resources.hide_out_of_scope(True)  # type: ignore[operator]
     assert server.resources.hide_out_of_scope
+
+
+async def test_completion_providers_have_the_same_trio() -> None:
+    server = Server("completing")
+    server.add_prompt(review)
+
+    def languages(argument: str, value: str, context: dict[str, str]) -> list[str]:
+        return ["python", "rust"]
+
+    server.add_completion("ref/prompt", "review", languages, argument="code")
+    asked = {
+        "ref": {"type": "ref/prompt", "name": "review"},
+        "argument": {"name": "code", "value": ""},
+    }
+    async with connect(server) as client:
+        assert (await client.request("completion/complete", asked))["completion"]["values"] == [
+            "python",
+            "rust",
+        ]
+        server.remove_completion("ref/prompt", "review", "code")
+        assert (await client.request("completion/complete", asked))["completion"]["values"] == []
+    with pytest.raises(KeyError):
+        server.remove_completion("ref/prompt", "review", "code")
+
+
+def test_old_completion_spellings_work_and_warn() -> None:
+    server = Server("old")
+
+    def provider(argument: str, value: str, context: dict[str, str]) -> list[str]:
+        return []
+
+    with pytest.warns(DeprecationWarning, match=r"use @server\.completion\(\)"):
+        server.completions.decorator("ref/prompt", "a")(provider)
+    with pytest.warns(DeprecationWarning, match=r"use server\.add_completion\(\)"):
+        server.completions.add("ref/prompt", "b", provider)
+    with pytest.warns(DeprecationWarning, match=r"use server\.remove_completion\(\)"):
+        server.completions.remove("ref/prompt", "a")
+    assert len(server.completions) == 1

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 from mcpkit.errors import InvalidParams
 from mcpkit.server.context import Context, context_parameter
 from mcpkit.server.hints import caller_namespace, resolve_hints
+from mcpkit.server.registry import deprecated
 
 JSONObject = dict[str, Any]
 MAX_VALUES = 100
@@ -104,14 +105,11 @@ class Completions:
     def decorator(
         self, ref_type: str, name: str, argument: str | None = None
     ) -> Callable[[Any], Any]:
-        """Register the decorated function (returned unchanged) as the completion provider
-        for `name` (a prompt name or a URI template), for one `argument` or all of them.
-
-        Raises ValueError for an unknown `ref_type` or a provider already registered.
-        """
+        """Deprecated: `@server.completion(ref_type, name, argument)`."""
+        deprecated("server.completions.decorator()", "@server.completion()")
 
         def register(fn: Any) -> Any:
-            self.add(ref_type, name, fn, argument=argument)
+            self._add(ref_type, name, fn, argument)
             return fn
 
         return register
@@ -119,7 +117,16 @@ class Completions:
     def add(
         self, ref_type: str, name: str, fn: Callable[..., Any], *, argument: str | None = None
     ) -> None:
-        """Register `fn` as a completion provider (see `decorator`)."""
+        """Deprecated: `server.add_completion(ref_type, name, fn, argument=...)`."""
+        deprecated("server.completions.add()", "server.add_completion()")
+        self._add(ref_type, name, fn, argument)
+
+    def _add(self, ref_type: str, name: str, fn: Callable[..., Any], argument: str | None) -> None:
+        """Register `fn` as the completion provider for `name` (a prompt name or a URI
+        template), for one `argument` or all of them.
+
+        Raises ValueError for an unknown `ref_type` or a provider already registered.
+        """
         if ref_type not in REF_TYPES:
             raise ValueError(f"ref_type must be 'ref/prompt' or 'ref/resource', not {ref_type!r}")
         key = (ref_type, name, argument)
@@ -128,6 +135,11 @@ class Completions:
         self._providers[key] = Provider(fn)
 
     def remove(self, ref_type: str, name: str, argument: str | None = None) -> None:
+        """Deprecated: `server.remove_completion(ref_type, name, argument)`."""
+        deprecated("server.completions.remove()", "server.remove_completion()")
+        self._remove(ref_type, name, argument)
+
+    def _remove(self, ref_type: str, name: str, argument: str | None) -> None:
         """Raises KeyError when no such provider is registered."""
         key = (ref_type, name, argument)
         if self._providers.pop(key, None) is None:

@@ -321,9 +321,29 @@ class Server:
     # -- completion -----------------------------------------------------------------------------
 
     def completion(self, ref_type: str, name: str, argument: str | None = None) -> Callable[[F], F]:
-        """Register a completion provider for the arguments of a prompt ("ref/prompt") or
-        the variables of a resource template ("ref/resource"); `argument` narrows it to one."""
-        return self.completions.decorator(ref_type, name, argument)
+        """Register the decorated function (returned unchanged) as the completion provider
+        for the arguments of a prompt ("ref/prompt") or the variables of a resource template
+        ("ref/resource"); `argument` narrows it to one. Raises like `add_completion`."""
+
+        def register(fn: F) -> F:
+            self.add_completion(ref_type, name, fn, argument=argument)
+            return fn
+
+        return register
+
+    def add_completion(
+        self, ref_type: str, name: str, fn: Callable[..., Any], *, argument: str | None = None
+    ) -> None:
+        """Register `fn` as a completion provider (as `@server.completion` does).
+
+        Raises ValueError for an unknown `ref_type` or a provider already registered, and
+        TypeError for an annotation that does not resolve.
+        """
+        self.completions._add(ref_type, name, fn, argument)
+
+    def remove_completion(self, ref_type: str, name: str, argument: str | None = None) -> None:
+        """Remove a completion provider. Raises KeyError when none is registered so."""
+        self.completions._remove(ref_type, name, argument)
 
     # -- serving -------------------------------------------------------------------------------
 
