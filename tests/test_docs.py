@@ -57,6 +57,7 @@ def llm_url() -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
+@pytest.mark.timeout(150)  # a block may take 60 s, and a server start up to 30 s beside it
 @pytest.mark.parametrize("block", BLOCKS, ids=[block.id for block in BLOCKS])
 def test_block_runs(
     block: Block,
@@ -159,7 +160,7 @@ def _running(argv: list[str], cwd: Path, health: str, env: dict[str, str]) -> It
 
 
 def _wait_for(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 30
     while True:
         if process.poll() is not None:
             raise AssertionError(f"{process.args} exited {process.returncode}:\n{log.read_text()}")
