@@ -175,6 +175,11 @@ def test_the_options_type_spells_what_the_item_takes(
     assert typed_keys(options) == keywords(built_by)
 
 
+def test_static_content_takes_the_resource_options_but_size() -> None:
+    expected = {k: v for k, v in typed_keys(ResourceOptions).items() if k != "size"}
+    assert keywords(ResourceRegistry._add_static) == expected
+
+
 def test_the_server_methods_take_the_options_types() -> None:
     def options_of(fn: Callable[..., Any]) -> str:
         return str(inspect.signature(fn).parameters["options"].annotation)
