@@ -50,10 +50,11 @@ def folder_of(block: Block, folders: dict[Path, Path], factory: pytest.TempPathF
 
 
 @pytest.fixture(scope="session")
-def llm_url() -> Iterator[str]:
+def llm_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = unused_port()
     argv = [sys.executable, "-m", "tests.docs.llm_server", str(port)]
-    with _running(argv, ROOT, f"http://127.0.0.1:{port}/", os.environ.copy()):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # run from a folder of its own (its log)
+    with _running(argv, tmp_path_factory.mktemp("llm"), f"http://127.0.0.1:{port}/", env):
         yield f"http://127.0.0.1:{port}"
 
 
