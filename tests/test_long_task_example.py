@@ -15,7 +15,7 @@ from mcpkit import Client
 EXAMPLE = str(Path(__file__).resolve().parents[1] / "examples" / "long_task.py")
 
 
-@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+@pytest.mark.parametrize("mode", ["handshake", "2026-07-28"])
 async def test_the_long_task_example_reports_progress_and_asks_midway(mode: str) -> None:
     questions: list[str] = []
 
@@ -30,6 +30,6 @@ async def test_the_long_task_example_reports_progress_and_asks_midway(mode: str)
         )
         messages = [state.status_message async for state in handle]
         result = await handle.result()
-    assert result["content"][0]["text"] == "Report on tides with charts: 4 stages done."
+    assert result.content[0].text == "Report on tides with charts: 4 stages done."
     assert questions == ["Include charts in the report on tides?"]
     assert any(m and m.endswith("(tides)") for m in messages), messages

@@ -48,10 +48,10 @@ def paged_server() -> Server:
     return server
 
 
-@pytest.mark.parametrize("era", ["legacy", "2026-07-28"])
+@pytest.mark.parametrize("era", ["handshake", "2026-07-28"])
 async def test_helpers_in_both_eras(era: str) -> None:
     async with connect(paged_server(), era=era) as client:
-        assert client.era == ("modern" if era == "2026-07-28" else "legacy")
+        assert client.era == ("per-request" if era == "2026-07-28" else "handshake")
         assert sorted(await tools_by_name(client)) == ["a", "b", "c", "d", "e"]  # all pages
         assert texts(await call(client, "c")) == ["I am c"]
         assert texts(await client.call_tool("d")) == ["I am d"]  # a typed result too

@@ -11,6 +11,7 @@ _LAZY = {
     "Server": "mcpkit.server",
     "Client": "mcpkit.client",
     "Context": "mcpkit.server.context",
+    "Era": "mcpkit.types.eras",
     "Image": "mcpkit.server.content",
     "Audio": "mcpkit.server.content",
     "File": "mcpkit.server.content",
@@ -25,12 +26,14 @@ if TYPE_CHECKING:
     from mcpkit.server.content import Audio, File, Image, ResourceLink
     from mcpkit.server.context import Context
     from mcpkit.server.prompts import AssistantMessage, UserMessage
+    from mcpkit.types.eras import Era
 
 __all__ = [
     "AssistantMessage",
     "Audio",
     "Client",
     "Context",
+    "Era",
     "File",
     "Image",
     "ResourceLink",

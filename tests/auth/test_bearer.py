@@ -308,7 +308,7 @@ async def test_legacy_sse_sessions_are_authenticated_and_bound() -> None:
             assert (await c.post(endpoint, headers=alice, json=ping)).status_code == 202
 
 
-@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+@pytest.mark.parametrize("mode", ["handshake", "2026-07-28"])
 async def test_our_client_with_a_bearer_token_in_both_eras(mode: str) -> None:
     async with protected() as (base, _):
         headers = {"authorization": "Bearer root-token-0123456789"}

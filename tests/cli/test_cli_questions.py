@@ -19,7 +19,7 @@ CALL = [sys.executable, "-m", "mcpkit", "call", LONG_TASK, "build_report", "topi
 FAST = "seconds_per_stage=0.05"
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.parametrize("mode", ["auto", "handshake"])
 def test_piped_answers_are_read_from_stdin(mode: str) -> None:
     done = subprocess.run(
         [*CALL, FAST, "--mode", mode],

@@ -29,7 +29,7 @@ def url() -> Iterator[str]:
 
 
 def test_call_runs_a_required_task_tool_of_a_handshake_server() -> None:
-    done = mcpkit("call", TASKS, "nightly", "name=db", "--mode", "legacy")
+    done = mcpkit("call", TASKS, "nightly", "name=db", "--mode", "handshake")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "nightly db done\n"
 

@@ -631,7 +631,7 @@ async def test_a_timeout_after_junk_on_stdout_says_so(tmp_path: Path) -> None:
     script = tmp_path / "welcome.py"
     script.write_text(SILENT_BUT_NOISY)
     with pytest.raises(RequestTimeout) as timed_out:
-        async with Client([sys.executable, str(script)], mode="legacy", timeout=1):
+        async with Client([sys.executable, str(script)], mode="handshake", timeout=1):
             pass
     message = str(timed_out.value)
     assert "initialize got no answer within 1 s" in message

@@ -38,7 +38,7 @@ async def test_an_ambiguous_query_asks_the_user_inside_the_task() -> None:
             "simulate-research-query", {"topic": "python", "ambiguous": True}
         )
         result = await handle.result()
-        report = result["content"][0]["text"]
+        report = result.content[0].text
         assert "python (snake)" in report
         assert (await handle.status()).status == "completed"
     (question,) = asked

@@ -29,7 +29,7 @@ async def test_modern_listen_acknowledges_what_fastmcp_can_deliver() -> None:
     # auto mode: however slowly FastMCP starts, its answer to server/discover settles the era
     argv = [str(fastmcp_python()), str(SERVER)]
     async with Client(argv, timeout=30) as client:
-        assert client.era == "modern"
+        assert client.era == "per-request"
         assert client.supports("tools") and not client.supports("tools", "listChanged")
         result = await client.call_tool("add", {"a": 2, "b": 3})
         assert result.structured_content == {"result": 5}
@@ -42,7 +42,7 @@ async def test_modern_listen_acknowledges_what_fastmcp_can_deliver() -> None:
 async def test_legacy_listen_is_acknowledged_from_the_capabilities() -> None:
     argv = [str(fastmcp_python()), str(SERVER)]
     async with (
-        Client(argv, mode="legacy", timeout=30) as client,
+        Client(argv, mode="handshake", timeout=30) as client,
         client.listen(tools=True, prompts=True) as sub,
     ):
         assert sub.acknowledged == {"toolsListChanged": True, "promptsListChanged": True}

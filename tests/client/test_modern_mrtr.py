@@ -242,7 +242,7 @@ def asking_server() -> Any:
     return server
 
 
-@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+@pytest.mark.parametrize("mode", ["handshake", "2026-07-28"])
 async def test_our_server_asks_through_the_same_handlers_in_both_eras(mode: str) -> None:
 
     async def elicit(params: Any) -> JSONObject:
@@ -254,6 +254,6 @@ async def test_our_server_asks_through_the_same_handlers_in_both_eras(mode: str)
     async with Client(
         asking_server(), mode=mode, elicitation=elicit, sampling=sample, roots=["file:///r"]
     ) as client:
-        assert client.era == ("legacy" if mode == "legacy" else "modern")
+        assert client.era == ("handshake" if mode == "handshake" else "per-request")
         result = await client.call_tool("deploy", {"target": "prod"})
     assert result.content[0].text == "True yo 1"  # type: ignore[union-attr]

@@ -104,7 +104,7 @@ async def test_official_server_is_found_modern_and_asks_through_input_required(
     official: list[str],
 ) -> None:
     async with Client(official, elicitation=elicit, timeout=20) as client:
-        assert client.era == "modern"
+        assert client.era == "per-request"
         assert client.protocol_version == "2026-07-28"
         assert client.server_info["name"] == "official-modern"
         assert client.supports("tools")
@@ -121,15 +121,15 @@ async def test_official_server_is_found_modern_and_asks_through_input_required(
 async def test_official_server_pinned_legacy_asks_mid_call_with_the_same_handler(
     official: list[str],
 ) -> None:
-    async with Client(official, elicitation=elicit, mode="legacy", timeout=20) as client:
-        assert client.era == "legacy"
+    async with Client(official, elicitation=elicit, mode="handshake", timeout=20) as client:
+        assert client.era == "handshake"
         assert client.protocol_version == "2025-11-25"
         assert text(await client.call_tool("greet", {})) == "Hello, Ada!"
 
 
 async def test_official_server_pinned_modern(official: list[str]) -> None:
     async with Client(official, mode="2026-07-28", timeout=20) as client:
-        assert client.era == "modern"
+        assert client.era == "per-request"
         assert text(await client.call_tool("add", {"a": 1, "b": 2})) == "3"
 
 
@@ -144,7 +144,7 @@ async def test_our_demo_server_over_stdio_is_modern_and_asks_through_input_requi
     async with Client(
         [sys.executable, str(DEMO)], sampling=sample, roots=["file:///tmp"], timeout=20
     ) as client:
-        assert client.era == "modern"
+        assert client.era == "per-request"
         assert client.server_info["name"]
         assert text(await client.call_tool("add", {"a": 1, "b": 2})) == "3"
         assert text(await client.call_tool("ask_model", {"question": "sky?"})) == "blue"
@@ -158,14 +158,14 @@ async def test_our_demo_server_over_stdio_is_modern_and_asks_through_input_requi
 async def test_everything_over_stdio_falls_back_to_initialize() -> None:
     argv = [*npm_command("mcp-server-everything"), "stdio"]
     async with Client(argv, env=node_env(), timeout=30) as client:
-        assert client.era == "legacy"
+        assert client.era == "handshake"
         assert client.protocol_version == "2025-11-25"
         result = await client.call_tool("get-sum", {"a": 2, "b": 3})
         assert "5" in text(result)
         await client.ping()
     key = era_module.server_key(argv)
     assert key is not None
-    assert era_module.ERAS[key] == "legacy"
+    assert era_module.ERAS[key] == "handshake"
 
 
 async def test_everything_refuses_a_client_pinned_to_the_modern_era() -> None:

@@ -59,7 +59,7 @@ def late(script: Path | str, delay: str = DELAY) -> list[str]:
 @pytest.mark.parametrize("script", ["stdio_server.py", "official_server.py"])
 async def test_a_slow_dual_era_server_connects_modern(script: str) -> None:
     async with Client(late(FIXTURES / script), probe_timeout=PROBE, timeout=30) as client:
-        assert client.era == "modern"
+        assert client.era == "per-request"
         assert client.protocol_version == "2026-07-28"
         result = await client.call_tool("add", {"a": 2, "b": 3})
         assert result.structured_content == {"result": 5}
@@ -70,7 +70,7 @@ async def test_the_official_server_starting_past_the_default_probe_wait_connects
     # The case as reported: the default probe_timeout (3 s), a server that starts in 4 s.
     assert era_module.DEFAULT_PROBE_TIMEOUT < 4
     async with Client(late(FIXTURES / "official_server.py", "4"), timeout=30) as client:
-        assert client.era == "modern"
+        assert client.era == "per-request"
         assert (await client.call_tool("echo", {"text": "hi"})).structured_content == {
             "result": "hi"
         }
@@ -81,7 +81,7 @@ async def test_a_slow_legacy_server_that_refuses_the_probe_connects_legacy() -> 
     async with Client(
         late(FIXTURES / "plain_stdio_server.py"), probe_timeout=PROBE, timeout=30
     ) as client:
-        assert client.era == "legacy"
+        assert client.era == "handshake"
         assert client.protocol_version == "2025-06-18"
         assert [tool.name for tool in (await client.list_tools()).tools] == ["shout"]
 
@@ -92,7 +92,7 @@ async def test_a_slow_legacy_server_that_never_answers_the_probe_connects_legacy
     script = tmp_path / "silent_legacy.py"
     script.write_text(SILENT_LEGACY)
     async with Client(late(script), probe_timeout=PROBE, timeout=30) as client:
-        assert client.era == "legacy"
+        assert client.era == "handshake"
         assert client.server_info["name"] == "silent-legacy"
         assert (await client.list_tools()).tools == []
 
@@ -153,7 +153,7 @@ async def test_a_refused_initialize_and_the_probe_answer_in_either_order_mean_mo
     # The refusal first: the connection must still hear the probe's answer after it.
     peer = HeldProbe(initialize_first, REFUSED)
     async with Client(peer.client_end, mode="auto", probe_timeout=0.1, timeout=10) as client:
-        assert client.era == "modern"
+        assert client.era == "per-request"
         assert client.server_info["name"] == "held"
         await client.request("tools/list")  # the connection serves 2026-07-28 requests
     assert peer.seen[:2] == ["server/discover", "initialize"]
@@ -163,4 +163,4 @@ async def test_both_answers_in_together_the_probe_decides() -> None:
     # A dual-era server that accepts both: the era we prefer, since it speaks it.
     peer = HeldProbe(True, ACCEPTED)
     async with Client(peer.client_end, mode="auto", probe_timeout=0.1, timeout=10) as client:
-        assert client.era == "modern"
+        assert client.era == "per-request"

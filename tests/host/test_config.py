@@ -57,7 +57,7 @@ def test_claude_desktop_and_claude_code_entries_with_variables() -> None:
     assert config.servers["cursor-style"].transport == "http"
     assert config.servers["legacy"].transport == "sse"
     assert config.servers["typed-sse"].transport == "sse"
-    assert config.servers["typed-sse"].client_options()["mode"] == "legacy"
+    assert config.servers["typed-sse"].client_options()["mode"] == "handshake"
     assert list(config.servers) == ["files", "remote", "cursor-style", "legacy", "typed-sse"]
 
 

@@ -84,7 +84,7 @@ async def until(
                 return status
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.parametrize("mode", ["auto", "handshake"])
 async def test_a_server_gone_is_unavailable_at_once_and_reconnected_as_long_as_it_takes(
     remote: Remote, mode: str
 ) -> None:
@@ -131,7 +131,7 @@ async def test_a_call_that_finds_the_server_gone_marks_it_restarting_before_retu
     # server gone did (the call, or its transport before it), not a failed reconnection.
     timing = Timing(connect_timeout=5.0, restart_delay=30.0, max_delay=30.0)
     config = load_config({"mcpServers": {"remote": {"url": remote.url}}})
-    servers = HostServers(config, timing=timing, client_options={"mode": "legacy"})
+    servers = HostServers(config, timing=timing, client_options={"mode": "handshake"})
     try:
         await servers.start()
         tools = HostTools(servers)
@@ -149,7 +149,7 @@ async def test_a_call_that_finds_the_server_gone_marks_it_restarting_before_retu
 async def test_max_restarts_still_bounds_the_attempts_when_given(remote: Remote) -> None:
     timing = Timing(connect_timeout=5.0, restart_delay=0.01, max_delay=0.02, max_restarts=3)
     config = load_config({"mcpServers": {"remote": {"url": remote.url}}})
-    servers = HostServers(config, timing=timing, client_options={"mode": "legacy"})
+    servers = HostServers(config, timing=timing, client_options={"mode": "handshake"})
     changes = watch(servers)
     try:
         await servers.start()
@@ -212,7 +212,7 @@ async def test_prompts_and_resources_of_a_server_gone_name_it_too() -> None:
         await servers.aclose()
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.parametrize("mode", ["auto", "handshake"])
 async def test_a_server_gone_is_restarting_without_waiting_for_a_call(
     remote: Remote, mode: str
 ) -> None:

@@ -94,7 +94,7 @@ async def test_a_server_flooding_logs_costs_the_others_nothing() -> None:
             }
         }
     )
-    servers = HostServers(config, log_limit=50, client_options={"mode": "legacy"})
+    servers = HostServers(config, log_limit=50, client_options={"mode": "handshake"})
     try:
         await servers.start()
         tools = HostTools(servers)
@@ -120,7 +120,7 @@ async def test_a_modern_servers_tool_changes_are_followed() -> None:
     servers = two_servers()
     try:
         await servers.start()
-        assert servers.client("alpha").era == "modern"
+        assert servers.client("alpha").era == "per-request"
         tools = HostTools(servers)
         before = {t.name: t.item.description for t in await tools.list()}
         assert before["alpha__target"] == "Echo the text."

@@ -55,7 +55,7 @@ async def test_servers_start_together_and_a_dead_one_costs_the_others_nothing(
         },
         environ={},
     )
-    servers = HostServers(config, timing=FAST, client_options={"mode": "legacy"})
+    servers = HostServers(config, timing=FAST, client_options={"mode": "handshake"})
     started = time.monotonic()
     try:
         await servers.start()
@@ -85,7 +85,7 @@ async def test_a_crashed_server_is_restarted_with_backoff(tmp_path: Path) -> Non
     config = load_config(
         {"mcpServers": {"crashy": {"command": sys.executable, "args": [str(script)]}}}
     )
-    servers = HostServers(config, timing=FAST, client_options={"mode": "legacy"})
+    servers = HostServers(config, timing=FAST, client_options={"mode": "handshake"})
     try:
         await servers.start()
         first = servers.client("crashy")
@@ -135,7 +135,7 @@ async def test_disable_and_enable_at_run_time_and_an_http_server() -> None:
             await servers.aclose()
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.parametrize("mode", ["auto", "handshake"])
 async def test_an_http_server_that_went_away_is_reconnected_when_it_is_back(mode: str) -> None:
     port = unused_port()
     url = f"http://127.0.0.1:{port}/mcp"

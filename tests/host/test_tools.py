@@ -107,7 +107,7 @@ async def test_prefixes_never_collide_and_a_list_changed_refreshes_the_view(
             }
         }
     )
-    servers = HostServers(config, client_options={"mode": "legacy"})
+    servers = HostServers(config, client_options={"mode": "handshake"})
     try:
         await servers.start()
         tools = HostTools(servers)
@@ -158,7 +158,7 @@ async def test_prompts_of_several_servers_in_one_view_with_gets_routed() -> None
         await servers.aclose()
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.parametrize("mode", ["auto", "handshake"])
 async def test_a_server_without_prompts_or_resources_is_skipped_silently(
     mode: str, caplog: pytest.LogCaptureFixture
 ) -> None:

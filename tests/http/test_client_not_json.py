@@ -97,7 +97,7 @@ async def test_the_official_sdk_server_over_http_logs_nothing(
     caplog.set_level(logging.DEBUG, logger="mcpkit")
     async with (
         serving(official_app.streamable()) as base,
-        Client(base + "/mcp", mode="legacy", timeout=10) as client,
+        Client(base + "/mcp", mode="handshake", timeout=10) as client,
     ):
         await client.call_tool("chatty", {"steps": 2})
         await client.list_tools()
@@ -126,7 +126,7 @@ async def test_the_stdio_warning_keeps_its_hint(
         f"import runpy\nprint('booting...', flush=True)\nrunpy.run_path({str(plain)!r}, "
         "run_name='__main__')\n"
     )
-    async with Client([sys.executable, str(script)], mode="legacy", timeout=20) as client:
+    async with Client([sys.executable, str(script)], mode="handshake", timeout=20) as client:
         assert client.server_info["name"]
     [logged] = problems(caplog)
     assert "booting..." in logged and "stdout is for MCP messages only" in logged

@@ -49,7 +49,7 @@ async def test_modes(mode: str) -> None:
     recorder = Wiretap(official_app.streamable(**MODES[mode]))
     async with (
         serving(recorder) as base,
-        Client(base + "/mcp", timeout=10, mode="legacy") as client,
+        Client(base + "/mcp", timeout=10, mode="handshake") as client,
     ):
         assert client.server_info["name"] == "official-http"
         assert client.protocol_version == "2025-11-25"
@@ -91,7 +91,9 @@ async def test_get_stream_carries_unrelated_messages() -> None:
         changed.set()
 
     async with serving(recorder) as base:
-        async with Client(base + "/mcp", on_list_changed=on_list_changed, mode="legacy") as client:
+        async with Client(
+            base + "/mcp", on_list_changed=on_list_changed, mode="handshake"
+        ) as client:
             await client.request("tools/call", {"name": "later", "arguments": {}})
             await asyncio.wait_for(changed.wait(), 5)
         gets = [e for e in recorder.seen if e["method"] == "GET"]
@@ -102,7 +104,7 @@ async def test_get_stream_carries_unrelated_messages() -> None:
 async def test_delete_on_close_ends_the_session() -> None:
     recorder = Wiretap(official_app.streamable())
     async with serving(recorder) as base:
-        async with Client(base + "/mcp", mode="legacy") as client:
+        async with Client(base + "/mcp", mode="handshake") as client:
             await client.ping()
         session = recorder.seen[-1]["headers"][SESSION]
         assert recorder.seen[-1]["method"] == "DELETE"
@@ -173,7 +175,7 @@ async def test_custom_headers_and_auth_hook() -> None:
 async def test_unreachable_server_names_the_url() -> None:
     url = f"http://127.0.0.1:{unused_port()}/mcp"
     with pytest.raises(ConnectionClosed, match=f"could not connect to {url}"):
-        async with Client(url, timeout=5, mode="legacy"):
+        async with Client(url, timeout=5, mode="handshake"):
             pass
 
 
@@ -181,7 +183,7 @@ async def test_falls_back_to_http_sse() -> None:
     recorder = Wiretap(official_app.legacy())
     async with (
         serving(recorder) as base,
-        Client(base + "/sse", timeout=10, mode="legacy") as client,
+        Client(base + "/sse", timeout=10, mode="handshake") as client,
     ):
         assert client.server_info["name"] == "official-http"
         await exercise(client)

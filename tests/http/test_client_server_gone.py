@@ -31,7 +31,7 @@ from .servers import serving, unused_port, wait_until_listening
 SCRIPT = Path(__file__).resolve().parent / "run_dying_server.py"
 ROOT = Path(__file__).resolve().parents[2]
 SETTLE = 20.0  # generous bound on awaiting what must happen at once (a loaded machine)
-MODES = ["legacy", "auto"]  # a handshake session, and 2026-07-28
+MODES = ["handshake", "auto"]  # a handshake session, and 2026-07-28
 
 
 @pytest.fixture(autouse=True)
@@ -58,7 +58,7 @@ def dying_server() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
 async def connected(mode: str) -> AsyncIterator[tuple[Client, subprocess.Popen[bytes], str]]:
     with dying_server() as (url, process):
         async with Client(url, mode=mode, timeout=60) as client:
-            assert client.era == ("legacy" if mode == "legacy" else "modern")
+            assert client.era == ("handshake" if mode == "handshake" else "per-request")
             yield client, process, url
 
 
@@ -101,7 +101,7 @@ async def test_a_call_in_flight_raises_connection_closed_and_the_client_knows(
 
 
 async def test_an_idle_handshake_session_knows_when_its_get_stream_cannot_be_reopened() -> None:
-    async with connected("legacy") as (client, process, url):
+    async with connected("handshake") as (client, process, url):
         closed = asyncio.get_running_loop().create_task(client.wait_closed())
         await hello(client)
         kill(process)
@@ -157,7 +157,7 @@ async def breaking_server(scope: Any, receive: Any, send: Any) -> None:
 
 async def test_a_broken_connection_to_a_live_server_fails_only_its_request() -> None:
     async with serving(breaking_server) as base, Client(base + "/mcp", timeout=10) as client:
-        assert client.era == "modern"
+        assert client.era == "per-request"
         with pytest.raises(ProtocolError, match="broke") as failed:
             await client.request("tools/call", {"name": "x", "arguments": {}})
         assert not isinstance(failed.value, ConnectionClosed)

@@ -62,14 +62,14 @@ async def accept(request: Any) -> dict[str, Any]:
     return {"action": "accept", "content": {"ok": True}}
 
 
-@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+@pytest.mark.parametrize("mode", ["handshake", "2026-07-28"])
 async def test_a_task_asks_its_question_over_http_and_finishes(mode: str) -> None:
     async with served() as url, Client(url, mode=mode, elicitation=accept) as client:
         handle = await client.start_tool("build", {"steps": 3})
         messages = [state.status_message async for state in handle]
         assert "step 3 of 3" in messages or "step 2 of 3" in messages
         result = await handle.result()
-        assert result["content"][0]["text"] == "built 3, ship=True"
+        assert result.content[0].text == "built 3, ship=True"
 
 
 async def test_call_tool_over_modern_http_returns_the_final_result() -> None:
@@ -86,10 +86,10 @@ async def test_a_modern_task_outlives_its_client_and_another_client_collects_it(
         # the first client is gone (a restart, another process): the task is not
         async with Client(url, mode="2026-07-28") as second:
             result = await second.task(task_id).result()
-            assert result["content"][0]["text"] == "waited"
+            assert result.content[0].text == "waited"
 
 
-@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+@pytest.mark.parametrize("mode", ["handshake", "2026-07-28"])
 async def test_with_authorization_a_task_belongs_to_its_principal(mode: str) -> None:
     def as_(token: str) -> Client:
         headers = {"authorization": f"Bearer {token}"}
@@ -106,4 +106,4 @@ async def test_with_authorization_a_task_belongs_to_its_principal(mode: str) -> 
         # the same principal in a new client (session) may collect it
         async with as_("alice-token-0123456789") as again:
             result = await again.task(handle.task_id).result()
-            assert result["content"][0]["text"] == "waited"
+            assert result.content[0].text == "waited"

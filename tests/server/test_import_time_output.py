@@ -40,7 +40,7 @@ def add(a: int, b: int) -> int:
 # The handshake era, so that an answer glued to the noise is lost rather than replaced by the
 # auto mode's fallback; a lost answer fails the command at the timeout (a fixed server answers
 # in milliseconds).
-CLIENT = ("--mode", "legacy", "--timeout", "20")
+CLIENT = ("--mode", "handshake", "--timeout", "20")
 PRINTED = ("noise: print at import time", "noise: buffered", "noise: straight to fd 1")
 
 

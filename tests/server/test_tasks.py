@@ -16,7 +16,7 @@ from mcpkit.server import Context
 from mcpkit.server.tasks import TaskSettings
 from tests.clock import FakeClock
 
-MODES = ["legacy", "2026-07-28"]
+MODES = ["handshake", "2026-07-28"]
 CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 
 
@@ -78,7 +78,7 @@ async def test_a_task_runs_to_its_result_and_the_handle_shows_each_state(mode: s
         assert states[-1].status == "completed"
         assert "asking" in {s.status_message for s in states}  # progress -> statusMessage
         result = await handle.result()
-        assert result["content"][0]["text"] == "ok=True"
+        assert result.content[0].text == "ok=True"
         assert (await handle.status()).status == "completed"
 
 
@@ -103,7 +103,7 @@ async def test_modern_call_tool_becomes_a_task_and_answers_its_question_through_
 
 async def test_handshake_call_tool_stays_inline_for_an_optional_tool() -> None:
     server, seen = make_server()
-    async with client(server, "legacy") as c:
+    async with client(server, "handshake") as c:
         result = await c.call_tool("confirm")
         assert result.content[0].text == "ok=True"  # type: ignore[union-attr]
         assert seen["task_id"] is None  # inline: the client did not ask for a task
@@ -125,7 +125,7 @@ async def test_cancel_of_a_finished_task_is_refused_at_2025_11_25_and_acknowledg
     None
 ):
     server, _ = make_server()
-    async with client(server, "legacy") as c:
+    async with client(server, "handshake") as c:
         handle = await c.start_tool("slow")
         await handle.result()
         with pytest.raises(ProtocolError) as refused:
@@ -140,15 +140,15 @@ async def test_cancel_of_a_finished_task_is_refused_at_2025_11_25_and_acknowledg
 
 async def test_a_tool_error_fails_the_task_at_2025_11_25_and_completes_it_at_2026() -> None:
     server, _ = make_server()
-    async with client(server, "legacy") as c:
+    async with client(server, "handshake") as c:
         handle = await c.start_tool("tool_error")
         result = await handle.result()  # tasks/result returns what the call would have
-        assert result["isError"] is True
+        assert result.is_error is True
         assert (await handle.status()).status == "failed"
     async with client(server, "2026-07-28") as c:
         handle = await c.start_tool("tool_error")
         result = await handle.result()
-        assert result["isError"] is True
+        assert result.is_error is True
         assert handle.state.status == "completed"  # the extension's rule
 
 
@@ -179,7 +179,7 @@ async def test_unknown_task_ids_are_invalid_params(mode: str) -> None:
 
 async def test_another_session_gets_not_found_never_the_task() -> None:
     server, _ = make_server()
-    async with client(server, "legacy") as owner, client(server, "legacy") as other:
+    async with client(server, "handshake") as owner, client(server, "handshake") as other:
         handle = await owner.start_tool("endless")
         for method in ("tasks/get", "tasks/result", "tasks/cancel"):
             with pytest.raises(ProtocolError) as refused:
@@ -193,7 +193,7 @@ async def test_another_session_gets_not_found_never_the_task() -> None:
 
 async def test_tasks_list_pages_through_the_callers_tasks() -> None:
     server, _ = make_server(page_size=2)
-    async with client(server, "legacy") as c:
+    async with client(server, "handshake") as c:
         ids = [(await c.start_tool("slow", {"seconds": 0})).task_id for _ in range(5)]
         seen: list[str] = []
         cursor = None
@@ -212,7 +212,7 @@ async def test_tasks_list_pages_through_the_callers_tasks() -> None:
 async def test_the_ttl_asked_for_is_honoured_capped_and_then_the_task_is_gone() -> None:
     clock = FakeClock()
     server, _ = make_server(max_ttl_ms=60_000, clock=clock)
-    async with client(server, "legacy") as c:
+    async with client(server, "handshake") as c:
         capped = await c.request(
             "tools/call", {"name": "slow", "arguments": {"seconds": 0}, "task": {"ttl": 10**9}}
         )
@@ -230,7 +230,7 @@ async def test_the_ttl_asked_for_is_honoured_capped_and_then_the_task_is_gone() 
 
 async def test_malformed_task_params_and_tasks_for_tools_that_cannot_be_tasks() -> None:
     server, _ = make_server()
-    async with client(server, "legacy") as c:
+    async with client(server, "handshake") as c:
         with pytest.raises(ProtocolError) as malformed:
             await c.request("tools/call", {"name": "slow", "arguments": {}, "task": 5})
         assert malformed.value.code == -32602
@@ -246,7 +246,7 @@ async def test_malformed_task_params_and_tasks_for_tools_that_cannot_be_tasks() 
 
 async def test_bounds_refuse_new_tasks_with_a_clear_error() -> None:
     server, _ = make_server(max_running=2)
-    async with client(server, "legacy") as c:
+    async with client(server, "handshake") as c:
         running = [await c.start_tool("endless") for _ in range(2)]
         with pytest.raises(ProtocolError) as busy:
             await c.start_tool("endless")
@@ -254,7 +254,7 @@ async def test_bounds_refuse_new_tasks_with_a_clear_error() -> None:
         for handle in running:
             await handle.cancel()
     server, _ = make_server(max_stored=3)
-    async with client(server, "legacy") as c:
+    async with client(server, "handshake") as c:
         for _ in range(3):
             await (await c.start_tool("slow", {"seconds": 0})).result()
         with pytest.raises(ProtocolError) as full:
@@ -311,7 +311,7 @@ async def test_tasks_update_bad_answers_are_refused_and_the_task_keeps_waiting()
         right = {key: {"action": "accept", "content": {"ok": True}}}
         await c.request("tasks/update", {"taskId": task_id, "inputResponses": right})
         result = await c.task(task_id).result()
-        assert result["content"][0]["text"] == "ok=True"
+        assert result.content[0].text == "ok=True"
 
 
 async def test_tasks_update_for_a_task_not_waiting_is_acknowledged_and_changes_nothing() -> None:
@@ -320,7 +320,7 @@ async def test_tasks_update_for_a_task_not_waiting_is_acknowledged_and_changes_n
         handle = await c.start_tool("slow", {"seconds": 0.2})
         answer = {"elicit-1": {"action": "accept", "content": {"ok": True}}}
         await c.request("tasks/update", {"taskId": handle.task_id, "inputResponses": answer})
-        assert (await handle.result())["content"][0]["text"] == "slept "
+        assert (await handle.result()).content[0].text == "slept "
 
 
 async def test_status_notifications_reach_a_handshake_client() -> None:
@@ -331,7 +331,7 @@ async def test_status_notifications_reach_a_handshake_client() -> None:
         if method == "notifications/tasks/status":
             statuses.append(params["status"])
 
-    async with client(server, "legacy", on_notification=on_notification) as c:
+    async with client(server, "handshake", on_notification=on_notification) as c:
         await (await c.start_tool("confirm")).result()
         for _ in range(100):
             if "completed" in statuses:
@@ -348,7 +348,7 @@ async def test_the_question_of_a_handshake_task_carries_the_related_task_meta() 
         metas.append(request.to_wire().get("_meta"))
         return {"action": "accept", "content": {"ok": True}}
 
-    async with Client(server, mode="legacy", elicitation=elicit) as c:
+    async with Client(server, mode="handshake", elicitation=elicit) as c:
         handle = await c.start_tool("confirm")
         await handle.result()
     assert metas == [{"io.modelcontextprotocol/related-task": {"taskId": handle.task_id}}]

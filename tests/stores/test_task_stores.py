@@ -141,13 +141,13 @@ async def test_a_restarted_server_process_still_answers_for_its_tasks(
     argv = [sys.executable, str(script), redis_url]
     async with Client(argv, mode="2026-07-28") as first:
         handle = await first.start_tool("report", {"topic": "tides"})
-        assert (await handle.result())["content"][0]["text"] == "report on tides"
+        assert (await handle.result()).content[0].text == "report on tides"
     # that process has exited; a new one, on the same Redis, knows the task
     async with Client(argv, mode="2026-07-28") as second:
         again = second.task(handle.task_id)
         state = await again.status()
         assert state.status == "completed"
-        assert (await again.result())["content"][0]["text"] == "report on tides"
+        assert (await again.result()).content[0].text == "report on tides"
 
 
 HTTP_SERVER = textwrap.dedent(
@@ -180,7 +180,7 @@ async def test_two_server_processes_on_one_redis_answer_for_each_others_tasks(
             handle = await a.start_tool("report", {"topic": "tides"})
             elsewhere = b.task(handle.task_id)  # the other process, which does not run it
             assert (await elsewhere.status()).status == "working"
-            assert (await elsewhere.result())["content"][0]["text"] == "report on tides"
+            assert (await elsewhere.result()).content[0].text == "report on tides"
             # a cancel made in one process holds although the handler runs in the other
             slow = await a.start_tool("report", {"topic": "x", "seconds": 0.5})
             await b.task(slow.task_id).cancel()

@@ -71,8 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument(
             "--mode",
             default="auto",
-            help="protocol era: auto (probe, then fall back), legacy (initialize), or a "
-            "2026-07-28+ version (modern only)",
+            help="protocol era: auto (probe, then fall back), handshake (initialize), "
+            "per-request (no handshake), or one per-request version such as 2026-07-28",
         )
         add_credential_options(sub)
         return sub

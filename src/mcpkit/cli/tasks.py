@@ -8,13 +8,14 @@ import sys
 from typing import Any
 
 from mcpkit.cli.render import ProgressBar, as_json, print_result
-from mcpkit.client import Client
+from mcpkit.client import Client, Era
 from mcpkit.client.tasks import (
     TaskHandle,
     TaskState,
     answered_with_task,
     created_task,
     needs_task_param,
+    wire_result,
 )
 
 JSONObject = dict[str, Any]
@@ -37,7 +38,7 @@ async def follow(handle: TaskHandle, bar: ProgressBar) -> JSONObject:
     bar.status(f"task {handle.task_id}: {handle.state.status}")
     async for state in handle:
         bar.status(line(state))
-    return await handle.result()
+    return await wire_result(handle)  # printed as the server sent it
 
 
 def line(state: TaskState) -> str:
@@ -47,7 +48,7 @@ def line(state: TaskState) -> str:
 
 async def _must_ask_for_task(client: Client, name: str) -> bool:
     """A 2025-11-25 server's tool with taskSupport "required" is only callable as a task."""
-    if client.era == "modern" or not client.supports("tasks", "requests", "tools", "call"):
+    if client.era is Era.PER_REQUEST or not client.supports("tasks", "requests", "tools", "call"):
         return False  # no listing needed
     tool = next((t for t in await client.list_all_tools() if t.name == name), None)
     return needs_task_param(client, tool)

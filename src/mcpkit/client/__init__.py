@@ -14,11 +14,13 @@ from mcpkit.client.handlers import Elicitation, Sampling, form_errors
 from mcpkit.client.listen import Notification, Subscription
 from mcpkit.client.mrtr import InputRequired, InputRequiredError
 from mcpkit.client.options import ClientOptions
+from mcpkit.types.eras import Era
 
 __all__ = [
     "Client",
     "ClientOptions",
     "Elicitation",
+    "Era",
     "EraMismatch",
     "HttpOptions",
     "InputRequired",

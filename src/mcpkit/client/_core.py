@@ -2,7 +2,7 @@
 
 `ClientCore` opens the transport and session, runs the era selection (`era.py`), and owns the
 request pipeline every typed method goes through: the response cache and the log level in
-the modern era, and the input_required rounds (`mrtr.py`). `client.py` adds one typed method
+the per-request era, and the input_required rounds (`mrtr.py`). `client.py` adds one typed method
 per MCP request on top; see its notes for the decisions behind both.
 """
 
@@ -17,7 +17,6 @@ from mcpkit.client._targets import StdioOptions, is_url, open_transport, with_au
 from mcpkit.client.cache import ResponseCache
 from mcpkit.client.era import (
     Chosen,
-    EraName,
     Reprobe,
     check_mode,
     choose_era,
@@ -51,6 +50,7 @@ from mcpkit.client.tasks import (
     created_task,
     needs_task_param,
     start_tool,
+    wire_result,
 )
 from mcpkit.client.tool_catalog import ToolCatalog
 from mcpkit.errors import (
@@ -65,6 +65,7 @@ from mcpkit.protocol.lifecycle import has_capability
 from mcpkit.protocol.modern import CACHEABLE_METHODS, LOG_LEVEL, LOG_LEVELS
 from mcpkit.protocol.tasks import EXTENSION as TASKS_EXTENSION
 from mcpkit.runtime import ProgressCallback, Session
+from mcpkit.types.eras import Era
 from mcpkit.types.versions import MODERN_VERSIONS
 
 if TYPE_CHECKING:
@@ -88,9 +89,9 @@ class ClientCore:
             if protocol_version in MODERN_VERSIONS:
                 mode, protocol_version = protocol_version, None
             else:
-                mode = "legacy"
+                mode = Era.HANDSHAKE
         if mode is None:
-            mode = "auto" if server_key(target) is not None else "legacy"
+            mode = "auto" if server_key(target) is not None else Era.HANDSHAKE
         self._mode = check_mode(mode)
         self.options = options
         self._probe_timeout = options.probe_timeout
@@ -118,8 +119,8 @@ class ClientCore:
         self.max_pages = options.max_pages
         self._session: Session | None = None
         self._chosen: Chosen | None = None
-        self._log_level: str | None = None  # modern: stamped on every request
-        self._cache: ResponseCache | None = None  # in modern mode, unless cache=False
+        self._log_level: str | None = None  # per-request era: stamped on every request
+        self._cache: ResponseCache | None = None  # in the per-request era, unless cache=False
         self._use_cache = options.cache
         self._clock = options.clock  # the cache's freshness (ttlMs)
         self._catalog = ToolCatalog()  # what tools/list said (schemas, header paths)
@@ -151,7 +152,7 @@ class ClientCore:
             break
         self._session = session
         assert self._chosen is not None  # the second attempt probes: no Reprobe
-        if self._chosen.era == "modern":
+        if self._chosen.era is Era.PER_REQUEST:
             self._headers_matter = is_url(self._target)
             if self._use_cache:
                 self._cache = ResponseCache(DEFAULT_CACHE_ENTRIES)
@@ -166,7 +167,7 @@ class ClientCore:
         within the client's timeout (era.py).
 
         None over HTTP: an HTTP server always answers the POST and the era is read from that
-        answer, so silence is a slow server (a cold start), not a legacy one."""
+        answer, so silence is a slow server (a cold start), not a handshake-era one."""
         if key is not None and key.startswith(("http://", "https://")):
             return None
         return self._probe_timeout
@@ -230,14 +231,15 @@ class ClientCore:
         return self._chosen
 
     @property
-    def era(self) -> EraName:
-        """ "modern" (2026-07-28 on: no handshake, every request carries its envelope) or
-        "legacy" (the initialize handshake)."""
+    def era(self) -> Era:
+        """`Era.PER_REQUEST` ("per-request": 2026-07-28 on, no handshake, every request
+        carries its envelope) or `Era.HANDSHAKE` ("handshake": `initialize` agreed the
+        revision). A `str` enum: compare with either. Raises RuntimeError when not connected."""
         return self._era.era
 
     @property
     def server_info(self) -> JSONObject:
-        """The server's `serverInfo` (name, version, title, ...) as it sent it (modern: from
+        """The server's `serverInfo` (name, version, title, ...) as it sent it (per-request: from
         `server/discover`'s `_meta`; {} when it did not say)."""
         self._era  # noqa: B018 - raises when not connected
         assert self._session is not None
@@ -258,12 +260,13 @@ class ClientCore:
 
     @property
     def protocol_version(self) -> str:
-        """The revision in use: agreed at initialize, or the per-request revision (modern)."""
+        """The revision in use: agreed at initialize, or the per-request era's revision."""
         return self._era.version
 
     @property
     def discovered(self) -> JSONObject | None:
-        """Modern: the server's `server/discover` result as sent (None in the legacy era)."""
+        """Per-request era: the server's `server/discover` result as sent (None in the
+        handshake era)."""
         return self._era.discovered
 
     def supports(self, *path: str) -> bool:
@@ -286,9 +289,9 @@ class ClientCore:
         `timeout`: seconds (or a `Timeout`; None waits forever; default: the client's).
         `on_progress(progress, total, message)` receives the server's progress and asks for it.
         Cancelling the awaiting task cancels the request (stdio: `notifications/cancelled`;
-        modern HTTP: its response stream is closed).
+        per-request HTTP: its response stream is closed).
 
-        Modern servers: an `input_required` result (tools/call, prompts/get, resources/read)
+        Per-request servers: an `input_required` result (tools/call, prompts/get, resources/read)
         is answered through this client's sampling / elicitation / roots handlers and the
         request retried, up to `max_input_rounds` times (`input_required="return"` returns
         the raw InputRequiredResult instead). Cacheable results (server/discover, list
@@ -391,7 +394,9 @@ class ClientCore:
             # The server runs it as a task: follow it to its end (tasks.py); each new status
             # message reaches on_progress as (n, None, message).
             handle = TaskHandle(self, created_task(method, raw))
-            raw = await handle.result(None if on_progress is None else _as_progress(on_progress))
+            raw = await wire_result(
+                handle, None if on_progress is None else _as_progress(on_progress)
+            )
         return _parse(kind, raw, method)
 
     def _must_be_task(self, name: str) -> bool:
@@ -419,7 +424,7 @@ class ClientCore:
         return TaskHandle.attach(self, task_id)
 
     async def ping(self) -> None:
-        """Check the server answers. Modern servers have no `ping`: a `server/discover` (not
+        """Check the server answers. Per-request servers have no `ping`: a `server/discover` (not
         from the cache) stands in for it."""
         session = self._session
         if session is not None and session.connection.modern:
@@ -430,9 +435,9 @@ class ClientCore:
     async def set_logging_level(self, level: str) -> None:
         """Ask for log messages at `level` and above; see `on_log`.
 
-        Handshake era: `logging/setLevel`. Modern: nothing is sent; the level is recorded and
-        stamped on every later request (`_meta` `io.modelcontextprotocol/logLevel`), and the
-        server logs on the response stream of each request.
+        Handshake era: `logging/setLevel`. Per-request era: nothing is sent; the level is
+        recorded and stamped on every later request (`_meta` `io.modelcontextprotocol/logLevel`),
+        and the server logs on the response stream of each request.
         """
         if level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
@@ -442,7 +447,7 @@ class ClientCore:
             return
         await self.request("logging/setLevel", {"level": level})
 
-    def _legacy_only(self, method: str, instead: str) -> None:
+    def _handshake_only(self, method: str, instead: str) -> None:
         if self._connected().connection.modern:
             raise LocalProtocolViolation(
                 f"{method} does not exist in protocol {self.protocol_version}; use "

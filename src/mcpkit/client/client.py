@@ -3,9 +3,10 @@
 How this works: `Client(target)` resolves the target to a transport (`_targets.py`, the only
 place the client reaches for one), wraps it in a runtime `Session` around a client-role
 `Connection`, and settles the protocol era on `__aenter__` (`era.py`): a `server/discover`
-probe for 2026-07-28 ("modern": no handshake, the envelope on every request), or `initialize`.
+probe for 2026-07-28 (the per-request era: no handshake, the envelope on every request), or
+`initialize` (the handshake era).
 The capabilities it declares follow from what you gave it: `sampling=`, `elicitation=` and
-`roots=` each add theirs, nothing else does (modern: in every request's envelope).
+`roots=` each add theirs, nothing else does (per-request era: in every request's envelope).
 The server's requests go to `ServerRequests` (handlers.py), its notifications to
 `Notifications` (notifications.py), and each typed method below is one MCP request whose
 result is parsed into its `mcpkit.types` model.
@@ -59,6 +60,7 @@ from mcpkit.errors import (
 )
 from mcpkit.protocol import Timeout
 from mcpkit.runtime import ProgressCallback
+from mcpkit.types.eras import Era
 
 if TYPE_CHECKING:
     from mcpkit.types import (
@@ -91,7 +93,9 @@ class Client(ClientCore):
 
     Requests time out after `timeout` seconds without an answer (reset by progress, capped at
     an hour; None waits forever); `protocol_version` pins the revision offered at initialize.
-    `mode` ("auto", "legacy" or "2026-07-28") chooses the era; in auto mode a stdio server
+    `mode` ("auto", "handshake", "per-request" or a per-request revision such as "2026-07-28";
+    the old "legacy" means "handshake", deprecated) chooses the era (`client.era` says which
+    one was settled, an `mcpkit.Era`); in auto mode a stdio server
     that has not answered the `server/discover` probe after `probe_timeout` seconds is sent
     `initialize` too, and whichever answers settles the era, within `timeout` (era.py).
 
@@ -229,22 +233,22 @@ class Client(ClientCore):
         notes); a mismatch raises `ToolOutputInvalid`. `timeout`, `on_progress` and
         cancellation work as in `request`. Also raises what `request` raises.
 
-        Modern servers may ask for input first (see `request`): answered with this client's
+        Per-request servers may ask for input first (see `request`): answered with this client's
         handlers by default. With `input_required="return"` an `InputRequired` comes back
         instead (typed so: `CallToolResult | InputRequired`); call again with
         `input_responses=` (see `answer_input`) and `request_state=` to continue. Over
-        modern HTTP a -32020 HeaderMismatch answer re-lists the tools and retries once.
+        per-request HTTP a -32020 HeaderMismatch answer re-lists the tools and retries once.
         """
         from mcpkit.types import CallToolResult
 
         fetch = None
         if not self._catalog.knows(name):  # listed while the call runs, for the outputSchema
             fetch = self._catalog.fetch(self.list_all_tools)
-        # Wait for the definition when the call depends on it: modern HTTP (the call's headers)
+        # Wait for the definition when the call depends on it: per-request HTTP (its headers)
         # and a 2025-11-25 server that runs tool calls as tasks (taskSupport "required" needs
         # params.task, even on the first call).
-        modern = self.era == "modern"
-        tasks_possible = not modern and self.supports("tasks", "requests", "tools", "call")
+        per_request = self.era is Era.PER_REQUEST
+        tasks_possible = not per_request and self.supports("tasks", "requests", "tools", "call")
         if fetch is not None and (self._headers_matter or tasks_possible):
             await asyncio.wait([fetch])
         params: JSONObject = {"name": name, "arguments": arguments or {}}
@@ -356,7 +360,7 @@ class Client(ClientCore):
         Handshake era only: 2026-07-28 has no `resources/subscribe`; use
         `listen(resource_uris=[...])`, which works in both eras (LocalProtocolViolation).
         """
-        self._legacy_only("resources/subscribe", "listen(resource_uris=[...])")
+        self._handshake_only("resources/subscribe", "listen(resource_uris=[...])")
         await self.request("resources/subscribe", {"uri": uri})
 
     # -- subscriptions -----------------------------------------------------------------------
@@ -377,10 +381,10 @@ class Client(ClientCore):
         `resource_uris`: `notifications/resources/updated` for these URIs. Entering waits for
         the server's acknowledgement; `sub.acknowledged` is what it agreed to (types it does
         not support are left out, in either era: never an error; {} when it can deliver none
-        of it). Modern servers: one `subscriptions/listen` request, ended on exit; a server
+        of it). Per-request servers: one `subscriptions/listen` request, ended on exit; a server
         that ends it ends the iteration. Handshake-era servers: the same filter over
         list_changed and `resources/subscribe`. The usual callbacks
-        (`on_list_changed`, ...) still run for these notifications. `task_ids` (modern
+        (`on_list_changed`, ...) still run for these notifications. `task_ids` (per-request
         servers with the tasks extension): `notifications/tasks` for these tasks of yours, on
         every change of status (handshake-era servers send `notifications/tasks/status` to
         `on_notification` unasked).
@@ -401,7 +405,7 @@ class Client(ClientCore):
         return Subscription(host, wanted)
 
     async def unsubscribe_resource(self, uri: str) -> None:
-        self._legacy_only("resources/unsubscribe", "listen(resource_uris=[...])")
+        self._handshake_only("resources/unsubscribe", "listen(resource_uris=[...])")
         await self.request("resources/unsubscribe", {"uri": uri})
 
     # -- prompts and completion --------------------------------------------------------------

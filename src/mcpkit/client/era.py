@@ -6,34 +6,41 @@ sends `server/discover` with the envelope (its capabilities shaped as 2026-07-28
 them by `modern.envelope_meta`; a fallback to `initialize` declares them as configured).
 Three outcomes:
 
-- a DiscoverResult: the server is modern; the best version both sides speak is kept;
-- a recognized modern error (-32020/-32021/-32022): modern too; for -32022 a version from its
-  `data.supported` is tried instead (even the one just refused: a server may refuse
+- a DiscoverResult: the server speaks the per-request era; the best version both sides speak
+  is kept;
+- a recognized 2026-07-28 error (-32020/-32021/-32022): per-request too; for -32022 a
+  version from its `data.supported` is tried instead (even the one just refused: a server may refuse
   transiently; at most MAX_PROBES tries), or, when it lists only handshake revisions we
   speak, the handshake; never a blind fallback;
-- anything else (any other error code, an HTTP 4xx without a modern body, a result that is
-  no DiscoverResult): a legacy server, so `use_handshake()` and `initialize`.
+- anything else (any other error code, an HTTP 4xx without a 2026-07-28 body, a result that
+  is no DiscoverResult): a handshake-era server, so `use_handshake()` and `initialize`.
 
 Silence is not an outcome by itself: the era is decided by what the server answers, however
 long it takes to start (a `uvx` first run, a loaded machine), within the connect timeout. Over
 stdio a server that has not answered the probe within `probe_timeout` gets `initialize` as
 well, on the same pipe, with the probe still pending (`_race`): a DiscoverResult settles
-modern (the initialize is abandoned; a dual-era server refuses it with -32022 once it has
-answered the probe in the 2026-07-28 era), a successful initialize settles legacy (a silent
-legacy server costs `probe_timeout`, not the connect timeout), and when both answers are in
-the probe's decides. Over HTTP the client waits for the probe's answer alone: a server always
-answers a POST, so silence is a slow server (a cold start), not a legacy one.
+per-request (the initialize is abandoned; a dual-era server refuses it with -32022 once it has
+answered the probe in the 2026-07-28 era), a successful initialize settles handshake (a
+silent handshake-era server costs `probe_timeout`, not the connect timeout), and when both
+answers are in the probe's decides. Over HTTP the client waits for the probe's answer alone:
+a server always answers a POST, so silence is a slow server (a cold start), not a handshake-era one.
 
 The fallback is never keyed to one error code. Over HTTP the transport turns a refused POST
 into an error answer carrying the body's JSON-RPC error (when there is one), so the same
 rules apply. A lost connection is not an outcome: it propagates.
 
 The era is a property of the server: `ERAS` remembers it per server (stdio: the command
-line; HTTP: origin and path) for this process. A server remembered as legacy is not probed
-again (a silent legacy server costs the probe timeout once per process, not per client); if
-that assumption fails (initialize is refused) the entry is dropped and the client probes.
-Only what auto mode found out is remembered: a client pinned to an era (`mode="legacy"`, a
-revision) chose for itself, and says nothing about what the server speaks to others.
+line; HTTP: origin and path) for this process. A server remembered as handshake-era is not
+probed again (a silent handshake-era server costs the probe timeout once per process, not
+per client); if that assumption fails (initialize is refused) the entry is dropped and the
+client probes.
+Only what auto mode found out is remembered: a client pinned to an era (`mode="handshake"`,
+`"per-request"`, a revision) chose for itself, and says nothing about what the server speaks
+to others.
+
+Modes: "auto", "handshake", "per-request" (the newest per-request revision both sides speak)
+or one per-request revision ("2026-07-28"); the old "legacy" means "handshake", with a
+DeprecationWarning, for one release (`mcpkit.types.eras`).
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 from mcpkit.errors import (
@@ -54,15 +61,15 @@ from mcpkit.errors import (
 from mcpkit.protocol import Initialized, Timeout
 from mcpkit.protocol.modern import MODERN_ERROR_CODES
 from mcpkit.runtime import Session
+from mcpkit.types.eras import Era, era_named
 from mcpkit.types.versions import MODERN_VERSIONS
 
 JSONObject = dict[str, Any]
-EraName = Literal["modern", "legacy"]
 logger = logging.getLogger("mcpkit.client")
 
 DEFAULT_PROBE_TIMEOUT = 3.0
 MAX_PROBES = 3  # -32022 answers followed, each naming a version we speak, before giving up
-# Server key -> the era it answered in ("legacy", or a modern version). Process-wide.
+# Server key -> what it answered in (Era.HANDSHAKE, or a per-request version). Process-wide.
 ERAS: dict[str, str] = {}
 
 
@@ -72,20 +79,28 @@ class EraMismatch(MCPError):
 
 @dataclass(frozen=True, slots=True)
 class Chosen:
-    """The outcome of era selection: a modern version and its DiscoverResult, or the
+    """The outcome of era selection: a per-request version and its DiscoverResult, or the
     handshake's `Initialized`."""
 
-    era: EraName
+    era: Era
     version: str
     discovered: JSONObject | None = None
     initialized: Initialized | None = None
 
 
+MODES = ("auto", Era.HANDSHAKE.value, Era.PER_REQUEST.value)
+
+
 def check_mode(mode: str) -> str:
-    """`mode` as given, or ValueError: "auto", "legacy" or a modern version we speak."""
-    if mode in ("auto", "legacy") or mode in MODERN_VERSIONS:
+    """`mode` as a plain string: "auto", "handshake", "per-request" or a per-request version
+    we speak. The old "legacy" is "handshake", with a DeprecationWarning. Raises ValueError
+    for anything else."""
+    mode = str(mode)  # an Era is its value; plain strings compare without warnings
+    if mode == "legacy":
+        return era_named(mode).value
+    if mode in MODES or mode in MODERN_VERSIONS:
         return mode
-    choices = ", ".join(("auto", "legacy", *MODERN_VERSIONS))
+    choices = ", ".join((*MODES, *MODERN_VERSIONS))
     raise ValueError(f"unknown client mode {mode!r}; use one of {choices}")
 
 
@@ -119,14 +134,14 @@ async def choose_era(
     answer is waited for within `init_timeout`, the connect timeout.
 
     With `retry`, may raise `Reprobe(mode)`: connect again and choose with that mode (a
-    remembered legacy server refused initialize; a stdio server exited at the probe).
-    Raises EraMismatch (pinned modern, legacy server; no common version), the initialize
-    error in the legacy era, RequestTimeout, ConnectionClosed.
+    remembered handshake-era server refused initialize; a stdio server exited at the probe).
+    Raises EraMismatch (pinned to the per-request era, a handshake-era server; no common
+    version), the initialize error in the handshake era, RequestTimeout, ConnectionClosed.
     """
     connection = session.connection
-    if mode == "legacy":  # a choice for this client alone: not remembered for the server
+    if mode == Era.HANDSHAKE:  # a choice for this client alone: not remembered for the server
         return await _handshake(session, init_timeout, handshake_version, None)
-    if mode == "auto" and ERAS.get(key or "") == "legacy":
+    if mode == "auto" and ERAS.get(key or "") == Era.HANDSHAKE:
         return await _handshake(session, init_timeout, handshake_version, key, cached=retry)
     wanted = mode if mode in MODERN_VERSIONS else connection.config.modern[-1]
     remembered = key if mode == "auto" else None  # only what auto mode found is remembered
@@ -140,12 +155,12 @@ async def choose_era(
         else:
             outcome = await _probe_outcome(discover, stdio_retry=respawn)
         if isinstance(outcome, Chosen):
-            return outcome  # the server answered initialize first: legacy
+            return outcome  # the server answered initialize first: the handshake era
         if isinstance(outcome, dict):
             return _modern(session, outcome, wanted, mode, remembered)
         if isinstance(outcome, str):
-            break  # legacy, for this reason
-        # -32022: a modern server that does not serve `wanted`.
+            break  # a handshake-era server, for this reason
+        # -32022: a per-request server that does not serve `wanted`.
         supported = _supported_list(outcome.data)
         ours = [v for v in connection.config.modern if v in supported]
         if ours and attempt < MAX_PROBES:
@@ -162,9 +177,9 @@ async def choose_era(
     if mode != "auto":
         raise EraMismatch(
             f"the client is pinned to protocol {mode} but the server does not speak it: "
-            f"{outcome} (a handshake-era server? use mode='auto' or 'legacy')"
+            f"{outcome} (a handshake-era server? use mode='auto' or 'handshake')"
         )
-    logger.debug("legacy server (%s): falling back to initialize", outcome)
+    logger.debug("handshake-era server (%s): falling back to initialize", outcome)
     return await fallback.finish(session)
 
 
@@ -189,14 +204,14 @@ class _Fallback:
         return self.pending
 
     async def finish(self, session: Session) -> Chosen:
-        """The server is legacy: the initialize's answer (sent now unless it went already)."""
+        """A handshake-era server: the initialize's answer (sent now unless it went already)."""
         if self.pending is None:
             session.connection.use_handshake()
             return await _handshake(session, self.timeout, self.version, self.key)
         return await self.pending
 
     async def abandon(self) -> None:
-        """The server is modern: the initialize's answer (a refusal, usually) is ignored."""
+        """The server is per-request: the initialize's answer (a refusal, usually) is ignored."""
         if self.pending is not None:
             await _cancel(self.pending)
             self.pending = None
@@ -232,9 +247,10 @@ async def _race(
 ) -> Outcome | Chosen:
     """Auto mode: server/discover alone for `wait` seconds, then `initialize` beside it.
 
-    Whichever answer settles the era first wins: a DiscoverResult (modern: the initialize is
-    abandoned, its refusal ignored), a successful initialize (legacy: the probe is cancelled),
-    a probe refused as a legacy server refuses it (legacy: the initialize's answer decides).
+    Whichever answer settles the era first wins: a DiscoverResult (per-request: the
+    initialize is abandoned, its refusal ignored), a successful initialize (handshake: the
+    probe is cancelled), a probe refused as a handshake-era server refuses it (handshake: the
+    initialize's answer decides).
     When both answers are in, the probe's decides (the server speaks 2026-07-28, which we
     prefer). A refused initialize while the probe is pending waits for the probe: a slow
     dual-era server answers the probe in the 2026-07-28 era and then refuses the handshake.
@@ -247,7 +263,7 @@ async def _race(
     try:
         await asyncio.wait({discover, handshake}, return_when=asyncio.FIRST_COMPLETED)
         if not discover.done() and handshake.exception() is None:
-            await _cancel(discover)  # legacy: a late answer to the probe is ignored
+            await _cancel(discover)  # handshake: a late answer to the probe is ignored
             return handshake.result()
         outcome = await _probe_outcome(discover, stdio_retry=stdio_retry)
     except BaseException:
@@ -255,7 +271,7 @@ async def _race(
         await _cancel(discover)
         raise
     if not isinstance(outcome, str):
-        await fallback.abandon()  # modern: use_modern drops the pending initialize
+        await fallback.abandon()  # per-request: use_modern drops the pending initialize
     return outcome
 
 
@@ -270,25 +286,26 @@ async def _cancel(task: asyncio.Task[Any]) -> None:
 
 async def _probe_outcome(discover: asyncio.Task[JSONObject], *, stdio_retry: bool) -> Outcome:
     """What the answer to server/discover says: the DiscoverResult, the -32022 error, or why
-    the server looks legacy. Other modern errors (-32020/-32021) and a lost connection raise."""
+    the server looks handshake-era. Other 2026-07-28 errors (-32020/-32021) and a lost
+    connection raise."""
     try:
         discovered = await discover
     except RequestTimeout as exc:
         return f"no answer to server/discover within {exc.timeout:g} s"
     except ConnectionClosed:
-        if stdio_retry:  # a strict legacy server may exit on a request before initialize
+        if stdio_retry:  # a strict handshake server may exit on a request before initialize
             logger.info("the server exited at the server/discover probe: initialize")
-            raise Reprobe("legacy") from None
+            raise Reprobe(Era.HANDSHAKE.value) from None
         raise
     except ProtocolError as exc:
         if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
             return exc
         if exc.code in MODERN_ERROR_CODES:
-            raise  # modern, but it refused the probe itself: a real error
+            raise  # per-request, but it refused the probe itself: a real error
         return f"server/discover was refused ({exc.code}: {exc.message})"
     if _is_discover_result(discovered):
         return discovered
-    return "the answer to server/discover is not a DiscoverResult"  # a lax legacy server
+    return "the answer to server/discover is not a DiscoverResult"  # a lax handshake server
 
 
 def _stdio(key: str | None) -> bool:
@@ -301,13 +318,13 @@ def _modern(
     connection = session.connection
     supported = discovered["supportedVersions"]
     common = [v for v in connection.config.modern if v in supported]
-    if mode != "auto" and mode not in supported:
+    if mode in MODERN_VERSIONS and mode not in supported:  # pinned to one revision
         common = []
     version = common[-1] if common else asked  # it answered `asked`: it serves it
     connection.use_modern(version, discovered)
     if key is not None:
         ERAS[key] = version
-    return Chosen("modern", version, discovered=discovered)
+    return Chosen(Era.PER_REQUEST, version, discovered=discovered)
 
 
 async def _handshake(
@@ -326,8 +343,8 @@ async def _handshake(
             raise Reprobe("auto") from None
         raise
     if key is not None:
-        ERAS[key] = "legacy"
-    return Chosen("legacy", initialized.protocol_version, initialized=initialized)
+        ERAS[key] = Era.HANDSHAKE
+    return Chosen(Era.HANDSHAKE, initialized.protocol_version, initialized=initialized)
 
 
 class Reprobe(MCPError):
@@ -337,7 +354,7 @@ class Reprobe(MCPError):
         super().__init__(mode)
         self.mode = mode
 
-    """A server remembered as legacy refused initialize: connect again and probe."""
+    """A server remembered as handshake-era refused initialize: connect again and probe."""
 
 
 def _is_discover_result(result: JSONObject) -> bool:

@@ -12,9 +12,9 @@ it (the differences live in `mcpkit.protocol.tasks`):
   answer them. `tasks/get` reads the status.
 
 `Client.call_tool` follows a task to its end and returns the `CallToolResult` as it always
-did; `Client.start_tool` returns the handle (`status()`, `result()`, `cancel()`, `async for
-state in handle`), and `Client.task(task_id)` makes one again later, in another client or
-process, for a task the server still holds.
+did; `Client.start_tool` returns the handle (`status()`, `result()`: the same
+`CallToolResult` model, `cancel()`, `async for state in handle`), and `Client.task(task_id)`
+makes one again later, in another client or process, for a task the server still holds.
 """
 
 from __future__ import annotations
@@ -24,18 +24,22 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpkit.client.mrtr import InputRequired
 from mcpkit.errors import CapabilityNotDeclared, InvalidResult, ProtocolError, TaskCancelled
 from mcpkit.protocol.tasks import TERMINAL
+from mcpkit.types.eras import Era
+
+if TYPE_CHECKING:
+    from mcpkit.types import CallToolResult
 
 
 class TaskClient(Protocol):
     """What a handle needs of its client (`Client`)."""
 
     @property
-    def era(self) -> str: ...
+    def era(self) -> Era: ...
 
     async def request(
         self, method: str, params: JSONObject | None = None, *, timeout: Any = ...
@@ -56,7 +60,7 @@ MIN_POLL_INTERVAL = 0.05  # never faster, whatever the server suggests
 class TaskState:
     """What the server says about a task: its status ("working", "input_required",
     "completed", "failed", "cancelled"), a message for people, times (ISO 8601), the ttl
-    and polling pace in ms, and the raw object (modern: with result / error /
+    and polling pace in ms, and the raw object (2026-07-28: with result / error /
     inputRequests inlined)."""
 
     task_id: str
@@ -118,7 +122,7 @@ class TaskHandle:
         self._client = client
         self.state = state
         self._result = result  # known at once: a server that answered without a task
-        self._answered: set[str] = set()  # input request keys already answered (modern)
+        self._answered: set[str] = set()  # input request keys already answered (2026-07-28)
 
     @classmethod
     def attach(cls, client: TaskClient, task_id: str) -> TaskHandle:
@@ -147,14 +151,22 @@ class TaskHandle:
         if self._result is None:
             await self._client.request("tasks/cancel", {"taskId": self.task_id})
 
-    async def result(self, on_state: Callable[[TaskState], Any] | None = None) -> JSONObject:
-        """Wait for the task to end and return its result (a raw CallToolResult for a
-        tools/call). `on_state` is called with each new state seen on the way (2025-11-25:
-        polled with tasks/get while tasks/result waits). Raises ProtocolError (the JSON-RPC
-        error the task failed with), TaskCancelled, and what requests raise."""
+    async def result(self, on_state: Callable[[TaskState], Any] | None = None) -> CallToolResult:
+        """Wait for the task to end and return the tool's result: a `CallToolResult` model,
+        as `call_tool` returns (read as a dict, as before, it still answers for one release,
+        with a DeprecationWarning). `on_state` is called with each new state seen on the way
+        (2025-11-25: polled with tasks/get while tasks/result waits). Raises ProtocolError
+        (the JSON-RPC error the task failed with), TaskCancelled, InvalidResult (an answer
+        that is no CallToolResult), and what requests raise."""
+        from mcpkit.client.task_result import tool_result
+
+        method = "tasks/get" if self._client.era is Era.PER_REQUEST else "tasks/result"
+        return tool_result(await wire_result(self, on_state), method)
+
+    async def _wire_result(self, on_state: Callable[[TaskState], Any] | None) -> JSONObject:
         if self._result is not None:
             return self._result
-        if self._client.era == "modern":
+        if self._client.era is Era.PER_REQUEST:
             async for state in self:
                 if on_state is not None:
                     await _call(on_state, state)
@@ -196,8 +208,8 @@ class TaskHandle:
             last = state
             if state.done:
                 return
-            modern = self._client.era == "modern"
-            if modern and state.status == "input_required" and await self._answer(state):
+            per_request = self._client.era is Era.PER_REQUEST
+            if per_request and state.status == "input_required" and await self._answer(state):
                 continue  # look again at once: the answer may have moved it on
             await asyncio.sleep(self._pace(state))
 
@@ -236,6 +248,14 @@ class TaskHandle:
         raise TaskCancelled(self.task_id, state.status_message)
 
 
+async def wire_result(
+    handle: TaskHandle, on_state: Callable[[TaskState], Any] | None = None
+) -> JSONObject:
+    """`handle.result()` as the server sent it (a dict): for the client, which parses it
+    into the model its caller asked for, once."""
+    return await handle._wire_result(on_state)
+
+
 async def _call(callback: Callable[[TaskState], Any], state: TaskState) -> None:
     outcome = callback(state)
     if inspect.isawaitable(outcome):
@@ -248,7 +268,7 @@ def needs_task_param(client: TaskClient, tool: Any) -> bool:
     execution = None if tool is None else tool.execution
     if execution is None or execution.task_support != "required":
         return False  # the common case, decided without looking at capabilities
-    return client.era != "modern" and client.supports("tasks", "requests", "tools", "call")
+    return client.era is Era.HANDSHAKE and client.supports("tasks", "requests", "tools", "call")
 
 
 async def start_tool(
@@ -256,8 +276,7 @@ async def start_tool(
 ) -> TaskHandle:
     """`Client.start_tool` (see there)."""
     params: JSONObject = {"name": name, "arguments": arguments}
-    modern = client.era == "modern"
-    if not modern:
+    if client.era is Era.HANDSHAKE:
         if not client.supports("tasks", "requests", "tools", "call"):
             raise CapabilityNotDeclared(
                 "tools/call as a task", ("tasks", "requests", "tools", "call"), "server"

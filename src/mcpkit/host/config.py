@@ -5,7 +5,7 @@ Three shapes are read, and told apart by their top-level key:
 - `mcpServers` (Claude Desktop, Cursor, Claude Code's `.mcp.json`, FastMCP): a server is a
   command (`command`, `args`, `env`, `cwd`) or a remote one (`url`, with `type` or `transport`
   "http" / "streamable-http" / "sse", and `headers`). No type and a `url` means Streamable
-  HTTP; a URL path ending in `/sse` means the legacy HTTP+SSE transport.
+  HTTP; a URL path ending in `/sse` means the 2024-11-05 HTTP+SSE transport.
 - `servers` (VS Code's `mcp.json`): `type` "stdio" / "http" / "sse", the same fields, and
   `inputs` (secrets asked of the user, referenced as `${input:ID}`).
 - a plain dict of either shape, from Python.
@@ -115,7 +115,7 @@ class ServerConfig:
 
         options["http"] = HttpOptions(headers=dict(self.headers) or None)
         if self.transport == "sse":
-            options["mode"] = "legacy"  # HTTP+SSE is a handshake-era transport
+            options["mode"] = "handshake"  # HTTP+SSE is a handshake-era transport
         return options
 
     @property

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from mcpkit.client import Client, Elicitation, Sampling
+from mcpkit.client import Client, Elicitation, Era, Sampling
 from mcpkit.errors import ConnectionClosed
 from mcpkit.host.config import HostConfig, ServerConfig
 
@@ -329,7 +329,7 @@ class _Slot:
 
     async def _ask_for_logs(self, client: Client) -> None:
         level = self.host.log_level
-        if level is None or (client.era == "legacy" and not client.supports("logging")):
+        if level is None or (client.era is Era.HANDSHAKE and not client.supports("logging")):
             return
         try:
             await client.set_logging_level(level)
@@ -348,7 +348,7 @@ async def _watch_lists(client: Client, name: str, lost: Callable[[Client, str], 
     keep one open for the lists it says change, so `on_list_changed` hears of them as in the
     handshake era (where they come unasked). Its stream is often the first to see an HTTP
     server go: a ConnectionClosed there is told to `lost`."""
-    if client.era != "modern":
+    if client.era is not Era.PER_REQUEST:
         return
     declared = client.server_capabilities
     tools, prompts, resources = (

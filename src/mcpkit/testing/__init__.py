@@ -10,9 +10,10 @@ same protocol core both ways -- and look at what it answers:
             assert texts(await call(client, "add", a=2, b=3)) == ["5"]
             assert "a" in (await tools_by_name(client))["add"]["inputSchema"]["properties"]
 
-`connect(server, era="2026-07-28")` talks the stateless 2026-07-28 protocol instead of the
-handshake era, so one test can check both. Results come back as the wire dicts the server
-sent (what a client of any SDK sees); use the `Client` methods for typed results.
+`connect(server, era="per-request")` talks the 2026-07-28 protocol (no handshake, an envelope
+on every request) instead of the handshake era, so one test can check both. Results come
+back as the wire dicts the server sent (what a client of any SDK sees); use the `Client`
+methods for typed results.
 
 This package is for users' tests (and mcpkit's own): nothing in mcpkit imports it.
 """
@@ -23,20 +24,26 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
-from mcpkit.client import Client
+from mcpkit.client import Client, Era
 from mcpkit.server import Server
 
 JSONObject = dict[str, Any]
-Era = Literal["legacy", "2026-07-28"]
+# "handshake", "per-request" (the newest per-request revision) or one per-request revision;
+# the old "legacy" still works for one release, with a DeprecationWarning.
+EraChoice = Literal["handshake", "per-request", "2026-07-28"]
 
 __all__ = ["call", "connect", "texts", "tools_by_name"]
 
 
 @contextlib.asynccontextmanager
-async def connect(server: Server, *, era: Era = "legacy", **options: Any) -> AsyncIterator[Client]:
+async def connect(
+    server: Server, *, era: EraChoice | Era = Era.HANDSHAKE, **options: Any
+) -> AsyncIterator[Client]:
     """A `Client` connected to `server` in this process (`options` go to `Client`: sampling,
-    elicitation, roots, timeout, ...). `era`: "legacy" (the initialize handshake) or
-    "2026-07-28" (no handshake, an envelope on every request)."""
+    elicitation, roots, timeout, ...). `era`: "handshake" (the initialize handshake),
+    "per-request" or a per-request revision such as "2026-07-28" (no handshake, an envelope
+    on every request); the old "legacy" means "handshake" (deprecated). Raises ValueError for
+    another `era`."""
     async with Client(server, mode=era, **options) as client:
         yield client
 

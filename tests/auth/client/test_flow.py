@@ -70,9 +70,9 @@ async def add(url: str, oauth: OAuth, mode: str = "auto", **options: Any) -> Any
 @pytest.mark.parametrize(
     ("mode", "era", "first"),
     [
-        ("auto", "modern", "server/discover"),  # the era probe is the request refused
-        ("legacy", "legacy", "initialize"),
-        ("2026-07-28", "modern", "server/discover"),
+        ("auto", "per-request", "server/discover"),  # the era probe is the request refused
+        ("handshake", "handshake", "initialize"),
+        ("2026-07-28", "per-request", "server/discover"),
     ],
 )
 async def test_logs_in_and_calls_in_each_era(mode: str, era: str, first: str) -> None:
@@ -90,7 +90,7 @@ async def test_logs_in_and_calls_in_each_era(mode: str, era: str, first: str) ->
 
 async def test_legacy_http_sse_transport_carries_the_token() -> None:
     async with deployment(legacy_sse=True) as (url, auth, app):
-        assert await add(url, headless(), "legacy") == ("legacy", {"result": 5})
+        assert await add(url, headless(), "handshake") == ("handshake", {"result": 5})
         assert auth.count("authorize") == 1
         assert app.statuses.count(200) >= 3  # the SSE GET and the POSTs to /messages/
 
@@ -127,7 +127,7 @@ async def test_a_revoked_refresh_token_leads_to_one_new_login() -> None:
         await add(url, oauth)
         auth.expire_access_tokens()
         auth.revoke_refresh_tokens()
-        assert await add(url, oauth) == ("modern", {"result": 5})
+        assert await add(url, oauth) == ("per-request", {"result": 5})
         assert auth.count("authorize") == 2
         assert auth.count("token") == 3  # code, the refused refresh, code
 
@@ -184,7 +184,7 @@ async def test_authorization_server_migration_registers_at_the_new_one() -> None
         oauth = headless()
         await add(url, oauth)
         app.auth = second  # the resource now names another authorization server
-        assert await add(url, oauth) == ("modern", {"result": 5})
+        assert await add(url, oauth) == ("per-request", {"result": 5})
         old_client = next(iter(first.clients))
         assert second.count("register") == 1 and old_client not in second.clients
         assert all(e[1].get("client_id") != old_client for e in second.log)
@@ -195,7 +195,7 @@ async def test_authorization_server_migration_registers_at_the_new_one() -> None
 async def test_client_credentials_for_a_machine_client() -> None:
     async with deployment() as (url, auth, _):
         oauth = OAuth(client=ClientCredentials("robot", "s3cret"), grant="client_credentials")
-        assert await add(url, oauth) == ("modern", {"result": 5})
+        assert await add(url, oauth) == ("per-request", {"result": 5})
         ((_, token),) = [e for e in auth.log if e[0] == "token"]
         assert token["grant_type"] == "client_credentials" and token["basic"] is True
         assert token["scope"] == "mcp" and token["resource"] == url
@@ -212,7 +212,7 @@ async def test_browser_approval_through_the_loopback_listener() -> None:
 
     async with deployment() as (url, auth, _):
         assert await add(url, OAuth(approval=Browser(open=browse, timeout=10))) == (
-            "modern",
+            "per-request",
             {"result": 5},
         )
         ((_, request),) = [e for e in auth.log if e[0] == "authorize"]
@@ -229,7 +229,7 @@ async def test_a_browser_that_runs_in_the_foreground_does_not_stall_the_listener
 
     async with deployment() as (url, _, _app):
         oauth = OAuth(approval=Browser(open=browse_and_wait, timeout=10))
-        assert await add(url, oauth) == ("modern", {"result": 5})
+        assert await add(url, oauth) == ("per-request", {"result": 5})
 
 
 async def test_callback_approval_gets_the_url_and_returns_where_it_landed() -> None:
@@ -240,7 +240,7 @@ async def test_callback_approval_gets_the_url_and_returns_where_it_landed() -> N
 
     async with deployment() as (url, _, _app):
         oauth = OAuth(approval=Callback(show, "http://127.0.0.1:9/done"))
-        assert await add(url, oauth) == ("modern", {"result": 5})
+        assert await add(url, oauth) == ("per-request", {"result": 5})
 
 
 async def test_prepare_logs_in_before_the_first_request_and_then_reuses() -> None:
@@ -272,7 +272,7 @@ async def test_login_and_logout() -> None:
         oauth = headless()
         tokens = await oauth.login(url)
         assert tokens.issuer == auth.base and tokens.resource == url
-        assert await add(url, oauth) == ("modern", {"result": 5})
+        assert await add(url, oauth) == ("per-request", {"result": 5})
         assert auth.count("authorize") == 1
         oauth.logout(url)
         assert oauth.tokens(url) is None
@@ -283,7 +283,7 @@ async def test_a_server_that_asks_nothing_sees_no_token() -> None:
     async with serving(app) as base:
         oauth = headless()
         assert await oauth.prepare(base + "/mcp") is None
-        assert await add(base + "/mcp", oauth) == ("modern", {"result": 5})
+        assert await add(base + "/mcp", oauth) == ("per-request", {"result": 5})
         assert oauth.tokens(base + "/mcp") is None
 
 

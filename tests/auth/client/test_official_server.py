@@ -168,7 +168,7 @@ async def call_whoami(url: str, oauth: OAuth, mode: str) -> tuple[str, Any]:
         return client.era, result.content[0].text  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize(("mode", "era"), [("auto", "modern"), ("legacy", "legacy")])
+@pytest.mark.parametrize(("mode", "era"), [("auto", "per-request"), ("handshake", "handshake")])
 async def test_the_whole_flow_against_the_official_sdk(mode: str, era: str) -> None:
     async with official_protected_server() as (url, provider):
         store = MemoryStore()
@@ -184,16 +184,16 @@ async def test_the_whole_flow_against_the_official_sdk(mode: str, era: str) -> N
 async def test_an_expired_token_is_refreshed_and_the_request_resent() -> None:
     async with official_protected_server() as (url, provider):
         oauth = OAuth(store=MemoryStore(), approval=Headless())
-        await call_whoami(url, oauth, "legacy")
+        await call_whoami(url, oauth, "handshake")
         provider.expire_access_tokens()  # the server now answers 401 invalid_token
-        assert await call_whoami(url, oauth, "legacy") == ("legacy", "alice")
+        assert await call_whoami(url, oauth, "handshake") == ("handshake", "alice")
         assert provider.refreshed == 1 and len(provider.clients) == 1
 
 
 async def test_without_a_login_the_official_server_refuses() -> None:
     async with official_protected_server() as (url, provider):
         with pytest.raises(MCPError):
-            async with Client(url, mode="legacy", timeout=10) as client:
+            async with Client(url, mode="handshake", timeout=10) as client:
                 await client.list_tools()
         assert provider.access == {}
 

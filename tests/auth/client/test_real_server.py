@@ -127,7 +127,7 @@ async def tools(url: str, oauth: OAuth, mode: str = "auto") -> tuple[str, Any]:
         return client.era, result.structured_content
 
 
-@pytest.mark.parametrize(("mode", "era"), [("auto", "modern"), ("legacy", "legacy")])
+@pytest.mark.parametrize(("mode", "era"), [("auto", "per-request"), ("handshake", "handshake")])
 async def test_both_eras_against_our_authorization_server(mode: str, era: str) -> None:
     async with real() as (url, _auth, bearer):
         oauth = OAuth(approval=Headless())
@@ -140,7 +140,10 @@ async def test_both_eras_against_our_authorization_server(mode: str, era: str) -
 
 async def test_http_sse_transport_against_our_authorization_server() -> None:
     async with real(legacy_sse=True) as (url, _auth, bearer):
-        assert await tools(url, OAuth(approval=Headless()), "legacy") == ("legacy", {"result": 42})
+        assert await tools(url, OAuth(approval=Headless()), "handshake") == (
+            "handshake",
+            {"result": 42},
+        )
         assert bearer.refused == [401]
 
 
@@ -165,7 +168,7 @@ async def test_rotation_then_a_revoked_grant_means_one_new_login() -> None:
             )
         assert reused.json()["error"] == "invalid_grant"
         oauth = OAuth(approval=Headless(), store=store)
-        assert await tools(url, oauth) == ("modern", {"result": 42})  # refresh refused: log in
+        assert await tools(url, oauth) == ("per-request", {"result": 42})  # refresh refused: log in
         assert bearer.auth_paths.count("/authorize") == 2
 
 
