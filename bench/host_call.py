@@ -35,7 +35,7 @@ async def rate(call: Callable[[], Awaitable[Any]], calls: int, in_flight: int) -
 
 async def measure(calls: int, in_flight: int, reps: int) -> tuple[list[float], list[float]]:
     config = load_config({"mcpServers": {"echo": {"command": sys.executable, "args": [ECHO]}}})
-    servers = HostServers(config, client_options={"mode": "legacy"})
+    servers = HostServers(config, client_options={"mode": "handshake"})
     await servers.start()
     tools = HostTools(servers)
     await tools.list()

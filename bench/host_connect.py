@@ -34,7 +34,7 @@ async def ready_times(entries: dict[str, dict[str, object]], timeout: float) -> 
     servers = HostServers(
         load_config({"mcpServers": entries}),
         timing=Timing(connect_timeout=timeout),
-        client_options={"mode": "legacy"},
+        client_options={"mode": "handshake"},
     )
     seen: dict[str, float] = {}
     started = time.monotonic()

@@ -141,8 +141,8 @@ async def run(transport: str, minutes: float) -> None:
             return lambda: Client(url, mode=mode, timeout=10)
 
         workers = [
-            soak.worker(connect_as("legacy"), until, 1, churn=True),
-            soak.worker(connect_as("legacy"), until, 2, churn=True),
+            soak.worker(connect_as("handshake"), until, 1, churn=True),
+            soak.worker(connect_as("handshake"), until, 2, churn=True),
             soak.worker(connect_as("2026-07-28"), until, 3, churn=True),
             soak.worker(connect_as("2026-07-28"), until, 4, churn=False),
         ]
