@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 _LAZY = {
     "BearerAuth": "mcpkit.auth.resource",
-    "InvalidToken": "mcpkit.auth.tokens",
+    "InvalidToken": "mcpkit.auth.errors",
     "IntrospectionVerifier": "mcpkit.auth.tokens",
     "JWTVerifier": "mcpkit.auth.tokens",
     "StaticTokenVerifier": "mcpkit.auth.tokens",
@@ -25,10 +25,10 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from mcpkit.auth.errors import InvalidToken
     from mcpkit.auth.resource import BearerAuth
     from mcpkit.auth.tokens import (
         IntrospectionVerifier,
-        InvalidToken,
         JWTVerifier,
         StaticTokenVerifier,
         TokenVerifier,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpkit._extras import optional_dependency
 from mcpkit.auth.untrusted_json import NestedTooDeep, loads
+from mcpkit.errors import MCPError
 
 if TYPE_CHECKING:  # imported where a document is fetched: the AS loads this module without it
     import httpx
@@ -20,7 +21,7 @@ MAX_BYTES = 1024 * 1024
 TIMEOUT = 5.0
 
 
-class DocumentUnavailable(Exception):
+class DocumentUnavailable(MCPError):
     """The document could not be had; the message names what went wrong, never a secret."""
 
 

@@ -21,9 +21,10 @@ from typing import Any
 import httpx
 
 from mcpkit.auth.documents import MAX_BYTES, TIMEOUT, DocumentUnavailable, fetch_json
+from mcpkit.errors import MCPError
 
 
-class KeysUnavailable(Exception):
+class KeysUnavailable(MCPError):
     """No usable key (the message is safe to show)."""
 
 

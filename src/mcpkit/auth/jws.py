@@ -22,12 +22,13 @@ from typing import Any
 
 from mcpkit._extras import optional_dependency
 from mcpkit.auth.untrusted_json import loads
+from mcpkit.errors import MCPError
 
 MAX_TOKEN_LENGTH = 16 * 1024  # far above any real access token; bounds the work per request
 _SEGMENT = re.compile(r"[A-Za-z0-9_-]*")  # an empty one fails later, as JSON or signature
 
 
-class MalformedJWS(ValueError):
+class MalformedJWS(MCPError, ValueError):
     """Not a compact JWS this module accepts (the message says which part is wrong)."""
 
 

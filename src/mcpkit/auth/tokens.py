@@ -32,23 +32,14 @@ from typing import Any, Protocol
 import httpx
 
 from mcpkit.auth.documents import DocumentUnavailable, fetch_json
+from mcpkit.auth.errors import InvalidToken
 from mcpkit.auth.jwks import JWKSCache, KeysUnavailable
 from mcpkit.auth.jws import CompactJWS, MalformedJWS, parse, signature_valid
 from mcpkit.auth.wellknown import canonical_resource
-from mcpkit.errors import MCPError
 from mcpkit.runtime.principal import Principal
 
 JSONObject = dict[str, Any]
 ASYMMETRIC = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512")
-
-
-class InvalidToken(MCPError):
-    """The token is not acceptable. `description` is safe to send to the client (it never
-    holds the token or a key)."""
-
-    def __init__(self, description: str) -> None:
-        super().__init__(description)
-        self.description = description
 
 
 class TokenVerifier(Protocol):

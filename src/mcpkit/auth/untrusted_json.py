@@ -15,10 +15,12 @@ from typing import Any
 
 import orjson
 
+from mcpkit.errors import MCPError
+
 MAX_DEPTH = 32
 
 
-class NestedTooDeep(ValueError):
+class NestedTooDeep(MCPError, ValueError):
     """A JSON document nested deeper than the limit."""
 
 

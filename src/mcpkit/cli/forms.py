@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from mcpkit.cli.answers import YES_NO, choose
 from mcpkit.cli.shown import as_json, shortened
 from mcpkit.cli.terminal import Interrupted
+from mcpkit.errors import MCPError
 from mcpkit.host.consent_requests import line
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ JSONObject = dict[str, Any]
 _TRUE, _FALSE = ("y", "yes", "true", "1"), ("n", "no", "false", "0")
 
 
-class _NoAnswer(Exception):
+class _NoAnswer(MCPError):
     """End of input in the middle of a form."""
 
 

@@ -28,10 +28,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from mcpkit.errors import MCPError
 from mcpkit.server import Server
 
 
-class UsageError(Exception):
+class UsageError(MCPError):
     """The command line asks for something that cannot be done; exit code 2."""
 
 

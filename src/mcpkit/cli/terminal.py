@@ -19,8 +19,10 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from mcpkit.errors import MCPError
 
-class Interrupted(Exception):
+
+class Interrupted(MCPError):
     """Ctrl-C at a prompt (an Exception, so it never escapes a task as KeyboardInterrupt)."""
 
 

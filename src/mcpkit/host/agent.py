@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from mcpkit.errors import MCPError
+
 if TYPE_CHECKING:
     from mcpkit.host.consent import ConsentPolicy
     from mcpkit.host.providers import ModelReply, Provider
@@ -59,7 +61,7 @@ class AgentEvent:
     data: Any = None
 
 
-class StepLimitReached(RuntimeError):
+class StepLimitReached(MCPError, RuntimeError):
     """The model kept calling tools for `max_steps` turns without answering."""
 
 

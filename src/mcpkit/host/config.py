@@ -32,6 +32,8 @@ from typing import Any, Literal
 
 import orjson
 
+from mcpkit.errors import MCPError
+
 JSONObject = dict[str, Any]
 Transport = Literal["stdio", "http", "sse"]
 # Keys read into a ServerConfig; anything else lands in `extra`.
@@ -61,7 +63,7 @@ _TYPES: dict[str, Transport] = {
 _VARIABLE = re.compile(r"\$\{([^}]*)\}")
 
 
-class ConfigError(ValueError):
+class ConfigError(MCPError, ValueError):
     """A server entry that cannot be used: which server, which field, what is wrong."""
 
     def __init__(self, server: str, field: str | None, problem: str) -> None:

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from mcpkit.errors import MCPError
 from mcpkit.host.consent_requests import (
     Approval,
     ApprovalCallback,
@@ -98,7 +99,7 @@ _REASONS = {
 }
 
 
-class ConsentDenied(Exception):
+class ConsentDenied(MCPError):
     """Not allowed: `request` is what was (or would have been) asked; `reason` one of
     "policy", "remembered", "declined", "no_one_to_ask", "callback_failed"."""
 

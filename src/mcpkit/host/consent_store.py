@@ -23,6 +23,7 @@ from typing import Any, NamedTuple, Protocol
 import orjson
 
 from mcpkit._extras import optional_dependency
+from mcpkit.errors import MCPError
 
 JSONObject = dict[str, Any]
 _VERSION = 1
@@ -53,7 +54,7 @@ class StoredDecision:
         return cls(allow, definition, datetime.now(UTC).isoformat(timespec="seconds"))
 
 
-class DecisionStoreError(Exception):
+class DecisionStoreError(MCPError):
     """The store cannot be read or written (a corrupt file): the message names the file."""
 
 

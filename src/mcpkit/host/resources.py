@@ -16,6 +16,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
 from mcpkit.client import Client
+from mcpkit.errors import MCPError
 from mcpkit.host.aggregate import Aggregate, HostItem
 from mcpkit.host.servers import HostServers, ServerUnavailable
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from mcpkit.types import CompleteResult, ReadResourceResult, Resource, ResourceTemplate
 
 
-class AmbiguousResource(LookupError):
+class AmbiguousResource(MCPError, LookupError):
     """More than one server offers the URI: name the server (`server=`)."""
 
     def __init__(self, uri: str, servers: list[str]) -> None:

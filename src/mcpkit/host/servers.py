@@ -34,7 +34,7 @@ from enum import StrEnum
 from typing import Any
 
 from mcpkit.client import Client, Elicitation, Era, Sampling
-from mcpkit.errors import ConnectionClosed
+from mcpkit.errors import ConnectionClosed, MCPError
 from mcpkit.host.config import HostConfig, ServerConfig
 
 logger = logging.getLogger("mcpkit.host")
@@ -61,7 +61,7 @@ class ServerStatus:
     restarts: int = 0
 
 
-class ServerUnavailable(Exception):
+class ServerUnavailable(MCPError):
     """The server is not ready (failed, disabled, restarting): its status says why."""
 
     def __init__(self, status: ServerStatus) -> None:

@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from mcpkit.errors import MCPError
 from mcpkit.protocol.modern import PROTOCOL_VERSION
 
 HeaderPaths = dict[str, tuple[str, ...]]
@@ -46,7 +47,7 @@ _SAFE_INTEGER = 2**53 - 1
 _ANNOTATION = "x-mcp-header"
 
 
-class InvalidHeaderAnnotation(ValueError):
+class InvalidHeaderAnnotation(MCPError, ValueError):
     """A tool's `x-mcp-header` annotations break the spec's rules (the tool is unusable)."""
 
 

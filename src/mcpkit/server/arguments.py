@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import inspect
 
+from mcpkit.errors import MCPError
+
 EMPTY = inspect.Parameter.empty  # a parameter without a default (or annotation)
 
 
-class InvalidArguments(ValueError):
+class InvalidArguments(MCPError, ValueError):
     """Arguments that do not fit a signature; `problems` has one message per bad field."""
 
     def __init__(self, problems: list[str]) -> None:

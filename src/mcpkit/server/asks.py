@@ -3,7 +3,7 @@
 An `Ask` is one request for input (sampling, elicitation, roots) with the parser of its
 answer and the client capability it needs. In the handshake era `Context` sends each as a
 request; for a 2026-07-28 request a `Round` resolves them from the answers the client has
-given, or stops the handler with `InputRequired` (see `mrtr` for the whole mechanism).
+given, or stops the handler with `InputNeeded` (see `mrtr` for the whole mechanism).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ _KEY_PREFIX = {
 }
 
 
-class InputRequired(BaseException):
+class InputNeeded(BaseException):
     """A modern request's handler asked for input the client has not given yet.
 
     Raised by the asking `Context` methods and caught by the server, which answers with
@@ -108,7 +108,7 @@ class Round(AskKeys):
         """The parsed answers of `asks`, in order.
 
         Raises ProtocolError -32021 when an unanswered ask needs a capability the request
-        did not declare, InputRequired when some are unanswered, ValueError for a key
+        did not declare, InputNeeded when some are unanswered, ValueError for a key
         already asked in this run, and whatever an ask's parser raises (ValueError for an
         answer that does not fit).
         """
@@ -124,7 +124,7 @@ class Round(AskKeys):
             required = missing_for(pending.values(), capabilities)
             if required:
                 raise missing_capability(required)
-            raise InputRequired({key: ask.request() for key, ask in pending.items()})
+            raise InputNeeded({key: ask.request() for key, ask in pending.items()})
         return [ask.parse(self.answers[key]) for key, ask in zip(keys, asks, strict=True)]
 
 

@@ -29,11 +29,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from mcpkit.errors import MCPError
+
 JSONObject = dict[str, Any]
 Schema = JSONObject | bool
 
 
-class Refused(ValueError):
+class Refused(MCPError, ValueError):
     """The value does not fit the schema."""
 
 

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
-from mcpkit.errors import INTERNAL_ERROR, InvalidParams, ProtocolError
+from mcpkit.errors import INTERNAL_ERROR, InvalidParams, MCPError, ProtocolError
 from mcpkit.server.context import Context
 from mcpkit.server.resource_functions import Reader
 from mcpkit.server.resource_wire import contents_item, not_found
@@ -111,7 +111,7 @@ def _is_text(mime_type: str) -> bool:
     )
 
 
-class UnsafePath(ValueError):
+class UnsafePath(MCPError, ValueError):
     """A URI that would leave the root or is not a plain relative path."""
 
 

@@ -12,7 +12,7 @@ run a `Round`: each ask gets a key from its call order within the run ("elicit-1
 key="user_name")`; a named ask still takes its place in the count, so the generated keys do
 not shift). An ask whose key has an answer — in this request's `inputResponses`, or among
 the answers carried in the verified `requestState` — returns it at once, parsed as the
-handshake-era answer would be. An ask with no answer stops the handler (`InputRequired`,
+handshake-era answer would be. An ask with no answer stops the handler (`InputNeeded`,
 which derives from BaseException so `except Exception` in handler code does not swallow it)
 and the server answers input_required. The retry runs the handler again *from the start*:
 code before an ask runs once per round, so keep it idempotent (or ask first, act after).
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from mcpkit.errors import InvalidParams
 from mcpkit.protocol import Prepared
 from mcpkit.runtime.principal import Principal
-from mcpkit.server.asks import InputRequired, Round
+from mcpkit.server.asks import InputNeeded, Round
 from mcpkit.server.context import Context
 
 if TYPE_CHECKING:  # imported when a round needs it: the AES-GCM codec loads `cryptography`
@@ -90,7 +90,7 @@ def serve(
     """Run `handler` for a modern request that may answer input_required."""
     try:
         outcome = handler(ctx)
-    except InputRequired as exc:
+    except InputNeeded as exc:
         return input_required(ctx, exc, codec())
     kind = type(outcome)
     if kind is dict or kind is Prepared:
@@ -105,11 +105,11 @@ async def _finish(
 ) -> JSONObject | Prepared:
     try:
         return await pending
-    except InputRequired as exc:
+    except InputNeeded as exc:
         return input_required(ctx, exc, codec())
 
 
-def input_required(ctx: Context, exc: InputRequired, codec: RequestStateCodec) -> JSONObject:
+def input_required(ctx: Context, exc: InputNeeded, codec: RequestStateCodec) -> JSONObject:
     """The InputRequiredResult for what the handler asked, with the answers so far sealed."""
     from mcpkit.server.request_state import request_digest
 

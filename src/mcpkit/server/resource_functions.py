@@ -52,7 +52,7 @@ class ResourceNotFound(MCPError):
     not-found error its revision names, with the URI in `data`."""
 
 
-class VariableMismatch(Exception):
+class VariableMismatch(MCPError):
     """A URI fits a template's shape but a variable does not convert to its parameter type."""
 
 

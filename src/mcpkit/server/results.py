@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from mcpkit.errors import MCPError
 from mcpkit.protocol.jsonrpc import dumps
 from mcpkit.server.content import Content
 from mcpkit.server.schema import Output
@@ -51,7 +52,7 @@ def error_result(message: str) -> JSONObject:
     return {"content": [text_content(message)], "isError": True}
 
 
-class OutputMismatch(ValueError):
+class OutputMismatch(MCPError, ValueError):
     """A tool returned a value its outputSchema does not allow."""
 
 

@@ -36,6 +36,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
+from mcpkit.errors import MCPError
+
 __all__ = ["UriTemplate", "UriTemplateError", "is_template"]
 
 _RESERVED = ":/?#[]@!$&'()*+,;="
@@ -44,7 +46,7 @@ _VARNAME = re.compile(r"(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})+(?:\.(?:[A-Za-z0-9_]|%[
 _VARSPEC = re.compile(rf"({_VARNAME.pattern})(?:(\*)|:([1-9][0-9]{{0,3}}))?")
 
 
-class UriTemplateError(ValueError):
+class UriTemplateError(MCPError, ValueError):
     """A template that RFC 6570 does not allow (unclosed brace, bad name, reserved operator)."""
 
 

@@ -20,12 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any, Protocol
 
+from mcpkit.errors import MCPError
 from mcpkit.protocol.tasks import TERMINAL
 
 JSONObject = dict[str, Any]
 
 
-class StoreFull(Exception):
+class StoreFull(MCPError):
     """The store holds as many tasks as it may; none is created."""
 
 

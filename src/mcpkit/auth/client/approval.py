@@ -27,7 +27,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 import httpx
 
 from mcpkit.auth.client.authorize import same_endpoint
-from mcpkit.auth.client.errors import OAuthError
+from mcpkit.auth.client.errors import OAuthError, requesting
 from mcpkit.auth.client.loopback import LoopbackListener, is_loopback_host
 
 logger = logging.getLogger("mcpkit.auth.client")
@@ -64,12 +64,8 @@ class Headless:
             for _ in range(self.max_redirects + 1):
                 if same_endpoint(url, redirect_uri):
                     return url
-                try:
+                with requesting("authorization", _bare(url)):
                     response = await http.get(url)
-                except httpx.HTTPError as exc:
-                    raise OAuthError(
-                        "authorization", _bare(url), f"the request failed: {type(exc).__name__}"
-                    ) from None
                 location = response.headers.get("location")
                 if not response.is_redirect or location is None:
                     raise OAuthError(

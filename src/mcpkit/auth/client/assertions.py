@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from mcpkit.auth.client.errors import OAuthError
+from mcpkit.auth.client.errors import OAuthError, requesting
 from mcpkit.auth.client.token_endpoint import basic_authorization
 from mcpkit.auth.client.wire import json_object, text
 
@@ -69,12 +69,8 @@ class IdJagExchange:
             form["client_id"] = self.client_id
         url = self.token_endpoint
         async with httpx.AsyncClient(timeout=self.timeout) as http:
-            try:
+            with requesting("token", url):
                 response = await http.post(url, data=form, headers=headers)
-            except httpx.HTTPError as exc:
-                raise OAuthError(
-                    "token", url, f"the request failed: {type(exc).__name__}"
-                ) from None
         body = json_object(response)
         granted = text(body.get("access_token"))
         if response.status_code != 200 or granted is None:

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from mcpkit.auth.client.challenge import Challenge
-from mcpkit.auth.client.errors import OAuthError
+from mcpkit.auth.client.errors import OAuthError, requesting
 from mcpkit.auth.client.wire import printable, strings
 from mcpkit.auth.untrusted_json import loads
 from mcpkit.auth.wellknown import (
@@ -247,16 +247,12 @@ async def _fetch_json(http: httpx.AsyncClient, url: str) -> JSONObject | None:
 async def probe_challenge(http: httpx.AsyncClient, server_url: str) -> Challenge | None:
     """The challenge an unauthenticated request meets (a JSON-RPC ping, harmless anywhere);
     None when the server does not refuse it. Raises OAuthError when it does not answer."""
-    try:
+    with requesting("discovery", server_url, "the server did not answer"):
         response = await http.post(
             server_url,
             json={"jsonrpc": "2.0", "id": 0, "method": "ping"},
             headers={"accept": "application/json, text/event-stream"},
         )
-    except httpx.HTTPError as exc:
-        raise OAuthError(
-            "discovery", server_url, f"the server did not answer: {type(exc).__name__}"
-        ) from None
     if response.status_code not in (401, 403):
         return None
     return Challenge.parse(response.headers.get_list("www-authenticate"))

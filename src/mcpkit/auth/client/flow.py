@@ -59,8 +59,8 @@ class OAuth(httpx.Auth):
     authorization: refreshes only, else the request fails. `timeout` bounds each request to
     the authorization server, in seconds.
 
-    Failures raise OAuthError (an `httpx.HTTPError`, so the MCP transports report it as a
-    failed request) naming the step, the URL and the server's error.
+    Failures raise OAuthError (an `MCPError`; the MCP transports report it as a failed
+    request) naming the step, the URL and the server's error.
     """
 
     requires_request_body = False

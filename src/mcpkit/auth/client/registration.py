@@ -23,7 +23,7 @@ import httpx
 
 from mcpkit.auth.client.config import ClientCredentials, ClientMetadata
 from mcpkit.auth.client.discovery import AuthServer
-from mcpkit.auth.client.errors import OAuthError
+from mcpkit.auth.client.errors import OAuthError, requesting
 from mcpkit.auth.client.records import Registration
 from mcpkit.auth.client.wire import json_object, strings, text
 
@@ -96,10 +96,8 @@ async def register(
     }
     if metadata.client_uri:
         body["client_uri"] = metadata.client_uri
-    try:
+    with requesting("registration", url):
         response = await http.post(url, json=body, headers={"accept": "application/json"})
-    except httpx.HTTPError as exc:
-        raise OAuthError("registration", url, f"the request failed: {type(exc).__name__}") from None
     answer = json_object(response)
     if response.status_code not in (200, 201) or not isinstance(answer.get("client_id"), str):
         raise OAuthError.answered(

@@ -28,7 +28,7 @@ from mcpkit._extras import optional_dependency
 from mcpkit.auth.client.config import ClientCredentials
 from mcpkit.auth.client.discovery import AuthServer
 from mcpkit.auth.client.dpop import DPoPKey
-from mcpkit.auth.client.errors import OAuthError
+from mcpkit.auth.client.errors import OAuthError, requesting
 from mcpkit.auth.client.records import Registration, Tokens
 from mcpkit.auth.client.wire import json_object, text
 
@@ -151,10 +151,8 @@ async def request_tokens(
         client.apply(form, headers, server)
         if dpop is not None:
             headers["dpop"] = dpop.proof("POST", url)
-        try:
+        with requesting("token", url):
             response = await http.post(url, data=form, headers=headers)
-        except httpx.HTTPError as exc:
-            raise OAuthError("token", url, f"the request failed: {type(exc).__name__}") from None
         body = json_object(response)
         nonce = response.headers.get("dpop-nonce")
         if (

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
+from mcpkit.errors import MCPError
+
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Headers = list[tuple[bytes, bytes]]
@@ -23,7 +25,7 @@ NO_STORE: Headers = [(b"cache-control", b"no-store"), (b"pragma", b"no-cache")]
 MAX_FIELDS = 64
 
 
-class OAuthError(Exception):
+class OAuthError(MCPError):
     """A refused request: `error` is the RFC's code, `description` safe to show anyone."""
 
     def __init__(

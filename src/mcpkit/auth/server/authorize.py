@@ -38,6 +38,7 @@ from mcpkit.auth.server.policy import audience, granted_scopes
 from mcpkit.auth.server.redirects import host_of, is_loopback_uri, matches, with_parameters
 from mcpkit.auth.server.store import AuthStore, CodeRecord, digest
 from mcpkit.auth.server.users import LoginAttempt
+from mcpkit.errors import MCPError
 
 REQUEST_FIELDS = (
     "response_type",
@@ -53,7 +54,7 @@ _CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
 _FAILED_SIGN_INS = "failed sign-ins"
 
 
-class PageError(Exception):
+class PageError(MCPError):
     """A failure shown to the user, never redirected (the client or redirect URI is in doubt)."""
 
     def __init__(
@@ -304,7 +305,7 @@ class AuthorizeEndpoint:
         return self._csrf
 
 
-class _Redirect(Exception):
+class _Redirect(MCPError):
     """A failure sent back to the client's (checked) redirect URI."""
 
     def __init__(self, error: OAuthError, redirect_uri: str, state: str | None) -> None:

@@ -31,6 +31,7 @@ from mcpkit._extras import optional_dependency
 from mcpkit.auth.documents import DocumentUnavailable, read_limited
 from mcpkit.auth.server.options import CIMDOptions
 from mcpkit.auth.untrusted_json import NestedTooDeep, loads
+from mcpkit.errors import MCPError
 
 if TYPE_CHECKING:
     import ssl
@@ -41,7 +42,7 @@ FETCHES_PER_HOST = 2
 QUEUED_PER_HOST = 8
 
 
-class FetchRefused(Exception):
+class FetchRefused(MCPError):
     """The document could not be fetched safely; the message is safe to show."""
 
 

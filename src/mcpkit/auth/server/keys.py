@@ -16,15 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpkit._extras import optional_dependency
+from mcpkit.auth.errors import InvalidToken
 from mcpkit.auth.jws import MalformedJWS, parse
 from mcpkit.auth.server.store import AuthStore, KeyRecord
 
 RELOAD_EVERY = 60.0
 ACCESS_TOKEN_TYPES = ("at+jwt", "application/at+jwt")
-
-
-class InvalidToken(Exception):
-    """A token that is not one of ours, or no longer valid; the message names no secret."""
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcpkit.auth.errors import InvalidToken
 from mcpkit.auth.server.asgi import NO_STORE, Request, Response, json_response
 from mcpkit.auth.server.client_auth import ClientAuthenticator
 from mcpkit.auth.server.issuing import TokenMinter, grant_of
-from mcpkit.auth.server.keys import InvalidToken, KeyRing
+from mcpkit.auth.server.keys import KeyRing
 from mcpkit.auth.server.options import AuthServerOptions
 from mcpkit.auth.server.store import AuthStore, digest
 

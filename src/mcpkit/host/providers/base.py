@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from mcpkit.errors import MCPError
 from mcpkit.host.models import ModelInfo
 
 JSONObject = dict[str, Any]
@@ -70,7 +71,7 @@ class Provider(Protocol):
     async def complete(self, request: ModelRequest) -> ModelReply: ...
 
 
-class ProviderError(Exception):
+class ProviderError(MCPError):
     """A model call failed: the request could not be put in the API's terms, the API said
     no (`status`, the API's `error_type` and message in the text), or it could not be
     reached. The message never holds an API key or an Authorization header."""

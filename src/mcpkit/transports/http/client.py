@@ -60,6 +60,7 @@ from mcpkit.protocol.jsonrpc import ErrorResponse, Parsed, Response, parse
 from mcpkit.protocol.sse import SSEParser
 from mcpkit.runtime.transport import Incoming, PullTransport
 from mcpkit.transports.http.client_streams import (
+    SEND_FAILED,
     ResponseStreams,
     content_type,
     describe,
@@ -162,7 +163,7 @@ class StreamableHTTPTransport(PullTransport):
         if self._legacy is not None:
             await self._legacy.close()
         elif self.session_id is not None and self._reason is None:
-            with contextlib.suppress(httpx.HTTPError):
+            with contextlib.suppress(*SEND_FAILED):
                 await self._client.delete(self.url, headers=self.headers(), timeout=2.0)
         await self._client.aclose()
         self._inbox.put_nowait(None)
@@ -267,7 +268,7 @@ class StreamableHTTPTransport(PullTransport):
         except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
             await self.broken(request_id, exc)
             return
-        except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:
+        except (*SEND_FAILED, httpx.InvalidURL, UnicodeError) as exc:
             if request_id is None:
                 logger.warning("POST to %s failed: %s", self.url, describe(exc))
             else:
@@ -351,7 +352,7 @@ class StreamableHTTPTransport(PullTransport):
                 self.session_id, self.protocol_version = session, version
                 headers = self.headers(**{"content-type": "application/json"})
                 await self._client.post(self.url, content=initialized, headers=headers)
-            except httpx.HTTPError as exc:
+            except SEND_FAILED as exc:
                 logger.warning("%s: could not renew the session: %s", self.url, describe(exc))
                 return False
             logger.info("%s ended session %s; continuing in %s", self.url, expired, session)

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import httpx
 import orjson
 
+from mcpkit.errors import MCPError
 from mcpkit.protocol.jsonrpc import ErrorResponse, Invalid, Parsed, Response, parse
 from mcpkit.protocol.sse import SSEParser
 
@@ -244,7 +245,7 @@ class ResponseStreams:
         except httpx.ConnectError as exc:
             logger.debug("GET %s refused: %s", owner.url, describe(exc))
             return REFUSED
-        except httpx.HTTPError as exc:
+        except SEND_FAILED as exc:
             logger.debug("GET %s failed: %s", owner.url, describe(exc))
             return 0
 
@@ -329,6 +330,11 @@ def request_key(request_id: Any) -> tuple[type, Any]:
 def content_type(response: httpx.Response) -> str:
     value: str = response.headers.get("content-type", "")
     return value.split(";", maxsplit=1)[0].strip().lower()
+
+
+# What sending a request can raise, mapped here to a failed request (or a closed connection):
+# httpx's errors, and ours raised inside the auth flow (the OAuth client's `OAuthError`).
+SEND_FAILED: tuple[type[Exception], ...] = (httpx.HTTPError, MCPError)
 
 
 def describe(exc: BaseException) -> str:

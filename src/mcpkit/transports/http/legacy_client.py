@@ -25,7 +25,7 @@ from mcpkit.protocol import Outgoing
 from mcpkit.protocol.jsonrpc import parse
 from mcpkit.protocol.sse import SSEParser
 from mcpkit.runtime.transport import Incoming, PullTransport
-from mcpkit.transports.http.client_streams import Unreadable
+from mcpkit.transports.http.client_streams import SEND_FAILED, Unreadable
 
 logger = logging.getLogger("mcpkit.http.legacy_client")
 
@@ -91,7 +91,7 @@ class LegacySSETransport(PullTransport):
         request = client.build_request("GET", url, headers={"accept": "text/event-stream"})
         try:
             response = await client.send(request, stream=True)
-        except httpx.HTTPError as exc:
+        except SEND_FAILED as exc:
             raise ConnectionError(f"GET {url} failed: {exc}") from exc
         try:
             kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -104,7 +104,7 @@ class LegacySSETransport(PullTransport):
             try:
                 async with asyncio.timeout(timeout):
                     first = await anext(events)
-            except (StopAsyncIteration, TimeoutError, httpx.HTTPError) as exc:
+            except (StopAsyncIteration, TimeoutError, *SEND_FAILED) as exc:
                 raise ConnectionError(f"{url} sent no endpoint event") from exc
             if first.event != "endpoint":
                 raise ConnectionError(f"{url} sent {first.event!r} where the endpoint event goes")
@@ -147,7 +147,7 @@ class LegacySSETransport(PullTransport):
         for task in (self._reader, self._sender):
             task.cancel()
         await asyncio.gather(self._reader, self._sender, return_exceptions=True)
-        with contextlib.suppress(httpx.HTTPError):
+        with contextlib.suppress(*SEND_FAILED):
             await self._response.aclose()
         if self._owns_client:
             await self._client.aclose()
@@ -167,7 +167,7 @@ class LegacySSETransport(PullTransport):
                     if not unreadable.seen(message):
                         self._inbox.put_nowait(message)
             self._fail(f"{self.url} ended the event stream")
-        except httpx.HTTPError as exc:
+        except SEND_FAILED as exc:
             self._fail(f"the event stream from {self.url} broke: {exc}")
 
     async def _send_loop(self) -> None:
@@ -176,7 +176,7 @@ class LegacySSETransport(PullTransport):
             data = await self._outbox.get()
             try:
                 response = await self._client.post(self.endpoint, content=data, headers=headers)
-            except httpx.HTTPError as exc:
+            except SEND_FAILED as exc:
                 self._fail(f"POST to {self.endpoint} failed: {exc}")
                 return
             if response.status_code == 404:
