@@ -156,7 +156,7 @@ async def test_protected_resource_metadata_at_both_well_known_uris() -> None:
 async def test_no_token_is_401_with_a_challenge_everywhere(
     method: str, path: str, headers: dict[str, str]
 ) -> None:
-    async with protected(legacy_sse=True) as (base, _), httpx.AsyncClient(base_url=base) as c:
+    async with protected(http_sse=True) as (base, _), httpx.AsyncClient(base_url=base) as c:
         answer = await c.request(method, path, headers=headers, json=initialize_body())
         assert answer.status_code == 401
         assert challenge(answer) == {
@@ -290,8 +290,8 @@ async def test_lists_hide_what_a_caller_may_not_use_when_asked(hide: bool) -> No
             assert seen["alice"] == seen["root"]
 
 
-async def test_legacy_sse_sessions_are_authenticated_and_bound() -> None:
-    async with protected(legacy_sse=True) as (base, _), httpx.AsyncClient(base_url=base) as c:
+async def test_http_sse_sessions_are_authenticated_and_bound() -> None:
+    async with protected(http_sse=True) as (base, _), httpx.AsyncClient(base_url=base) as c:
         alice = bearer("alice-token-0123456789")
         async with c.stream("GET", "/sse", headers={**alice, "accept": "text/event-stream"}) as sse:
             assert sse.status_code == 200

@@ -164,7 +164,7 @@ async def run_example(request: dict[str, Any]) -> None:
     assert len(app.sessions.sessions) <= MAX_SESSIONS
 
 
-APP = server.http_app(legacy_sse=True, max_sessions=MAX_SESSIONS, body_timeout=2.0)
+APP = server.http_app(http_sse=True, max_sessions=MAX_SESSIONS, body_timeout=2.0)
 # One loop for the whole run, as a server has: sessions and streams of one example are still
 # there for the next.
 LOOP = asyncio.new_event_loop()

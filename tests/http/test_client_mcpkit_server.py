@@ -43,7 +43,7 @@ async def test_modes(mode: str) -> None:
 
 
 async def test_legacy_endpoint_through_the_fallback() -> None:
-    app = make_server().http_app(legacy_sse=True)
+    app = make_server().http_app(http_sse=True)
     async with serving(app) as base, Client(base + "/sse", timeout=5) as client:
         added = await client.call_tool("add", {"a": 2, "b": 3})
         assert added.structured_content == {"result": 5}

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from mcpkit import Server
 from mcpkit.transports.http.event_store import MemoryEventStore
 from mcpkit.transports.http.sessions import SessionOptions, SessionRegistry
 from mcpkit.transports.http.state import LocalState
@@ -34,8 +35,8 @@ def client(app: Any, root_path: str = "") -> httpx.AsyncClient:
         ({"stateless": True}, "GET", "/mcp", {"mcp-session-id": "x"}, 405, "POST"),
         ({}, "GET", "/mcp", {"mcp-session-id": "x"}, 404, None),  # unknown session
         ({}, "GET", "/sse", {}, 404, None),  # legacy SSE off
-        ({"legacy_sse": True}, "POST", "/sse", {}, 404, None),  # its stream is GET only
-        ({"legacy_sse": True}, "GET", "/messages/", {}, 405, "POST"),
+        ({"http_sse": True}, "POST", "/sse", {}, 404, None),  # its stream is GET only
+        ({"http_sse": True}, "GET", "/messages/", {}, 405, "POST"),
         ({"path": "/custom"}, "POST", "/mcp", {}, 404, None),
         ({}, "GET", "/mcp", {"origin": "https://evil.example"}, 403, None),
         ({}, "GET", "/mcp", {"host": "evil.example"}, 421, None),
@@ -116,3 +117,14 @@ async def test_sessions_and_events_live_in_the_state_given() -> None:
 def test_state_and_event_store_are_not_given_together() -> None:
     with pytest.raises(ValueError, match="state"):
         make_server().http_app(state=LocalState(), event_store=None)
+
+
+def test_the_http_sse_keywords_before_0_1_0_still_work_with_a_warning() -> None:
+    # Issue 23: "legacy" named both an era and this transport; the keywords are http_sse*.
+    with pytest.warns(DeprecationWarning, match=r"\(legacy_.*is deprecated; use http_sse") as seen:
+        app = Server("old").http_app(legacy_sse=True, legacy_sse_path="/events")
+    assert seen[0].filename == __file__
+    assert app.config.legacy is not None and app.config.legacy.sse_path == "/events"
+    with pytest.raises(ValueError, match="http_sse= only"):
+        Server("both").http_app(http_sse=True, legacy_sse=True)
+    assert Server("new").http_app(http_sse=True, http_sse_path="/e").config.legacy is not None

@@ -64,8 +64,8 @@ async def test_official_client(mode: str) -> None:
         assert len(app.sessions) == 0  # the client's DELETE ended the session
 
 
-async def test_official_legacy_sse_client() -> None:
-    app = make_server().http_app(legacy_sse=True)
+async def test_official_http_sse_client() -> None:
+    app = make_server().http_app(http_sse=True)
     async with (
         serving(app) as base,
         sse_client(base + "/sse") as (read, write),

@@ -147,7 +147,7 @@ async def test_as_root_app_the_asgi_lifespan_runs_the_server_lifespan() -> None:
 
 
 async def test_legacy_http_sse_beside_the_mcp_endpoint() -> None:
-    app = make_server().http_app(legacy_sse=True)
+    app = make_server().http_app(http_sse=True)
     async with serving(app) as base, httpx.AsyncClient(base_url=base) as c:
         async with c.stream("GET", "/sse", headers={"accept": "text/event-stream"}) as stream:
             assert stream.status_code == 200

@@ -29,7 +29,7 @@ app: MCPHTTPApp = server.http_app(
     idle_timeout=None,
     event_store=MemoryEventStore(10),
     security=Security(allowed_hosts=("mcp.example",)),
-    legacy_sse=True,
+    http_sse=True,
     max_body=1000,
     body_timeout=None,
 )

@@ -431,7 +431,7 @@ class Server:
         Mount it in Starlette/FastAPI as it is. Options (typed: see `mcpkit.transports.http.
         options.HTTPAppOptions`, and docs/http.md): path, stateless, response_mode, auth,
         max_sessions, idle_timeout, event_store, state, security (or allowed_hosts, ...),
-        max_body and the other limits, legacy_sse, ... Raises ValueError for an option value
+        max_body and the other limits, http_sse, ... Raises ValueError for an option value
         out of range, TypeError for an unknown option.
         """
         from mcpkit.server._run import http_app

@@ -89,10 +89,10 @@ def write_needs_scope(method: str, params: Any) -> frozenset[str]:
 
 @contextlib.asynccontextmanager
 async def real(
-    legacy_sse: bool = False, **options: Any
+    http_sse: bool = False, **options: Any
 ) -> AsyncIterator[tuple[str, AuthorizationServer, JwtBearer]]:
     auth_port, mcp_port = unused_port(), unused_port()
-    issuer, path = f"http://127.0.0.1:{auth_port}", "/sse" if legacy_sse else "/mcp"
+    issuer, path = f"http://127.0.0.1:{auth_port}", "/sse" if http_sse else "/mcp"
     resource = f"http://127.0.0.1:{mcp_port}{path}"
     auth = AuthorizationServer(
         AuthServerOptions(
@@ -114,9 +114,7 @@ async def real(
         await auth(scope, receive, send)
 
     bearer.auth_paths = auth_paths
-    app = make_server().http_app(
-        auth=bearer, required_scopes=write_needs_scope, legacy_sse=legacy_sse
-    )
+    app = make_server().http_app(auth=bearer, required_scopes=write_needs_scope, http_sse=http_sse)
     async with serving(counted, auth_port), serving(app, mcp_port):
         yield resource, auth, bearer
 
@@ -139,7 +137,7 @@ async def test_both_eras_against_our_authorization_server(mode: str, era: str) -
 
 
 async def test_http_sse_transport_against_our_authorization_server() -> None:
-    async with real(legacy_sse=True) as (url, _auth, bearer):
+    async with real(http_sse=True) as (url, _auth, bearer):
         assert await tools(url, OAuth(approval=Headless()), "handshake") == (
             "handshake",
             {"result": 42},

@@ -14,9 +14,9 @@ only its own options, see options.py):
 - `HostCheck` (security.py): Origin and Host; not in the chain when nothing is checked.
 - `Router` (routing.py): the (path, method) table. The MCP endpoint (`path`, and `path` + "/")
   with `MCPEndpoint`'s handlers (POST, and GET/DELETE naming a session; 405 for the rest);
-  with `auth`, the Protected Resource Metadata paths (served unguarded); with `legacy_sse`,
+  with `auth`, the Protected Resource Metadata paths (served unguarded); with `http_sse`,
   the 2024-11-05 HTTP+SSE paths (legacy.py); anything else 404.
-- `BearerGuard` (wrappers.py, guard.py): only with `auth`, around each MCP and legacy
+- `BearerGuard` (wrappers.py, guard.py): only with `auth`, around each MCP and HTTP+SSE
   handler: the verified caller is left in the scope, or the request is refused (401, ...).
 - `MCPEndpoint.post` (routing.py): the body read and parsed once, its scopes checked, then
   `ModernEndpoint` (modern.py) for a 2026-07-28 request (no Mcp-Session-Id, the modern

@@ -28,6 +28,7 @@ from mcpkit.transports.http.modern import ToolHeaders
 from mcpkit.transports.http.security import Security
 from mcpkit.transports.http.sessions import SessionOptions
 from mcpkit.transports.http.state import HTTPState, LocalState
+from mcpkit.types.deprecation import warn_deprecated
 
 ResponseMode = Literal["auto", "json", "sse"]
 RESPONSE_MODES = ("auto", "json", "sse")
@@ -44,7 +45,9 @@ class HTTPAppOptions(TypedDict, total=False):
     `retry_ms`, `keepalive`: the SSE priming event's retry and the idle comment period.
     `security`, or its fields flat (`allowed_hosts`, `allowed_origins`,
     `dns_rebinding_protection`, `trusted_proxies`, `bind_host`): Origin/Host checks.
-    `legacy_sse`, `legacy_sse_path`, `legacy_message_path`: also serve 2024-11-05 HTTP+SSE.
+    `http_sse`, `http_sse_path`, `http_sse_message_path`: also serve the 2024-11-05 HTTP+SSE
+    transport (`legacy_sse`, `legacy_sse_path`, `legacy_message_path` until 0.1.0: still
+    taken for one release, with a DeprecationWarning).
     `tool_headers`: a tool's name -> its Mcp-Param headers (the server's by default).
     `drain_timeout`: how long `app.drain()` waits. `auth`: who may call (`BearerAuth`);
     `required_scopes`: the scopes each request needs (the server's by default). `state`:
@@ -70,9 +73,12 @@ class HTTPAppOptions(TypedDict, total=False):
     dns_rebinding_protection: bool | None
     trusted_proxies: Iterable[str]
     bind_host: str
-    legacy_sse: bool
-    legacy_sse_path: str
-    legacy_message_path: str
+    http_sse: bool
+    http_sse_path: str
+    http_sse_message_path: str
+    legacy_sse: bool  # deprecated: http_sse
+    legacy_sse_path: str  # deprecated: http_sse_path
+    legacy_message_path: str  # deprecated: http_sse_message_path
     tool_headers: ToolHeaders | None
     drain_timeout: float
     auth: Authenticator | None
@@ -160,11 +166,7 @@ def app_config(options: HTTPAppOptions) -> AppConfig:
             state = LocalState(None if stateless else MemoryEventStore())
     elif "event_store" in given:
         raise ValueError("give the event store to the state, not as event_store= beside it")
-    legacy = None
-    if given.get("legacy_sse", False):
-        legacy = LegacyOptions(
-            given.get("legacy_sse_path", "/sse"), given.get("legacy_message_path", "/messages/")
-        )
+    legacy = _http_sse(given)
     return AppConfig(
         path=given.get("path", "/mcp"),
         stateless=stateless,
@@ -196,3 +198,27 @@ def _security(given: dict[str, Any]) -> Security:
         if flat.get(key) is not None:
             flat[key] = tuple(flat[key])
     return Security(**flat)
+
+
+# The HTTP+SSE keywords as spelled until 0.1.0 ("legacy" also named the handshake era).
+_OLD_SSE_KEYWORDS = {
+    "legacy_sse": "http_sse",
+    "legacy_sse_path": "http_sse_path",
+    "legacy_message_path": "http_sse_message_path",
+}
+
+
+def _http_sse(given: dict[str, Any]) -> LegacyOptions | None:
+    """The HTTP+SSE routes, when `http_sse` is on. Raises ValueError for an old keyword given
+    beside its new one."""
+    for old, new in _OLD_SSE_KEYWORDS.items():
+        if old in given:
+            if new in given:
+                raise ValueError(f"give {new}= only ({old}= is its deprecated spelling)")
+            warn_deprecated(f"http_app({old}=...) is deprecated; use {new}=")
+            given[new] = given.pop(old)
+    if not given.get("http_sse", False):
+        return None
+    return LegacyOptions(
+        given.get("http_sse_path", "/sse"), given.get("http_sse_message_path", "/messages/")
+    )
