@@ -1,7 +1,7 @@
 """An mcpkit server for the two-era interop tests with the official SDK's client.
 
 `python tests/modern_server.py` serves it over stdio; the HTTP tests import `make_server()`.
-Its handlers report what they saw (`ctx.protocol_version`, `ctx.modern`), so a test can tell
+Its handlers report what they saw (`ctx.protocol_version`, `ctx.era`), so a test can tell
 which era the official client spoke from our side. The asking handlers (`interview`,
 `interview_at_once`, the `plan` prompt, the `workspace://roots` resource) are the same code in
 both eras: real server->client requests for a handshake client, `input_required` rounds for
@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from mcpkit import Server
+from mcpkit import Era, Server
 from mcpkit.server import Context
 from mcpkit.server.schema import Header
 
@@ -57,7 +57,7 @@ WEATHER_TOOL = {
 
 
 def seen(ctx: Context) -> Seen:
-    return Seen(ctx.protocol_version, ctx.modern, ctx.client_info.get("name"))
+    return Seen(ctx.protocol_version, ctx.era is Era.PER_REQUEST, ctx.client_info.get("name"))
 
 
 def interviewed(answer: Any, reply: Any, roots: list[Any], ctx: Context) -> Interview:

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
-from mcpkit import Server
+from mcpkit import Era, Server
 from mcpkit.errors import ProtocolError
 from mcpkit.protocol import Outgoing
 from mcpkit.protocol.modern import DEFAULT_CACHE_HINTS
@@ -129,7 +129,7 @@ async def test_context_knows_a_modern_request_from_its_envelope() -> None:
     def facts(ctx: Context) -> str:
         seen.append(
             (
-                ctx.modern,
+                ctx.era,
                 ctx.protocol_version,
                 ctx.client_info,
                 ctx.client_capabilities,
@@ -143,13 +143,21 @@ async def test_context_knows_a_modern_request_from_its_envelope() -> None:
     async with raw(server) as peer:
         await peer.request("tools/call", call("facts"), {"sampling": {}})
     assert seen == [
-        (True, MODERN, {"name": "raw", "version": "1"}, {"sampling": {}}, True, {}, None)
+        (Era.PER_REQUEST, MODERN, {"name": "raw", "version": "1"}, {"sampling": {}}, True, {}, None)
     ]
     seen.clear()
     async with connect(server, {"roots": {}}) as legacy:
         await legacy.call("facts")
     assert seen == [
-        (False, "2025-11-25", {"name": "tester", "version": "9"}, {"roots": {}}, False, {}, None)
+        (
+            Era.HANDSHAKE,
+            "2025-11-25",
+            {"name": "tester", "version": "9"},
+            {"roots": {}},
+            False,
+            {},
+            None,
+        )
     ]
 
 
@@ -174,7 +182,7 @@ async def test_both_eras_on_one_connection() -> None:
 
     @server.tool()
     def era(ctx: Context) -> str:
-        return f"{ctx.modern} {ctx.protocol_version}"
+        return f"{ctx.era} {ctx.protocol_version}"
 
     async with raw(server) as peer:
         init = await peer.send(
@@ -188,10 +196,10 @@ async def test_both_eras_on_one_connection() -> None:
         assert init["result"]["protocolVersion"] == "2025-06-18"
         peer.end.write([Outgoing(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')])
         legacy = await peer.send("tools/call", call("era"))
-        assert text(legacy["result"]) == "False 2025-06-18"
+        assert text(legacy["result"]) == "handshake 2025-06-18"
         assert "resultType" not in legacy["result"]
         modern = await peer.request("tools/call", call("era"))
-        assert text(modern) == f"True {MODERN}"
+        assert text(modern) == f"per-request {MODERN}"
         assert modern["resultType"] == "complete"
 
 
@@ -388,3 +396,18 @@ async def test_handler_results_pass_through_with_only_the_stamp_added() -> None:
         assert listed["resultType"] == "complete" and listed["_meta"][SERVER_INFO]["name"]
         again = await peer.request("resources/list")
         assert again == listed
+
+
+async def test_ctx_modern_still_answers_with_a_deprecation_warning() -> None:
+    # Issue 23: the era is ctx.era (named by mechanism); ctx.modern goes after one release.
+    server = Server("old-spelling")
+
+    @server.tool()
+    def old(ctx: Context) -> str:
+        with pytest.warns(DeprecationWarning, match="ctx.era is mcpkit.Era.PER_REQUEST") as seen:
+            answer = ctx.modern
+        assert seen[0].filename == __file__
+        return str(answer)
+
+    async with raw(server) as peer:
+        assert text(await peer.request("tools/call", call("old"))) == "True"

@@ -41,6 +41,8 @@ from mcpkit.server.asks import (
 from mcpkit.server.elicitation import Elicited, parse_answer, requested_schema
 from mcpkit.server.hints import names_context
 from mcpkit.server.sampling import SamplingOptions, sampling_params
+from mcpkit.types.deprecation import warn_deprecated
+from mcpkit.types.eras import Era
 
 if TYPE_CHECKING:
     from mcpkit.types import CreateMessageResult, ElicitResult, Root, SamplingMessage
@@ -141,8 +143,15 @@ class Context:
         return self.request.envelope
 
     @property
+    def era(self) -> Era:
+        """`Era.PER_REQUEST` for a 2026-07-28 request (no handshake; its envelope rules),
+        `Era.HANDSHAKE` for a request in an `initialize`d session."""
+        return Era.HANDSHAKE if self.request.envelope is None else Era.PER_REQUEST
+
+    @property
     def modern(self) -> bool:
-        """True for a 2026-07-28 request (no handshake; the envelope rules)."""
+        """Deprecated (issue 23: eras are named by mechanism): `ctx.era is Era.PER_REQUEST`."""
+        warn_deprecated("ctx.modern is deprecated; use ctx.era is mcpkit.Era.PER_REQUEST")
         return self.request.envelope is not None
 
     @property

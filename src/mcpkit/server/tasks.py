@@ -40,6 +40,7 @@ from mcpkit.errors import (
 from mcpkit.protocol import tasks as wire
 from mcpkit.server.task_run import TaskRun
 from mcpkit.stores.tasks import MemoryTaskStore, StoreFull, TaskRecord, TaskStore
+from mcpkit.types.eras import Era
 
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
@@ -293,11 +294,12 @@ class TaskManager:
     async def get_task(self, ctx: Context) -> JSONObject:
         self._check_modern(ctx)
         record = await self._find(ctx)
-        return wire.task_wire(record, modern=ctx.modern, detailed=ctx.modern)
+        per_request = ctx.era is Era.PER_REQUEST
+        return wire.task_wire(record, modern=per_request, detailed=per_request)
 
     async def task_result(self, ctx: Context) -> JSONObject:
         """2025-11-25: wait for the task to end; its result, or its JSON-RPC error."""
-        if ctx.modern:
+        if ctx.era is Era.PER_REQUEST:
             raise MethodNotFound("tasks/result")
         record = await self._find(ctx)
         while not record.terminal:
@@ -318,7 +320,7 @@ class TaskManager:
         return wire.with_related(record.result or {}, record.task_id)
 
     async def list_tasks(self, ctx: Context) -> JSONObject:
-        if ctx.modern:
+        if ctx.era is Era.PER_REQUEST:
             raise MethodNotFound("tasks/list")
         cursor = ctx.params.get("cursor")
         if cursor is not None and type(cursor) is not str:
@@ -336,7 +338,7 @@ class TaskManager:
         self._check_modern(ctx)
         record = await self._find(ctx)
         if record.terminal:
-            if ctx.modern:  # the extension: an idempotent acknowledgement
+            if ctx.era is Era.PER_REQUEST:  # the extension: an idempotent acknowledgement
                 return {}
             raise ProtocolError(
                 INVALID_PARAMS,
@@ -350,13 +352,13 @@ class TaskManager:
             task_run.cancel()
             task_run.announce(updated)
         logger.info("task %s cancelled", record.task_id)
-        return {} if ctx.modern else wire.task_wire(updated, modern=False)
+        return {} if ctx.era is Era.PER_REQUEST else wire.task_wire(updated, modern=False)
 
     async def update_task(self, ctx: Context) -> JSONObject:
         """2026-07-28: answers to the task's input requests. Unknown or already answered keys
         are ignored (the extension's rule); an answer that does not fit its request is
         refused (-32602) and stays outstanding."""
-        if not ctx.modern:
+        if ctx.era is Era.HANDSHAKE:
             raise MethodNotFound("tasks/update")
         self._check_modern(ctx)
         record = await self._find(ctx)
