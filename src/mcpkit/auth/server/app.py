@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.auth.server.asgi import (
-    OAuthError,
+    OAuthErrorResponse,
     Receive,
     Request,
     Response,
@@ -185,16 +185,16 @@ class AuthorizationServer:
             return Response(204, b"", [*_CORS[1:], (b"access-control-allow-methods", allow)])
         if method not in route.methods:
             allow = ", ".join(route.methods).encode()
-            error = OAuthError("invalid_request", f"method {method} not allowed", 405)
+            error = OAuthErrorResponse("invalid_request", f"method {method} not allowed", 405)
             return _with(error_response(error), (b"allow", allow))
         try:
             request = await read_request(scope, receive, self.options.max_body)
             return await route.handler(request)
-        except OAuthError as refused:
+        except OAuthErrorResponse as refused:
             return error_response(refused)
         except Exception:
             logger.exception("authorization server: unexpected failure on %s", scope["path"])
-            return error_response(OAuthError("server_error", "internal error", 500))
+            return error_response(OAuthErrorResponse("server_error", "internal error", 500))
 
     async def _metadata(self, request: Request) -> Response:
         return json_response(200, self._metadata_document, _PUBLIC_CACHE)

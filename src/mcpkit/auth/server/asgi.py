@@ -1,10 +1,11 @@
 """The small HTTP layer the endpoints share: read a request, write a response, refuse.
 
 A `Request` is read whole (bodies are small here, and cut off at a limit); endpoints return a
-`Response`. OAuth failures are raised as `OAuthError` with the RFC 6749 `error` code, a short
-description that never carries a secret, and the status; `error_response` renders it as the
-JSON body RFC 6749 section 5.2 specifies. Form and query parameters are parsed strictly: a
-parameter given twice is refused (RFC 6749 section 3.1), an empty one counts as absent.
+`Response`. OAuth failures are raised as `OAuthErrorResponse` with the RFC 6749 `error`
+code, a short description that never carries a secret, and the status; `error_response`
+renders it as the JSON body RFC 6749 section 5.2 specifies. Form and query parameters are
+parsed strictly: a parameter given twice is refused (RFC 6749 section 3.1), an empty one
+counts as absent.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ NO_STORE: Headers = [(b"cache-control", b"no-store"), (b"pragma", b"no-cache")]
 MAX_FIELDS = 64
 
 
-class OAuthError(MCPError):
+class OAuthErrorResponse(MCPError):
     """A refused request: `error` is the RFC's code, `description` safe to show anyone."""
 
     def __init__(
@@ -38,7 +39,7 @@ class OAuthError(MCPError):
         self.headers = headers or []
 
 
-class BodyTooLarge(OAuthError):
+class BodyTooLarge(OAuthErrorResponse):
     def __init__(self, limit: int) -> None:
         super().__init__("invalid_request", f"request body over {limit} bytes", 413)
 
@@ -57,11 +58,13 @@ class Request:
         return self.headers.get(name)
 
     def form(self) -> Params:
-        """The urlencoded body's parameters. Raises OAuthError (invalid_request) when the body
-        is not application/x-www-form-urlencoded or not well-formed."""
+        """The urlencoded body's parameters. Raises OAuthErrorResponse (invalid_request) when
+        the body is not application/x-www-form-urlencoded or not well-formed."""
         kind = (self.header("content-type") or "").split(";", 1)[0].strip().lower()
         if kind != "application/x-www-form-urlencoded":
-            raise OAuthError("invalid_request", "expected application/x-www-form-urlencoded")
+            raise OAuthErrorResponse(
+                "invalid_request", "expected application/x-www-form-urlencoded"
+            )
         return Params.parse(self.body)
 
     def query_params(self) -> Params:
@@ -76,31 +79,31 @@ class Params:
 
     @classmethod
     def parse(cls, raw: bytes) -> Params:
-        """Raises OAuthError (invalid_request) for bad encoding or too many fields."""
+        """Raises OAuthErrorResponse (invalid_request) for bad encoding or too many fields."""
         try:
             pairs = parse_qsl(
                 raw.decode("utf-8"), keep_blank_values=False, max_num_fields=MAX_FIELDS
             )
         except (UnicodeDecodeError, ValueError):
-            raise OAuthError("invalid_request", "malformed parameters") from None
+            raise OAuthErrorResponse("invalid_request", "malformed parameters") from None
         values: dict[str, tuple[str, ...]] = {}
         for name, value in pairs:
             values[name] = (*values.get(name, ()), value)
         return cls(values)
 
     def get(self, name: str) -> str | None:
-        """The parameter's one value, or None. Raises OAuthError when it is repeated."""
+        """The parameter's one value, or None. Raises OAuthErrorResponse when it is repeated."""
         found = self.values.get(name)
         if not found:
             return None
         if len(found) > 1:
-            raise OAuthError("invalid_request", f"parameter {name} given more than once")
+            raise OAuthErrorResponse("invalid_request", f"parameter {name} given more than once")
         return found[0]
 
     def require(self, name: str) -> str:
         value = self.get(name)
         if value is None:
-            raise OAuthError("invalid_request", f"missing parameter {name}")
+            raise OAuthErrorResponse("invalid_request", f"missing parameter {name}")
         return value
 
     def all(self, name: str) -> tuple[str, ...]:
@@ -124,7 +127,7 @@ def json_response(status: int, document: Any, headers: Headers | None = None) ->
     return Response(status, body, [(b"content-type", b"application/json"), *(headers or [])])
 
 
-def error_response(error: OAuthError) -> Response:
+def error_response(error: OAuthErrorResponse) -> Response:
     """The RFC 6749 section 5.2 JSON error; never cached."""
     document = {"error": error.error, "error_description": error.description}
     return json_response(error.status, document, [*NO_STORE, *error.headers])

@@ -20,8 +20,8 @@ import secrets
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from mcpkit.auth.server.asgi import Headers, OAuthError, Params, Request, Response, redirect
-from mcpkit.auth.server.clients import Client, ClientDirectory
+from mcpkit.auth.server.asgi import Headers, OAuthErrorResponse, Params, Request, Response, redirect
+from mcpkit.auth.server.clients import ClientDirectory, OAuthClient
 from mcpkit.auth.server.consent import (
     FORM_LIFETIME,
     ConsentView,
@@ -69,7 +69,7 @@ class PageError(MCPError):
 class Authorization:
     """A checked authorization request."""
 
-    client: Client
+    client: OAuthClient
     redirect_uri: str
     redirect_uri_given: bool
     state: str | None
@@ -110,7 +110,7 @@ class AuthorizeEndpoint:
     async def _ask(self, request: Request) -> Response:
         try:
             params = request.query_params()
-        except OAuthError as exc:
+        except OAuthErrorResponse as exc:
             raise PageError(exc.error, exc.description) from None
         authorization = await self._check(params)
         if self._options.dev_approve and _local(request):
@@ -124,7 +124,7 @@ class AuthorizeEndpoint:
             fields = {name: form.get(name) for name in REQUEST_FIELDS}
             decision = form.get("decision")
             csrf, username, password = form.get("csrf"), form.get("username"), form.get("password")
-        except OAuthError as exc:
+        except OAuthErrorResponse as exc:
             raise PageError(exc.error, exc.description) from None
         kept = {name: value for name, value in fields.items() if value is not None}
         authorization = await self._check(Params({k: (v,) for k, v in kept.items()}))
@@ -139,7 +139,9 @@ class AuthorizeEndpoint:
             )
         if decision == "deny":
             await self._spend(csrf)
-            return self._refuse(authorization, OAuthError("access_denied", "the user said no"), 303)
+            return self._refuse(
+                authorization, OAuthErrorResponse("access_denied", "the user said no"), 303
+            )
         if decision != "approve":
             raise PageError("invalid_request", "no decision in the form")
         subject = await self._sign_in(request, username, password)
@@ -164,46 +166,52 @@ class AuthorizeEndpoint:
         try:
             client_id = params.get("client_id")
             asked_redirect = params.get("redirect_uri")
-        except OAuthError as exc:
+        except OAuthErrorResponse as exc:
             raise PageError(exc.error, exc.description) from None
         if client_id is None:
             raise PageError("invalid_request", "missing client_id")
         try:
             client = await self._directory.find(client_id)
-        except OAuthError as exc:
+        except OAuthErrorResponse as exc:
             raise PageError(exc.error, exc.description) from None
         if client is None:
             raise PageError("invalid_client", "unknown client")
         redirect_uri = _redirect_uri(client, asked_redirect)
         try:
             state = params.get("state")
-        except OAuthError as exc:
+        except OAuthErrorResponse as exc:
             raise _Redirect(exc, redirect_uri, None) from None
         try:
             return self._check_rest(params, client, redirect_uri, asked_redirect, state)
-        except OAuthError as exc:
+        except OAuthErrorResponse as exc:
             raise _Redirect(exc, redirect_uri, state) from None
 
     def _check_rest(
         self,
         params: Params,
-        client: Client,
+        client: OAuthClient,
         redirect_uri: str,
         asked_redirect: str | None,
         state: str | None,
     ) -> Authorization:
         response_type = params.require("response_type")
         if response_type != "code":
-            raise OAuthError("unsupported_response_type", "only response_type=code is supported")
+            raise OAuthErrorResponse(
+                "unsupported_response_type", "only response_type=code is supported"
+            )
         if "authorization_code" not in client.grant_types:
-            raise OAuthError("unauthorized_client", "this client may not use authorization codes")
+            raise OAuthErrorResponse(
+                "unauthorized_client", "this client may not use authorization codes"
+            )
         challenge = params.get("code_challenge")
         if challenge is None:
-            raise OAuthError("invalid_request", "PKCE is required: send code_challenge (S256)")
+            raise OAuthErrorResponse(
+                "invalid_request", "PKCE is required: send code_challenge (S256)"
+            )
         if params.get("code_challenge_method") != "S256":
-            raise OAuthError("invalid_request", "code_challenge_method must be S256")
+            raise OAuthErrorResponse("invalid_request", "code_challenge_method must be S256")
         if _CHALLENGE.fullmatch(challenge) is None:
-            raise OAuthError("invalid_request", "code_challenge is not an S256 challenge")
+            raise OAuthErrorResponse("invalid_request", "code_challenge is not an S256 challenge")
         scopes = granted_scopes(self._options, client, params.get("scope"), consented=True)
         resource = audience(self._options, params.all("resource"))
         fields = {name: value for name in REQUEST_FIELDS if (value := params.get(name))}
@@ -236,7 +244,9 @@ class AuthorizeEndpoint:
         answer = {"code": code, "state": authorization.state, "iss": self._options.issuer}
         return redirect(with_parameters(authorization.redirect_uri, answer), status)
 
-    def _refuse(self, authorization: Authorization, error: OAuthError, status: int) -> Response:
+    def _refuse(
+        self, authorization: Authorization, error: OAuthErrorResponse, status: int
+    ) -> Response:
         return _Redirect(error, authorization.redirect_uri, authorization.state).response(
             self._options.issuer, status
         )
@@ -308,7 +318,7 @@ class AuthorizeEndpoint:
 class _Redirect(MCPError):
     """A failure sent back to the client's (checked) redirect URI."""
 
-    def __init__(self, error: OAuthError, redirect_uri: str, state: str | None) -> None:
+    def __init__(self, error: OAuthErrorResponse, redirect_uri: str, state: str | None) -> None:
         super().__init__(error.description)
         self.error = error
         self.redirect_uri = redirect_uri
@@ -324,7 +334,7 @@ class _Redirect(MCPError):
         return redirect(with_parameters(self.redirect_uri, answer), status)
 
 
-def _redirect_uri(client: Client, asked: str | None) -> str:
+def _redirect_uri(client: OAuthClient, asked: str | None) -> str:
     if asked is None:
         if len(client.redirect_uris) == 1:
             return client.redirect_uris[0]

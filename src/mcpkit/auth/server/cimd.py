@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from urllib.parse import urlsplit
 
-from mcpkit.auth.server.asgi import OAuthError
-from mcpkit.auth.server.clients import Client, MetadataError, check_metadata
+from mcpkit.auth.server.asgi import OAuthErrorResponse
+from mcpkit.auth.server.clients import MetadataError, OAuthClient, check_metadata
 from mcpkit.auth.server.fetch import FetchRefused, GuardedFetcher
 from mcpkit.auth.server.options import AuthServerOptions
 
@@ -27,7 +27,7 @@ class MetadataDocuments:
         self._options = options
         self._policy = options.cimd
         self._fetcher = fetcher
-        self._cache: OrderedDict[str, tuple[Client, float]] = OrderedDict()
+        self._cache: OrderedDict[str, tuple[OAuthClient, float]] = OrderedDict()
         schemes = ("https://", "http://") if self._policy.allow_http else ("https://",)
         self._schemes = schemes
 
@@ -35,8 +35,8 @@ class MetadataDocuments:
         """Whether `client_id` names a metadata document (rather than a registered id)."""
         return client_id.startswith(self._schemes)
 
-    async def client(self, url: str) -> Client:
-        """The client described at `url`. Raises OAuthError (invalid_client) when the URL or
+    async def client(self, url: str) -> OAuthClient:
+        """The client described at `url`. Raises OAuthErrorResponse (invalid_client) when the URL or
         its document is refused; the description says why without echoing the document."""
         now = self._options.clock()
         cached = self._cache.get(url)
@@ -75,7 +75,7 @@ class MetadataDocuments:
         if trusted and not any(_host_matches(parts.hostname, pattern) for pattern in trusted):
             raise _refused("client metadata documents from this host are not accepted")
 
-    def _client(self, url: str, document: object) -> Client:
+    def _client(self, url: str, document: object) -> OAuthClient:
         if not isinstance(document, dict):
             raise _refused("client metadata document is not a JSON object")
         if document.get("client_id") != url:
@@ -90,11 +90,11 @@ class MetadataDocuments:
             )
         except MetadataError as exc:
             raise _refused(f"client metadata document: {exc.description}") from None
-        return Client.from_metadata(url, accepted, None, "document")
+        return OAuthClient.from_metadata(url, accepted, None, "document")
 
 
-def _refused(description: str) -> OAuthError:
-    return OAuthError("invalid_client", description)
+def _refused(description: str) -> OAuthErrorResponse:
+    return OAuthErrorResponse("invalid_client", description)
 
 
 def _host_matches(host: str, pattern: str) -> bool:

@@ -22,8 +22,8 @@ from urllib.parse import unquote_plus
 
 from mcpkit._extras import optional_dependency
 from mcpkit.auth.jws import MalformedJWS, parse
-from mcpkit.auth.server.asgi import OAuthError, Params, Request
-from mcpkit.auth.server.clients import Client, ClientDirectory
+from mcpkit.auth.server.asgi import OAuthErrorResponse, Params, Request
+from mcpkit.auth.server.clients import ClientDirectory, OAuthClient
 from mcpkit.auth.server.fetch import FetchRefused, GuardedFetcher
 from mcpkit.auth.server.limits import Limiter
 from mcpkit.auth.server.options import AuthServerOptions
@@ -53,9 +53,9 @@ class ClientAuthenticator:
         self._limiter = limiter
         self._jwks: dict[str, tuple[Any, float]] = {}
 
-    async def authenticate(self, request: Request, params: Params, endpoint: str) -> Client:
+    async def authenticate(self, request: Request, params: Params, endpoint: str) -> OAuthClient:
         """The client that sent `request` to `endpoint` (its absolute URL), authenticated.
-        Raises OAuthError: invalid_request for conflicting credentials, invalid_client
+        Raises OAuthErrorResponse: invalid_request for conflicting credentials, invalid_client
         (401) when authentication fails, RateLimited (429) after too many failures from
         this address or for this client id."""
         limits, limiter = self._options.rate_limits, self._limiter
@@ -64,19 +64,21 @@ class ClientAuthenticator:
         limiter.check(_FAILURES, claimed, limits.failed_client_auth_per_client)
         try:
             return await self._authenticate(request, params, endpoint)
-        except OAuthError as refused:
+        except OAuthErrorResponse as refused:
             if refused.status == 401:
                 limiter.spend(_FAILURES, address, limits.failed_client_auth_per_address)
                 limiter.spend(_FAILURES, claimed, limits.failed_client_auth_per_client)
             raise
 
-    async def _authenticate(self, request: Request, params: Params, endpoint: str) -> Client:
+    async def _authenticate(self, request: Request, params: Params, endpoint: str) -> OAuthClient:
         basic = _basic_credentials(request.header("authorization"))
         secret = params.get("client_secret")
         assertion = params.get("client_assertion")
         named = params.get("client_id")
         if sum(x is not None for x in (basic, secret, assertion)) > 1:
-            raise OAuthError("invalid_request", "use exactly one client authentication method")
+            raise OAuthErrorResponse(
+                "invalid_request", "use exactly one client authentication method"
+            )
         challenge = basic is not None
         if basic is not None:
             if named is not None and named != basic[0]:
@@ -100,16 +102,16 @@ class ClientAuthenticator:
             await self._check_assertion(client, assertion, endpoint)
         return client
 
-    async def _find(self, client_id: str, challenge: bool) -> Client:
+    async def _find(self, client_id: str, challenge: bool) -> OAuthClient:
         try:
             client = await self._directory.find(client_id)
-        except OAuthError as exc:
+        except OAuthErrorResponse as exc:
             raise _failed(exc.description, challenge) from None
         if client is None:
             raise _failed("unknown client", challenge)
         return client
 
-    async def _check_assertion(self, client: Client, assertion: str, endpoint: str) -> None:
+    async def _check_assertion(self, client: OAuthClient, assertion: str, endpoint: str) -> None:
         with optional_dependency():
             import jwt
 
@@ -143,7 +145,7 @@ class ClientAuthenticator:
             raise _failed("client assertion was already used")
         await self._store.revoke(used, float(claims["exp"]) + LEEWAY)
 
-    async def _client_keys(self, client: Client) -> Any:
+    async def _client_keys(self, client: OAuthClient) -> Any:
         if client.jwks is not None:
             return dict(client.jwks)
         url = client.jwks_uri or ""
@@ -180,7 +182,7 @@ def _claimed_client(request: Request, params: Params) -> str | None:
         basic = _basic_credentials(request.header("authorization"))
         named = basic[0] if basic is not None else params.get("client_id")
         assertion = params.get("client_assertion")
-    except OAuthError:
+    except OAuthErrorResponse:
         return None
     if named is None and assertion is not None:
         return _assertion_subject(assertion)
@@ -201,6 +203,6 @@ def _secret_matches(secret: str, stored: str | None) -> bool:
     return hmac.compare_digest(digest(secret), stored)
 
 
-def _failed(description: str, challenge: bool = False) -> OAuthError:
+def _failed(description: str, challenge: bool = False) -> OAuthErrorResponse:
     headers = [(b"www-authenticate", b'Basic realm="oauth"')] if challenge else []
-    return OAuthError("invalid_client", description, 401, headers)
+    return OAuthErrorResponse("invalid_client", description, 401, headers)

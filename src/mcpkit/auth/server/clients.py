@@ -1,6 +1,6 @@
 """Clients: what a client's metadata may say, and where a client id is looked up.
 
-Three kinds of client, one `Client` view: pre-registered in the options, registered
+Three kinds of client, one `OAuthClient` view: pre-registered in the options, registered
 dynamically (RFC 7591, kept in the store), and described by a Client ID Metadata Document
 (the client id is the document's URL; fetched and cached by `MetadataDocuments`). Dynamic
 registration and metadata documents pass the same `check_metadata`: redirect URIs by the
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from mcpkit.auth.server.asgi import OAuthError
+from mcpkit.auth.server.asgi import OAuthErrorResponse
 from mcpkit.auth.server.options import AUTH_METHODS, AuthServerOptions, ClientConfig
 from mcpkit.auth.server.redirects import redirect_uri_problem
 from mcpkit.auth.server.store import AuthStore, ClientRecord, digest
@@ -32,7 +32,7 @@ _TEXT_FIELDS = (
 _MAX_TEXT = 2000
 
 
-class MetadataError(OAuthError):
+class MetadataError(OAuthErrorResponse):
     """Client metadata refused (RFC 7591 section 3.2.2)."""
 
     def __init__(self, description: str, error: str = "invalid_client_metadata") -> None:
@@ -40,7 +40,7 @@ class MetadataError(OAuthError):
 
 
 @dataclass(frozen=True)
-class Client:
+class OAuthClient:
     """A client as the endpoints see it. `scopes` None: any scope the server grants.
     `kind`: "configured", "registered" or "document"."""
 
@@ -63,7 +63,7 @@ class Client:
     @classmethod
     def from_metadata(
         cls, client_id: str, metadata: Mapping[str, Any], secret_hash: str | None, kind: str
-    ) -> Client:
+    ) -> OAuthClient:
         scope = metadata.get("scope")
         return cls(
             client_id=client_id,
@@ -79,7 +79,7 @@ class Client:
         )
 
     @classmethod
-    def from_config(cls, config: ClientConfig) -> Client:
+    def from_config(cls, config: ClientConfig) -> OAuthClient:
         secret = config.client_secret
         return cls(
             client_id=config.client_id,
@@ -197,7 +197,7 @@ class DocumentClients(Protocol):
 
     def is_document_url(self, client_id: str) -> bool: ...
 
-    async def client(self, client_id: str) -> Client: ...
+    async def client(self, client_id: str) -> OAuthClient: ...
 
 
 class ClientDirectory:
@@ -207,12 +207,12 @@ class ClientDirectory:
     def __init__(
         self, options: AuthServerOptions, store: AuthStore, documents: DocumentClients | None
     ) -> None:
-        self._configured = {c.client_id: Client.from_config(c) for c in options.clients}
+        self._configured = {c.client_id: OAuthClient.from_config(c) for c in options.clients}
         self._store = store
         self._documents = documents
 
-    async def find(self, client_id: str) -> Client | None:
-        """The client, or None when nobody registered it. Raises OAuthError
+    async def find(self, client_id: str) -> OAuthClient | None:
+        """The client, or None when nobody registered it. Raises OAuthErrorResponse
         (invalid_client) when its metadata document cannot be fetched or is invalid."""
         found = self._configured.get(client_id)
         if found is not None:
@@ -222,7 +222,9 @@ class ClientDirectory:
         record = await self._store.get_client(client_id)
         if record is None:
             return None
-        return Client.from_metadata(client_id, record.metadata, record.secret_hash, "registered")
+        return OAuthClient.from_metadata(
+            client_id, record.metadata, record.secret_hash, "registered"
+        )
 
     async def register(self, record: ClientRecord) -> None:
         await self._store.save_client(record)

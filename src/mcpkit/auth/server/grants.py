@@ -18,9 +18,16 @@ Every answer carries Cache-Control: no-store.
 from __future__ import annotations
 
 from mcpkit.auth import pkce
-from mcpkit.auth.server.asgi import NO_STORE, OAuthError, Params, Request, Response, json_response
+from mcpkit.auth.server.asgi import (
+    NO_STORE,
+    OAuthErrorResponse,
+    Params,
+    Request,
+    Response,
+    json_response,
+)
 from mcpkit.auth.server.client_auth import ClientAuthenticator
-from mcpkit.auth.server.clients import Client
+from mcpkit.auth.server.clients import OAuthClient
 from mcpkit.auth.server.issuing import Grant, TokenMinter, new_id
 from mcpkit.auth.server.options import AuthServerOptions
 from mcpkit.auth.server.policy import audience, granted_scopes, narrowed_scopes
@@ -41,7 +48,7 @@ class TokenEndpoint:
         self._minter = minter
 
     async def handle(self, request: Request) -> Response:
-        """Raises OAuthError for every refusal (rendered by the app as RFC 6749 JSON)."""
+        """Raises OAuthErrorResponse for every refusal (rendered by the app as RFC 6749 JSON)."""
         params = request.form()
         grant_type = params.require("grant_type")
         handlers = {
@@ -51,57 +58,67 @@ class TokenEndpoint:
         }
         handler = handlers.get(grant_type)
         if handler is None:
-            raise OAuthError("unsupported_grant_type", "grant type not supported")
+            raise OAuthErrorResponse("unsupported_grant_type", "grant type not supported")
         endpoint = self._options.endpoint("token")
         client = await self._authenticator.authenticate(request, params, endpoint)
         if grant_type not in client.grant_types:
-            raise OAuthError("unauthorized_client", f"this client may not use {grant_type}")
+            raise OAuthErrorResponse("unauthorized_client", f"this client may not use {grant_type}")
         return json_response(200, await handler(client, params), NO_STORE)
 
-    async def _authorization_code(self, client: Client, params: Params) -> dict[str, object]:
+    async def _authorization_code(self, client: OAuthClient, params: Params) -> dict[str, object]:
         code, verifier = params.require("code"), params.require("code_verifier")
         redirect_uri = params.get("redirect_uri")
         record, first_use = await self._store.use_code(digest(code))
         if record is None:
-            raise OAuthError("invalid_grant", "unknown or expired authorization code")
+            raise OAuthErrorResponse("invalid_grant", "unknown or expired authorization code")
         if not first_use:
             await self._minter.revoke_grant(record.grant_id)
-            raise OAuthError("invalid_grant", "authorization code already used")
+            raise OAuthErrorResponse("invalid_grant", "authorization code already used")
         if record.expires_at <= self._options.clock():
-            raise OAuthError("invalid_grant", "unknown or expired authorization code")
+            raise OAuthErrorResponse("invalid_grant", "unknown or expired authorization code")
         if record.client_id != client.client_id:
-            raise OAuthError("invalid_grant", "authorization code was issued to another client")
+            raise OAuthErrorResponse(
+                "invalid_grant", "authorization code was issued to another client"
+            )
         if (record.redirect_uri_given or redirect_uri is not None) and (
             redirect_uri != record.redirect_uri
         ):
-            raise OAuthError("invalid_grant", "redirect_uri does not match the authorization")
+            raise OAuthErrorResponse(
+                "invalid_grant", "redirect_uri does not match the authorization"
+            )
         if not pkce.verify_s256(verifier, record.code_challenge):
-            raise OAuthError("invalid_grant", "code_verifier does not match the code_challenge")
+            raise OAuthErrorResponse(
+                "invalid_grant", "code_verifier does not match the code_challenge"
+            )
         self._check_resource(params, record.resource)
         grant = Grant(
             record.grant_id, client.client_id, record.subject, record.scopes, record.resource
         )
         return await self._minter.tokens(grant, "refresh_token" in client.grant_types)
 
-    async def _refresh_token(self, client: Client, params: Params) -> dict[str, object]:
+    async def _refresh_token(self, client: OAuthClient, params: Params) -> dict[str, object]:
         token = params.require("refresh_token")
         record, first_use = await self._store.use_refresh(digest(token))
         if record is None or record.expires_at <= self._options.clock():
-            raise OAuthError("invalid_grant", "unknown, expired or revoked refresh token")
+            raise OAuthErrorResponse("invalid_grant", "unknown, expired or revoked refresh token")
         if not first_use:
             await self._minter.revoke_grant(record.grant_id)
-            raise OAuthError("invalid_grant", "refresh token already used; the grant is revoked")
+            raise OAuthErrorResponse(
+                "invalid_grant", "refresh token already used; the grant is revoked"
+            )
         if record.client_id != client.client_id:
             await self._minter.revoke_grant(record.grant_id)
-            raise OAuthError("invalid_grant", "refresh token was issued to another client")
+            raise OAuthErrorResponse("invalid_grant", "refresh token was issued to another client")
         scopes = narrowed_scopes(record.scopes, params.get("scope"))
         self._check_resource(params, record.resource)
         grant = Grant(record.grant_id, client.client_id, record.subject, scopes, record.resource)
         return await self._minter.tokens(grant, True)
 
-    async def _client_credentials(self, client: Client, params: Params) -> dict[str, object]:
+    async def _client_credentials(self, client: OAuthClient, params: Params) -> dict[str, object]:
         if client.public:
-            raise OAuthError("unauthorized_client", "a public client cannot use client_credentials")
+            raise OAuthErrorResponse(
+                "unauthorized_client", "a public client cannot use client_credentials"
+            )
         scopes = granted_scopes(self._options, client, params.get("scope"))
         resource = audience(self._options, params.all("resource"))
         grant = Grant(new_id(), client.client_id, client.client_id, scopes, resource)
@@ -110,4 +127,4 @@ class TokenEndpoint:
     def _check_resource(self, params: Params, granted: str) -> None:
         asked = params.all("resource")
         if asked and audience(self._options, asked) != granted:
-            raise OAuthError("invalid_target", "resource differs from the one authorized")
+            raise OAuthErrorResponse("invalid_target", "resource differs from the one authorized")

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mcpkit.auth.server.asgi import OAuthError
+from mcpkit.auth.server.asgi import OAuthErrorResponse
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class RateLimits:
     max_tracked: int = 10_000
 
 
-class RateLimited(OAuthError):
+class RateLimited(OAuthErrorResponse):
     """429 temporarily_unavailable, with Retry-After."""
 
     def __init__(self, what: str, retry_after: int) -> None:

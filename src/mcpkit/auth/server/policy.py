@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from mcpkit.auth.server.asgi import OAuthError
-from mcpkit.auth.server.clients import Client
+from mcpkit.auth.server.asgi import OAuthErrorResponse
+from mcpkit.auth.server.clients import OAuthClient
 from mcpkit.auth.server.options import AuthServerOptions
 from mcpkit.auth.wellknown import canonical_resource
 
@@ -18,10 +18,14 @@ MAX_SCOPES = 50
 
 
 def granted_scopes(
-    options: AuthServerOptions, client: Client, requested: str | None, *, consented: bool = False
+    options: AuthServerOptions,
+    client: OAuthClient,
+    requested: str | None,
+    *,
+    consented: bool = False,
 ) -> tuple[str, ...]:
     """The scopes to grant for `requested` (space-separated; None: the defaults). Raises
-    OAuthError (invalid_scope) for a scope the server does not grant (`options.scopes`) or
+    OAuthErrorResponse (invalid_scope) for a scope the server does not grant (`options.scopes`) or
     this client may not have.
 
     `consented`: a person approves these scopes on the consent page. Then the `scope` a
@@ -37,47 +41,49 @@ def granted_scopes(
         return tuple(s for s in defaults if client.scopes is None or s in client.scopes)
     asked = tuple(dict.fromkeys(requested.split(" ")))
     if "" in asked or len(asked) > MAX_SCOPES:
-        raise OAuthError("invalid_scope", "scope must be space-separated scope names")
+        raise OAuthErrorResponse("invalid_scope", "scope must be space-separated scope names")
     for scope in asked:
         if (options.scopes and scope not in options.scopes) or (
             ceiling is not None and scope not in ceiling
         ):
-            raise OAuthError("invalid_scope", f"scope not available: {scope[:64]}")
+            raise OAuthErrorResponse("invalid_scope", f"scope not available: {scope[:64]}")
     return asked
 
 
 def narrowed_scopes(granted: tuple[str, ...], requested: str | None) -> tuple[str, ...]:
-    """A token request's `scope`, which may only narrow what was granted. Raises OAuthError
+    """A token request's `scope`, which may only narrow what was granted. Raises OAuthErrorResponse
     (invalid_scope) when it asks for more."""
     if requested is None:
         return granted
     asked = tuple(dict.fromkeys(requested.split()))
     if not set(asked) <= set(granted):
-        raise OAuthError("invalid_scope", "scope exceeds what was granted")
+        raise OAuthErrorResponse("invalid_scope", "scope exceeds what was granted")
     return asked
 
 
 def audience(options: AuthServerOptions, resources: tuple[str, ...]) -> str:
     """The audience of a token for the `resource` parameters given (none: the default
     resource, else the issuer). http(s) resources are written in canonical form. Raises
-    OAuthError (invalid_target) for more than one resource, one that is not an absolute URI
+    OAuthErrorResponse (invalid_target) for more than one resource, one that is not an absolute URI
     or has a fragment, or one the server does not issue tokens for."""
     if not resources:
         return options.default_resource or options.issuer
     if len(resources) > 1:
-        raise OAuthError("invalid_target", "one resource per request")
+        raise OAuthErrorResponse("invalid_target", "one resource per request")
     resource = resources[0]
     parts = urlsplit(resource)
     if not parts.scheme or "#" in resource or len(resource) > 2000:
-        raise OAuthError("invalid_target", "resource must be an absolute URI without a fragment")
+        raise OAuthErrorResponse(
+            "invalid_target", "resource must be an absolute URI without a fragment"
+        )
     if parts.scheme in ("http", "https"):
         try:
             resource = canonical_resource(resource)
         except ValueError:
-            raise OAuthError("invalid_target", "resource must be an absolute URI") from None
+            raise OAuthErrorResponse("invalid_target", "resource must be an absolute URI") from None
     allowed = {_canonical(r) for r in options.resources}
     if allowed and resource not in allowed:
-        raise OAuthError("invalid_target", "this server issues no tokens for that resource")
+        raise OAuthErrorResponse("invalid_target", "this server issues no tokens for that resource")
     return resource
 
 

@@ -14,7 +14,7 @@ import hmac
 import secrets
 from typing import Any
 
-from mcpkit.auth.server.asgi import NO_STORE, OAuthError, Request, Response, json_response
+from mcpkit.auth.server.asgi import NO_STORE, OAuthErrorResponse, Request, Response, json_response
 from mcpkit.auth.server.clients import ClientDirectory, MetadataError, check_metadata
 from mcpkit.auth.server.issuing import new_id
 from mcpkit.auth.server.limits import Limiter
@@ -34,7 +34,7 @@ class RegistrationEndpoint:
         self._limiter = limiter
 
     async def handle(self, request: Request) -> Response:
-        """Raises OAuthError for every refusal (RateLimited past the registrations an
+        """Raises OAuthErrorResponse for every refusal (RateLimited past the registrations an
         address may make)."""
         rate = self._options.rate_limits.registrations_per_address
         self._limiter.take("registrations from this address", request.client_host, rate)
@@ -70,6 +70,6 @@ class RegistrationEndpoint:
         given = header[7:].strip() if header and header[:7].lower() == "bearer " else ""
         if not hmac.compare_digest(digest(given), digest(expected)):
             challenge = (b"www-authenticate", b'Bearer error="invalid_token"')
-            raise OAuthError(
+            raise OAuthErrorResponse(
                 "invalid_token", "registration needs a valid initial access token", 401, [challenge]
             )

@@ -44,7 +44,7 @@ class TokenRegistry:
         self._minter = minter
 
     async def revoke(self, request: Request) -> Response:
-        """Raises OAuthError (invalid_request, invalid_client)."""
+        """Raises OAuthErrorResponse (invalid_request, invalid_client)."""
         params = request.form()
         endpoint = self._options.endpoint("revoke")
         client = await self._authenticator.authenticate(request, params, endpoint)
@@ -60,7 +60,7 @@ class TokenRegistry:
         return Response(200, b"", [*NO_STORE])
 
     async def introspect(self, request: Request) -> Response:
-        """Raises OAuthError (invalid_request, invalid_client)."""
+        """Raises OAuthErrorResponse (invalid_request, invalid_client)."""
         params = request.form()
         endpoint = self._options.endpoint("introspect")
         client = await self._authenticator.authenticate(request, params, endpoint)
