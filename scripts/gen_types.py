@@ -755,6 +755,8 @@ __all__ = $all
 
 _MODELS = frozenset(__all__)
 _REVISIONS = frozenset($revisions)
+# Names until 0.1.0, still answered for one release with a DeprecationWarning.
+_RENAMED = {"MODERN_VERSIONS": "PER_REQUEST_VERSIONS"}
 
 
 def __getattr__(name: str) -> Any:
@@ -763,6 +765,11 @@ def __getattr__(name: str) -> Any:
 
     if name in _REVISIONS:
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _RENAMED:
+        from mcpkit.types.deprecation import warn_deprecated
+
+        warn_deprecated(f"mcpkit.types.{name} is deprecated; use {_RENAMED[name]}")
+        return globals()[_RENAMED[name]]
     if name not in _MODELS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     source = "_model" if name == "MCPModel" else "$neutral"
@@ -779,7 +786,7 @@ VERSION_NAMES = (
     "HANDSHAKE_VERSIONS",
     "LATEST_HANDSHAKE_VERSION",
     "LATEST_PROTOCOL_VERSION",
-    "MODERN_VERSIONS",
+    "PER_REQUEST_VERSIONS",
     "SUPPORTED_VERSIONS",
 )
 

@@ -21,7 +21,7 @@ ALL_REVISIONS = frozenset(versions.SUPPORTED_VERSIONS)
 
 def test_version_constants() -> None:
     assert versions.HANDSHAKE_VERSIONS == ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-    assert versions.MODERN_VERSIONS == ("2026-07-28",)
+    assert versions.PER_REQUEST_VERSIONS == ("2026-07-28",)
     assert versions.LATEST_PROTOCOL_VERSION == "2026-07-28"
     assert versions.LATEST_HANDSHAKE_VERSION == "2025-11-25"
     assert (*versions.HANDSHAKE_VERSIONS, "2026-07-28") == versions.SUPPORTED_VERSIONS

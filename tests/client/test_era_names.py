@@ -100,3 +100,15 @@ def test_an_http_sse_server_in_a_host_config_pins_the_handshake_era() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert config.servers["old"].client_options()["mode"] == Era.HANDSHAKE
+
+
+def test_the_per_request_versions_are_named_by_era_and_the_old_name_warns() -> None:
+    import mcpkit.types as types
+    from mcpkit.types import versions
+
+    assert types.PER_REQUEST_VERSIONS == versions.PER_REQUEST_VERSIONS == ("2026-07-28",)
+    with pytest.warns(DeprecationWarning, match="use PER_REQUEST_VERSIONS") as seen:
+        assert types.MODERN_VERSIONS == types.PER_REQUEST_VERSIONS
+    assert seen[0].filename == __file__
+    with pytest.warns(DeprecationWarning, match="use PER_REQUEST_VERSIONS"):
+        assert versions.MODERN_VERSIONS == ("2026-07-28",)

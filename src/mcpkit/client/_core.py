@@ -66,7 +66,7 @@ from mcpkit.protocol.modern import CACHEABLE_METHODS, LOG_LEVEL, LOG_LEVELS
 from mcpkit.protocol.tasks import EXTENSION as TASKS_EXTENSION
 from mcpkit.runtime import ProgressCallback, Session
 from mcpkit.types.eras import Era
-from mcpkit.types.versions import MODERN_VERSIONS
+from mcpkit.types.versions import PER_REQUEST_VERSIONS
 
 if TYPE_CHECKING:
     pass
@@ -86,7 +86,7 @@ class ClientCore:
         mode, protocol_version = options.mode, options.protocol_version
         if mode is None and protocol_version is not None:
             # A pinned revision pins its era too.
-            if protocol_version in MODERN_VERSIONS:
+            if protocol_version in PER_REQUEST_VERSIONS:
                 mode, protocol_version = protocol_version, None
             else:
                 mode = Era.HANDSHAKE

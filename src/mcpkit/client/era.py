@@ -62,7 +62,7 @@ from mcpkit.protocol import Initialized, Timeout
 from mcpkit.protocol.modern import MODERN_ERROR_CODES
 from mcpkit.runtime import Session
 from mcpkit.types.eras import Era, era_named
-from mcpkit.types.versions import MODERN_VERSIONS
+from mcpkit.types.versions import PER_REQUEST_VERSIONS
 
 JSONObject = dict[str, Any]
 logger = logging.getLogger("mcpkit.client")
@@ -98,9 +98,9 @@ def check_mode(mode: str) -> str:
     mode = str(mode)  # an Era is its value; plain strings compare without warnings
     if mode == "legacy":
         return era_named(mode).value
-    if mode in MODES or mode in MODERN_VERSIONS:
+    if mode in MODES or mode in PER_REQUEST_VERSIONS:
         return mode
-    choices = ", ".join((*MODES, *MODERN_VERSIONS))
+    choices = ", ".join((*MODES, *PER_REQUEST_VERSIONS))
     raise ValueError(f"unknown client mode {mode!r}; use one of {choices}")
 
 
@@ -143,7 +143,7 @@ async def choose_era(
         return await _handshake(session, init_timeout, handshake_version, None)
     if mode == "auto" and ERAS.get(key or "") == Era.HANDSHAKE:
         return await _handshake(session, init_timeout, handshake_version, key, cached=retry)
-    wanted = mode if mode in MODERN_VERSIONS else connection.config.modern[-1]
+    wanted = mode if mode in PER_REQUEST_VERSIONS else connection.config.modern[-1]
     remembered = key if mode == "auto" else None  # only what auto mode found is remembered
     fallback = _Fallback(init_timeout, handshake_version, remembered)
     for attempt in range(1, MAX_PROBES + 1):
@@ -318,7 +318,7 @@ def _modern(
     connection = session.connection
     supported = discovered["supportedVersions"]
     common = [v for v in connection.config.modern if v in supported]
-    if mode in MODERN_VERSIONS and mode not in supported:  # pinned to one revision
+    if mode in PER_REQUEST_VERSIONS and mode not in supported:  # pinned to one revision
         common = []
     version = common[-1] if common else asked  # it answered `asked`: it serves it
     connection.use_modern(version, discovered)

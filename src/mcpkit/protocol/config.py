@@ -7,7 +7,7 @@ from typing import Any
 
 from mcpkit.protocol.lifecycle import Role
 from mcpkit.protocol.modern import CacheHint
-from mcpkit.types.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from mcpkit.types.versions import HANDSHAKE_VERSIONS, PER_REQUEST_VERSIONS
 
 JSONObject = dict[str, Any]
 
@@ -24,7 +24,7 @@ class ConnectionConfig:
     capabilities: JSONObject = field(default_factory=dict)
     instructions: str | None = None
     versions: tuple[str, ...] = HANDSHAKE_VERSIONS
-    modern: tuple[str, ...] = MODERN_VERSIONS
+    modern: tuple[str, ...] = PER_REQUEST_VERSIONS
     cache_hints: dict[str, CacheHint] | None = None
     announce: bool = True
     max_in_flight: int | None = None  # the peer's requests served at once; None: no bound

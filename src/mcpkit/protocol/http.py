@@ -44,7 +44,7 @@ from mcpkit.protocol.modern import (
     unsupported_version,
 )
 from mcpkit.protocol.outgoing import Outgoing
-from mcpkit.types.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS
+from mcpkit.types.versions import HANDSHAKE_VERSIONS, PER_REQUEST_VERSIONS, SUPPORTED_VERSIONS
 
 JSON = "application/json"
 SSE = "text/event-stream"
@@ -331,7 +331,9 @@ def is_modern_post(session_id: str | None, version_header: str | None, body: Bod
     with a session id, or a plain initialize, stays in the handshake era."""
     if session_id is not None:
         return False
-    return body.modern or (version_header is not None and version_header.strip() in MODERN_VERSIONS)
+    return body.modern or (
+        version_header is not None and version_header.strip() in PER_REQUEST_VERSIONS
+    )
 
 
 def check_modern_request(
@@ -368,7 +370,7 @@ def check_modern_request(
             )
         version = meta[PROTOCOL_VERSION]
         if type(version) is str and version not in supported:
-            meta = {**meta, PROTOCOL_VERSION: MODERN_VERSIONS[-1]}  # its other fields
+            meta = {**meta, PROTOCOL_VERSION: PER_REQUEST_VERSIONS[-1]}  # its other fields
         read_envelope(meta, supported)
     except ProtocolError as exc:
         return Refusal(400, encode_error(request.id, exc.code, exc.message, exc.data))

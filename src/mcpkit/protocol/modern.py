@@ -20,7 +20,7 @@ from mcpkit.errors import (
     ProtocolError,
 )
 from mcpkit.protocol.jsonrpc import Prepared
-from mcpkit.types.versions import MODERN_VERSIONS
+from mcpkit.types.versions import PER_REQUEST_VERSIONS
 
 JSONObject = dict[str, Any]
 
@@ -119,7 +119,7 @@ def read_envelope(meta: JSONObject, supported: tuple[str, ...]) -> Envelope:
         raise ProtocolError(
             INVALID_PARAMS, f"Invalid params: _meta.{PROTOCOL_VERSION} must be a string"
         )
-    if version not in MODERN_VERSIONS or version not in supported:
+    if version not in PER_REQUEST_VERSIONS or version not in supported:
         raise unsupported_version(version, supported)
     capabilities = meta.get(CLIENT_CAPABILITIES)
     if type(capabilities) is not dict:

@@ -17,7 +17,7 @@ from mcpkit.types.versions import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
     LATEST_PROTOCOL_VERSION,
-    MODERN_VERSIONS,
+    PER_REQUEST_VERSIONS,
     SUPPORTED_VERSIONS,
 )
 
@@ -389,7 +389,6 @@ __all__ = [
     "LoggingMessageNotification",
     "LoggingMessageNotificationParams",
     "MCPModel",
-    "MODERN_VERSIONS",
     "MetaObject",
     "MethodNotFoundError",
     "MissingRequiredClientCapabilityError",
@@ -402,6 +401,7 @@ __all__ = [
     "NotificationMetaObject",
     "NotificationParams",
     "NumberSchema",
+    "PER_REQUEST_VERSIONS",
     "PaginatedRequest",
     "PaginatedRequestParams",
     "PaginatedResult",
@@ -511,6 +511,8 @@ _MODELS = frozenset(__all__)
 _REVISIONS = frozenset(
     ["rev_2024_11_05", "rev_2025_03_26", "rev_2025_06_18", "rev_2025_11_25", "rev_2026_07_28"]
 )
+# Names until 0.1.0, still answered for one release with a DeprecationWarning.
+_RENAMED = {"MODERN_VERSIONS": "PER_REQUEST_VERSIONS"}
 
 
 def __getattr__(name: str) -> Any:
@@ -519,6 +521,11 @@ def __getattr__(name: str) -> Any:
 
     if name in _REVISIONS:
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _RENAMED:
+        from mcpkit.types.deprecation import warn_deprecated
+
+        warn_deprecated(f"mcpkit.types.{name} is deprecated; use {_RENAMED[name]}")
+        return globals()[_RENAMED[name]]
     if name not in _MODELS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     source = "_model" if name == "MCPModel" else "_neutral"
