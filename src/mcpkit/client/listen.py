@@ -1,6 +1,6 @@
 """`client.listen(...)`: one loop over change notifications, in either era.
 
-Modern (basic/patterns/subscriptions.mdx): one `subscriptions/listen` request per
+Per-request era (basic/patterns/subscriptions.mdx): one `subscriptions/listen` request per
 `Subscription`. Its notifications carry `_meta["io.modelcontextprotocol/subscriptionId"]`,
 the request's JSON-RPC id, which is how they are told apart on stdio (over HTTP each
 subscription has its own response stream, and the same routing applies). The first message,
@@ -9,7 +9,7 @@ subscription has its own response stream, and the same routing applies). The fir
 the stream is closed). A server that ends the subscription answers the request: iteration
 stops. A connection that drops ends it with the error.
 
-Legacy (handshake era): the same filter maps onto what that era has — `list_changed`
+Handshake era: the same filter maps onto what that era has — `list_changed`
 notifications the server declared, and `resources/subscribe` for each URI (unsubscribed on
 exit). The acknowledgement is computed from the server's capabilities.
 
@@ -68,7 +68,7 @@ class Notification(NamedTuple):
 class ListenHost:
     """What a Subscription needs of its client: the connected session (raises RuntimeError
     outside `async with`), the routing table, the acknowledgement timeout, the server's
-    declared capabilities, and the legacy resources/(un)subscribe requests."""
+    declared capabilities, and the handshake era's resources/(un)subscribe requests."""
 
     session: Callable[[], Any]
     listeners: Listeners
@@ -92,7 +92,7 @@ class Subscription:
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._ack: asyncio.Future[JSONObject] = asyncio.get_running_loop().create_future()
         self._task: asyncio.Task[JSONObject] | None = None
-        self._legacy_uris: list[str] = []
+        self._handshake_uris: list[str] = []
         self._by_filter = False  # routed by `acknowledged` (handshake era, or nothing to hear)
 
     # -- entering and leaving ------------------------------------------------------------------
@@ -100,9 +100,9 @@ class Subscription:
     async def __aenter__(self) -> Subscription:
         session = self._host.session()
         if not session.connection.modern:
-            await self._open_legacy()
+            await self._open_handshake()
         elif session.connection.peer_capabilities is None or self._servable():
-            await self._open_modern(session)
+            await self._open_per_request(session)
         else:  # discovered, and it declared none of what the filter asks for
             logger.debug("the server declared none of %s: nothing to listen to", self.requested)
             self._open_empty()
@@ -119,13 +119,13 @@ class Subscription:
             task.cancel()
             with contextlib.suppress(BaseException):
                 await task
-        uris, self._legacy_uris = self._legacy_uris, []
+        uris, self._handshake_uris = self._handshake_uris, []
         for uri in uris:
             with contextlib.suppress(MCPError, RuntimeError):
                 await self._host.unsubscribe(uri)
         self._queue.put_nowait(_END)
 
-    async def _open_modern(self, session: Any) -> None:
+    async def _open_per_request(self, session: Any) -> None:
         listeners = self._host.listeners
 
         async def listen() -> JSONObject:
@@ -179,7 +179,7 @@ class Subscription:
         self._by_filter = True
         self._host.listeners.add(self)
 
-    async def _open_legacy(self) -> None:
+    async def _open_handshake(self) -> None:
         host = self._host
         self._by_filter = True
         ack: JSONObject = {}
@@ -191,7 +191,7 @@ class Subscription:
             try:
                 for uri in uris:
                     await host.subscribe(uri)
-                    self._legacy_uris.append(uri)
+                    self._handshake_uris.append(uri)
             except BaseException:
                 await self.close()  # unsubscribe what was subscribed
                 raise
@@ -211,7 +211,7 @@ class Subscription:
     # -- delivery --------------------------------------------------------------------------
 
     def offer(self, method: str, params: JSONObject | None) -> None:
-        """A notification for this subscription (already matched by id, or legacy-filtered)."""
+        """A notification for this subscription (matched by id; handshake era: filtered)."""
         if method == ACKNOWLEDGED:
             if not self._ack.done():
                 agreed = (params or {}).get("notifications")
@@ -220,7 +220,7 @@ class Subscription:
         self._queue.put_nowait(Notification(method, params))
 
     def wants(self, method: str, params: JSONObject | None) -> bool:
-        """Legacy: whether this subscription's filter covers a notification."""
+        """Handshake era: whether this subscription's filter covers a notification."""
         flag = _LIST_FLAGS.get(method)
         if flag is not None:
             return bool(self.acknowledged.get(flag[0]))

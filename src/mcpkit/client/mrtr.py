@@ -1,7 +1,7 @@
 """Multi round-trip requests (2026-07-28, basic/patterns/mrtr.mdx), client side.
 
-A modern server that needs something from the client (a sampling answer, a form, the roots)
-does not send a request of its own: it answers `tools/call`, `prompts/get` or
+A per-request server that needs something from the client (a sampling answer, a form, the
+roots) does not send a request of its own: it answers `tools/call`, `prompts/get` or
 `resources/read` with `resultType: "input_required"`, naming its `inputRequests` and an
 opaque `requestState`. The client gathers every answer (concurrently, through the same
 sampling / elicitation / roots handlers that serve handshake-era servers), then retries the
