@@ -6,7 +6,7 @@ answer. One such round trip is four passes through the core (send_request, recei
 send_result, receive), every message's path. Two workloads:
 
 - `handshake`: after initialize / notifications/initialized at 2025-11-25;
-- `modern`: a client speaking 2026-07-28 (`use_modern`), every request carrying its envelope;
+- `modern`: a client speaking 2026-07-28 (`use_per_request`), every request carrying its envelope;
   the server connection stays NEW and serves each request on its own (as over stdio).
 
 Instructions do not depend on the machine's load, so two versions of the core can be compared
@@ -49,7 +49,7 @@ def pair(modern: bool) -> tuple[Any, Any]:
     )
     if modern:
         discovered = {"capabilities": {"tools": {}}}
-        client.use_modern("2026-07-28", discovered)
+        client.use_per_request("2026-07-28", discovered)
         return client, server
     client.start_initialize(now=0.0)
     move(client, server)

@@ -199,8 +199,8 @@ def test_notifications_related_to_a_modern_request_flow_before_any_handshake() -
 
 
 def test_client_modern_mode_stamps_every_request(pair: Pair) -> None:
-    pair.client.use_modern(MODERN)
-    assert pair.client.modern and pair.client.state is State.READY
+    pair.client.use_per_request(MODERN)
+    assert pair.client.per_request and pair.client.state is State.READY
     pair.client.send_request("tools/call", {"name": "t", "_meta": {"progressToken": "p"}}, now=0)
     [message] = sent(pair.client)
     meta = message["params"]["_meta"]
@@ -216,26 +216,37 @@ def test_client_modern_mode_stamps_every_request(pair: Pair) -> None:
 
 
 def test_client_modern_end_to_end_then_back_to_the_handshake(pair: Pair) -> None:
-    pair.client.use_modern(MODERN)
+    pair.client.use_per_request(MODERN)
     probe = pair.client.send_request("server/discover", now=0)
     pair.to_server()
     [answer] = pair.to_client()
     assert answer.id == probe  # type: ignore[union-attr]
     discovered = answer.result  # type: ignore[union-attr]
-    pair.client.use_modern(MODERN, discovered)
+    pair.client.use_per_request(MODERN, discovered)
     assert pair.client.peer_capabilities == {"tools": {}}
     assert pair.client.peer_info == OUR_SERVER_INFO
     assert pair.client.instructions == "be nice"
     pair.client.use_handshake()
-    assert not pair.client.modern and pair.client.state is State.NEW
+    assert not pair.client.per_request and pair.client.state is State.NEW
     pair.handshake()
     assert pair.client.protocol_version == HANDSHAKE_VERSIONS[-1]
 
 
-def test_use_modern_refuses_what_it_cannot_do(pair: Pair) -> None:
+def test_use_per_request_refuses_what_it_cannot_do(pair: Pair) -> None:
     with pytest.raises(LocalProtocolViolation):
-        pair.server.use_modern(MODERN)
+        pair.server.use_per_request(MODERN)
     with pytest.raises(LocalProtocolViolation):
-        pair.client.use_modern("2025-11-25")
+        pair.client.use_per_request("2025-11-25")
     with pytest.raises(LocalProtocolViolation):
         pair.client.use_handshake()
+
+
+def test_the_old_spellings_still_answer_with_a_warning(pair: Pair) -> None:
+    # Issue 23: eras named by mechanism; `modern` / `use_modern` go after one release.
+    with pytest.warns(DeprecationWarning, match="use Connection.use_per_request") as seen:
+        pair.client.use_modern(MODERN)
+    assert seen[0].filename == __file__
+    with pytest.warns(DeprecationWarning, match="use Connection.per_request"):
+        assert pair.client.modern is True
+    with pytest.warns(DeprecationWarning, match="use per_request"):
+        assert pair.client.config.modern == pair.client.config.per_request == (MODERN,)

@@ -113,7 +113,7 @@ def test_a_modern_answer_gets_the_status_its_code_calls_for() -> None:
 
 def test_our_modern_requests_carry_their_revision() -> None:
     client = Connection(ConnectionConfig(role="client", info=CLIENT_INFO))
-    client.use_modern("2026-07-28")
+    client.use_per_request("2026-07-28")
     client.send_request("tools/list", now=0)
     [sent] = client.data_to_send()
     assert (sent.version, sent.method, sent.id, sent.final) == (

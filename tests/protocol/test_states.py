@@ -81,21 +81,21 @@ def test_the_era_serves_only_what_we_declared() -> None:
 
 
 def test_a_per_request_era_is_a_new_object_each_time_it_is_chosen(pair: Pair) -> None:
-    pair.client.use_modern(MODERN, {"capabilities": {"tools": {}}})
+    pair.client.use_per_request(MODERN, {"capabilities": {"tools": {}}})
     first = pair.client.era
     assert type(first) is PerRequestEra and first.served == {}
     pair.client.send_request("tools/list", now=0)
     assert first.allowed == {"tools/list"}  # checked once against the discovered capabilities
     pair.client.use_handshake()
     assert pair.client.era is None and pair.client.state is State.NEW
-    pair.client.use_modern(MODERN)
+    pair.client.use_per_request(MODERN)
     second = pair.client.era
     assert type(second) is PerRequestEra and second is not first and second.allowed == set()
 
 
-def test_use_modern_abandons_a_pending_initialize(pair: Pair) -> None:
+def test_use_per_request_abandons_a_pending_initialize(pair: Pair) -> None:
     pair.client.start_initialize(now=0, timeout=Timeout(1))
-    pair.client.use_modern(MODERN)
+    pair.client.use_per_request(MODERN)
     assert pair.client.state is State.READY and pair.client.requests_pending == 0
     assert pair.client.expire(5) == []  # the initialize's deadline went with it
 
@@ -117,14 +117,14 @@ def test_an_initialize_that_times_out_closes_the_client(pair: Pair) -> None:
 def test_opening_calls_on_a_closed_connection_say_it_is_closed(pair: Pair) -> None:
     # Decision: a closed connection stays closed. use_handshake used to set it back to NEW,
     # and the initialize that followed waited for an answer that could never come.
-    pair.client.use_modern(MODERN)
+    pair.client.use_per_request(MODERN)
     pair.client.connection_lost()
     with pytest.raises(ConnectionClosed):
         pair.client.use_handshake()
     with pytest.raises(ConnectionClosed):
         pair.client.start_initialize(now=0)
     with pytest.raises(ConnectionClosed):
-        pair.client.use_modern(MODERN)
+        pair.client.use_per_request(MODERN)
     assert pair.client.state is State.CLOSED
 
 
@@ -132,7 +132,7 @@ def test_a_server_refuses_the_clients_opening_calls(pair: Pair) -> None:
     with pytest.raises(LocalProtocolViolation):
         pair.server.start_initialize(now=0)
     with pytest.raises(LocalProtocolViolation):
-        pair.server.use_modern(MODERN)
+        pair.server.use_per_request(MODERN)
     assert pair.server.state is State.NEW
 
 
@@ -172,7 +172,7 @@ def test_sending_rules_name_what_is_wrong(ready: Pair) -> None:
 
 
 def test_a_per_request_client_may_ask_for_tasks_the_registry_does_not_list(pair: Pair) -> None:
-    pair.client.use_modern(MODERN)
+    pair.client.use_per_request(MODERN)
     request_id = pair.client.send_request("tasks/get", {"taskId": "t1"}, now=0)
     [out] = pair.client.data_to_send()
     assert out.id == request_id and out.version == MODERN and out.method == "tasks/get"
@@ -180,7 +180,15 @@ def test_a_per_request_client_may_ask_for_tasks_the_registry_does_not_list(pair:
 
 CLIENT_OPS = st.lists(
     st.sampled_from(
-        ["start_initialize", "use_modern", "use_handshake", "answer", "refuse", "expire", "lose"]
+        [
+            "start_initialize",
+            "use_per_request",
+            "use_handshake",
+            "answer",
+            "refuse",
+            "expire",
+            "lose",
+        ]
     ),
     max_size=12,
 )
@@ -201,8 +209,8 @@ def test_a_client_changes_state_only_along_the_table(ops: list[str]) -> None:
         with contextlib.suppress(LocalProtocolViolation, ConnectionClosed):
             if op == "start_initialize":
                 client.start_initialize(now=now, timeout=Timeout(1))
-            elif op == "use_modern":
-                client.use_modern(MODERN)
+            elif op == "use_per_request":
+                client.use_per_request(MODERN)
             elif op == "use_handshake":
                 client.use_handshake()
             elif op in ("answer", "refuse"):

@@ -82,7 +82,7 @@ async def modern_peer(server: Server) -> AsyncIterator[ModernPeer]:
 
     config = ConnectionConfig(role="client", info={"name": "tester", "version": "9"})
     connection = Connection(config)
-    connection.use_modern(MODERN)
+    connection.use_per_request(MODERN)
     session = Session(connection, client_end, on_notification=on_notification)
     peer = ModernPeer(session)
     session.start()

@@ -305,7 +305,7 @@ class ClientCore:
             raise ValueError("input_required is 'answer' or 'return'")
         limit = self._timeout if timeout is ... else _timeout(timeout)
         raw = await self._exchange(session, method, params, limit, on_progress)
-        if not session.connection.modern or result_kind(method, raw) != "input_required":
+        if not session.connection.per_request or result_kind(method, raw) != "input_required":
             return raw
         if input_required == "return":
             return raw
@@ -329,7 +329,7 @@ class ClientCore:
             if hit is not None:
                 return hit
         sent = params
-        if self._log_level is not None and session.connection.modern:
+        if self._log_level is not None and session.connection.per_request:
             sent = _with_meta(params, {LOG_LEVEL: self._log_level})
         try:
             raw = await session.request(method, sent, timeout=limit, on_progress=on_progress)
@@ -427,7 +427,7 @@ class ClientCore:
         """Check the server answers. Per-request servers have no `ping`: a `server/discover` (not
         from the cache) stands in for it."""
         session = self._session
-        if session is not None and session.connection.modern:
+        if session is not None and session.connection.per_request:
             await session.request("server/discover", None, timeout=self._timeout)
             return
         await self.request("ping")
@@ -442,13 +442,13 @@ class ClientCore:
         if level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
         session = self._session
-        if session is not None and session.connection.modern:
+        if session is not None and session.connection.per_request:
             self._log_level = level
             return
         await self.request("logging/setLevel", {"level": level})
 
     def _handshake_only(self, method: str, instead: str) -> None:
-        if self._connected().connection.modern:
+        if self._connected().connection.per_request:
             raise LocalProtocolViolation(
                 f"{method} does not exist in protocol {self.protocol_version}; use "
                 f"client.{instead} (works with servers of either era)"

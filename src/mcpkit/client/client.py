@@ -504,7 +504,7 @@ class Client(ClientCore):
         if self._session is not None and self._requests.roots is None:
             raise CapabilityNotDeclared("roots/list_changed", ("roots",), "client (you)")
         self._requests.set_roots(roots)
-        if self._session is not None and not self._session.connection.modern:
+        if self._session is not None and not self._session.connection.per_request:
             self._session.notify("notifications/roots/list_changed")
 
 

@@ -1,7 +1,7 @@
 """Which era a server speaks: the 2026-07-28 probe, the fallback to `initialize`, the cache.
 
 How this works (basic/transports/stdio.mdx and streamable-http.mdx, Backward Compatibility):
-the client switches its connection to a per-request revision (`Connection.use_modern`) and
+the client switches its connection to a per-request revision (`Connection.use_per_request`) and
 sends `server/discover` with the envelope (its capabilities shaped as 2026-07-28 defines
 them by `modern.envelope_meta`; a fallback to `initialize` declares them as configured).
 Three outcomes:
@@ -143,7 +143,7 @@ async def choose_era(
         return await _handshake(session, init_timeout, handshake_version, None)
     if mode == "auto" and ERAS.get(key or "") == Era.HANDSHAKE:
         return await _handshake(session, init_timeout, handshake_version, key, cached=retry)
-    wanted = mode if mode in PER_REQUEST_VERSIONS else connection.config.modern[-1]
+    wanted = mode if mode in PER_REQUEST_VERSIONS else connection.config.per_request[-1]
     remembered = key if mode == "auto" else None  # only what auto mode found is remembered
     fallback = _Fallback(init_timeout, handshake_version, remembered)
     for attempt in range(1, MAX_PROBES + 1):
@@ -162,7 +162,7 @@ async def choose_era(
             break  # a handshake-era server, for this reason
         # -32022: a per-request server that does not serve `wanted`.
         supported = _supported_list(outcome.data)
-        ours = [v for v in connection.config.modern if v in supported]
+        ours = [v for v in connection.config.per_request if v in supported]
         if ours and attempt < MAX_PROBES:
             wanted = ours[-1]
             continue
@@ -233,7 +233,7 @@ def _probe_wait(probe_timeout: float, init_timeout: Timeout | None) -> float:
 
 
 def _send_probe(session: Session, version: str, limit: Timeout | None) -> asyncio.Task[JSONObject]:
-    session.connection.use_modern(version)
+    session.connection.use_per_request(version)
     request = session.request("server/discover", None, timeout=limit)
     return asyncio.get_running_loop().create_task(request)
 
@@ -271,7 +271,7 @@ async def _race(
         await _cancel(discover)
         raise
     if not isinstance(outcome, str):
-        await fallback.abandon()  # per-request: use_modern drops the pending initialize
+        await fallback.abandon()  # per-request: use_per_request drops the pending initialize
     return outcome
 
 
@@ -317,11 +317,11 @@ def _modern(
 ) -> Chosen:
     connection = session.connection
     supported = discovered["supportedVersions"]
-    common = [v for v in connection.config.modern if v in supported]
+    common = [v for v in connection.config.per_request if v in supported]
     if mode in PER_REQUEST_VERSIONS and mode not in supported:  # pinned to one revision
         common = []
     version = common[-1] if common else asked  # it answered `asked`: it serves it
-    connection.use_modern(version, discovered)
+    connection.use_per_request(version, discovered)
     if key is not None:
         ERAS[key] = version
     return Chosen(Era.PER_REQUEST, version, discovered=discovered)

@@ -99,7 +99,7 @@ class Subscription:
 
     async def __aenter__(self) -> Subscription:
         session = self._host.session()
-        if not session.connection.modern:
+        if not session.connection.per_request:
             await self._open_handshake()
         elif session.connection.peer_capabilities is None or self._servable():
             await self._open_per_request(session)

@@ -106,6 +106,7 @@ from mcpkit.protocol.states import (
     Step,
     next_state,
 )
+from mcpkit.types.deprecation import warn_deprecated
 from mcpkit.types.methods import METHODS, MethodInfo
 
 JSONObject = dict[str, Any]
@@ -163,9 +164,15 @@ class Connection:
         return None if era is None else era.version
 
     @property
-    def modern(self) -> bool:
+    def per_request(self) -> bool:
         """Client: speaking a per-request revision (no handshake)."""
         return type(self.era) is PerRequestEra
+
+    @property
+    def modern(self) -> bool:
+        """Deprecated spelling of `per_request` (until 0.1.0; eras named by mechanism)."""
+        warn_deprecated("Connection.modern is deprecated; use Connection.per_request")
+        return self.per_request
 
     @property
     def next_request_id(self) -> RequestId:
@@ -263,6 +270,11 @@ class Connection:
         )
 
     def use_modern(self, version: str, discovered: JSONObject | None = None) -> None:
+        """Deprecated spelling of `use_per_request` (until 0.1.0)."""
+        warn_deprecated("Connection.use_modern is deprecated; use Connection.use_per_request")
+        self.use_per_request(version, discovered)
+
+    def use_per_request(self, version: str, discovered: JSONObject | None = None) -> None:
         """Client: speak `version` (2026-07-28 on) with no handshake; every request we send
         carries the envelope. `discovered` is a server/discover result, when there is one.
         An `initialize` still unanswered (sent while the probe was pending) is abandoned: its
@@ -272,8 +284,8 @@ class Connection:
         ConnectionClosed.
         """
         if not self._allows(Step.USE_PER_REQUEST):
-            self._refuse("use_modern is for a client that has not initialized")
-        if version not in self.config.modern:
+            self._refuse("use_per_request is for a client that has not initialized")
+        if version not in self.config.per_request:
             raise LocalProtocolViolation(f"{version} is not a per-request revision we speak")
         if self._state is INITIALIZING and self._initialize_id is not None:
             self._outbound.pop(self._initialize_id)
@@ -290,11 +302,11 @@ class Connection:
             self.instructions = instructions if type(instructions) is str else None
 
     def use_handshake(self) -> None:
-        """Client: back to the handshake era (the server did not answer the modern probe).
+        """Client: back to the handshake era (the server did not answer the 2026-07-28 probe).
 
         Raises LocalProtocolViolation when not speaking per request, ConnectionClosed."""
         if type(self.era) is not PerRequestEra or not self._move(Step.USE_HANDSHAKE):
-            self._refuse("use_handshake undoes use_modern, on a client")
+            self._refuse("use_handshake undoes use_per_request, on a client")
         self.era = None
         self.peer_capabilities = self.peer_info = self.instructions = None
 

@@ -7,7 +7,7 @@ exactly one of these, fixed for as long as it lasts:
   the whole session. Chosen by a server when it answers `initialize`, by a client when it
   accepts the answer.
 - `PerRequestEra` (2026-07-28 on, client side): no handshake; every request we send carries
-  the envelope (`meta`: our version, capabilities and identity). Chosen by `use_modern`.
+  the envelope (`meta`: our version, capabilities and identity). Chosen by `use_per_request`.
 
 Each holds what that era settles, worked out once instead of per message: the revision, the
 requests the peer may send us that our declared capabilities serve (`served`), and the
