@@ -23,7 +23,7 @@ from mcpkit.auth.server import (
     AuthServerOptions,
     CIMDOptions,
     ClientConfig,
-    MemoryStore,
+    MemoryAuthStore,
     PasswordUsers,
 )
 from mcpkit.auth.server.options import is_loopback
@@ -78,7 +78,7 @@ def options_from(args: argparse.Namespace) -> AuthServerOptions:
     host = f"[{args.host}]" if ":" in args.host else args.host
     return AuthServerOptions(
         issuer=args.issuer or f"http://{host}:{args.port}",
-        store=MemoryStore() if args.memory else args.db,
+        store=MemoryAuthStore() if args.memory else args.db,
         scopes=tuple(args.scope),
         default_scopes=tuple(args.scope),
         resources=tuple(args.resource),

@@ -26,7 +26,12 @@ import sys
 import uvicorn
 
 from mcpkit import Context, Server
-from mcpkit.auth.server import AuthorizationServer, AuthServerOptions, MemoryStore, PasswordUsers
+from mcpkit.auth.server import (
+    AuthorizationServer,
+    AuthServerOptions,
+    MemoryAuthStore,
+    PasswordUsers,
+)
 
 server = Server("oauth-demo", version="1.0.0", instructions="A server behind OAuth 2.1.")
 
@@ -54,7 +59,7 @@ def build(args: argparse.Namespace) -> object:
     authorization = AuthorizationServer(
         AuthServerOptions(
             issuer=base,
-            store=MemoryStore() if args.memory else args.db,
+            store=MemoryAuthStore() if args.memory else args.db,
             scopes=("mcp", "admin"),
             default_scopes=("mcp",),
             resources=(resource,),

@@ -110,8 +110,10 @@ class RequestTimeout(MCPError):
         self.timeout = timeout
 
 
-class RequestCancelled(MCPError):
-    """The peer cancelled a request whose answer we were computing."""
+class _RequestCancelled(MCPError):
+    """Deprecated, never raised: a request the peer cancels has its handler's task cancelled
+    (asyncio.CancelledError); `mcpkit.protocol.RequestCancelled` is the event that says so.
+    Kept one release for code that names it; goes with the next."""
 
 
 class TaskCancelled(MCPError):
@@ -232,3 +234,17 @@ class MissingExtra(MCPError, ImportError):
         )
         self.module = module
         self.extra = extra
+
+
+def __getattr__(name: str) -> type[MCPError]:
+    # `RequestCancelled` was an exception nothing raised, named like the protocol's event.
+    if name == "RequestCancelled":
+        from mcpkit.types.deprecation import warn_deprecated
+
+        warn_deprecated(
+            "mcpkit.errors.RequestCancelled is deprecated and never raised: a cancelled "
+            "request's handler sees asyncio.CancelledError; mcpkit.protocol.RequestCancelled is "
+            "the event"
+        )
+        return _RequestCancelled
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

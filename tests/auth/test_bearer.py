@@ -15,7 +15,7 @@ import pytest
 
 from mcpkit import Client, Server
 from mcpkit.auth import BearerAuth, StaticTokenVerifier
-from mcpkit.client import HttpOptions
+from mcpkit.client import HTTPOptions
 from mcpkit.errors import ProtocolError
 from mcpkit.runtime.principal import Principal
 from mcpkit.server import Context
@@ -312,12 +312,12 @@ async def test_http_sse_sessions_are_authenticated_and_bound() -> None:
 async def test_our_client_with_a_bearer_token_in_both_eras(mode: str) -> None:
     async with protected() as (base, _):
         headers = {"authorization": "Bearer root-token-0123456789"}
-        async with Client(f"{base}/mcp", mode=mode, http=HttpOptions(headers=headers)) as client:
+        async with Client(f"{base}/mcp", mode=mode, http=HTTPOptions(headers=headers)) as client:
             result = await client.call_tool("whoami")
             assert result.content[0].text == "root:admin mcp"  # type: ignore[union-attr]
             assert (await client.call_tool("shutdown")).content[0].text == "bye"  # type: ignore[union-attr]
         headers = {"authorization": "Bearer alice-token-0123456789"}
-        async with Client(f"{base}/mcp", mode=mode, http=HttpOptions(headers=headers)) as client:
+        async with Client(f"{base}/mcp", mode=mode, http=HTTPOptions(headers=headers)) as client:
             with pytest.raises(ProtocolError):
                 await client.call_tool("shutdown")
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mcpkit.host import State, Timing
+from mcpkit.host import ServerState, Timing
 from mcpkit.host.agent import AgentEvent, StepLimitReached
 from mcpkit.host.consent import Approval, ApprovalRequest, ConsentPolicy, Remember
 from mcpkit.host.host import Host
@@ -141,10 +141,10 @@ async def test_a_server_crashing_mid_call_is_an_error_result_and_is_restarted() 
         assert "beta: still" in beta["content"][0]["text"]
         for _ in range(100):
             status = host.servers.status()["alpha"]
-            if status.state is State.READY and status.restarts >= 1:
+            if status.state is ServerState.READY and status.restarts >= 1:
                 break
             await asyncio.sleep(0.05)
-        assert (status.state, status.restarts) == (State.READY, 1)
+        assert (status.state, status.restarts) == (ServerState.READY, 1)
 
 
 async def test_the_step_limit_ends_a_model_that_never_answers() -> None:
@@ -202,7 +202,7 @@ async def test_one_agent_over_five_real_servers_of_four_implementations() -> Non
         async with Host(
             {"mcpServers": servers}, provider=model, consent=consent, timing=FAST
         ) as host:
-            assert {s.state for s in host.servers.status().values()} == {State.READY}
+            assert {s.state for s in host.servers.status().values()} == {ServerState.READY}
             assert await host.agent().send("use them all") == "all five answered"
     results = {r["toolUseId"]: r for r in results_sent(model.requests[1])}
     texts = {i: results[f"u{i}"]["content"][0]["text"] for i in range(5)}

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from mcpkit.auth.client import Headless, OAuth
-from mcpkit.host import HostServers, HostTools, ServerConfig, State, Timing, load_config
+from mcpkit.host import HostServers, HostTools, ServerConfig, ServerState, Timing, load_config
 from tests.auth.test_oauth_example import example  # noqa: F401 - the fixture, shared
 
 SERVER = str(Path(__file__).with_name("host_server.py"))
@@ -46,8 +46,8 @@ async def test_each_remote_server_logs_in_with_its_own_oauth_client(protected: s
     try:
         await servers.start()
         assert {n: s.state for n, s in servers.status().items()} == {
-            "remote": State.READY,
-            "local": State.READY,
+            "remote": ServerState.READY,
+            "local": ServerState.READY,
         }
         assert asked_for == ["remote"]  # stdio servers take credentials from their env
         tools = HostTools(servers)
@@ -63,8 +63,8 @@ async def test_without_credentials_the_remote_server_fails_with_its_reason(prote
     try:
         await servers.start()
         status = servers.status()
-        assert status["local"].state is State.READY
-        assert status["remote"].state is State.FAILED
+        assert status["local"].state is ServerState.READY
+        assert status["remote"].state is ServerState.FAILED
         assert "401" in (status["remote"].error or "")
     finally:
         await servers.aclose()

@@ -21,7 +21,7 @@ from mcpkit.host import (
     FileDecisionStore,
     Host,
     Remember,
-    State,
+    ServerState,
     Timing,
 )
 from mcpkit.host.consent import DecisionStoreError
@@ -158,4 +158,4 @@ async def test_a_corrupt_consent_file_stops_the_host_at_start_naming_it(tmp_path
     message = str(raised.value)
     assert str(path) in message and "not an mcpkit consent file" in message
     assert "sk-secret" not in message  # its content is not quoted
-    assert host.servers.status()["alpha"].state is State.DISABLED  # no server was started
+    assert host.servers.status()["alpha"].state is ServerState.DISABLED  # no server was started

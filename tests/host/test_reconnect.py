@@ -20,9 +20,9 @@ from mcpkit.host import (
     HostResources,
     HostServers,
     HostTools,
+    ServerState,
     ServerStatus,
     ServerUnavailable,
-    State,
     Timing,
     load_config,
 )
@@ -80,7 +80,7 @@ async def until(
     async with asyncio.timeout(60):
         while True:
             status = await changes.get()
-            if wanted(status) or status.state is State.FAILED:
+            if wanted(status) or status.state is ServerState.FAILED:
                 return status
 
 
@@ -102,23 +102,23 @@ async def test_a_server_gone_is_unavailable_at_once_and_reconnected_as_long_as_i
         # The call finds it gone (ConnectionClosed), unless its transport saw it go first.
         with pytest.raises(GONE):
             await tools.call_tool("remote__count", {"to": 1})
-        assert servers.status()["remote"].state is State.RESTARTING  # known now, not later
-        status = await until(changes, lambda s: s.state is State.RESTARTING)
-        assert status.state is State.RESTARTING and status.error
+        assert servers.status()["remote"].state is ServerState.RESTARTING  # known now, not later
+        status = await until(changes, lambda s: s.state is ServerState.RESTARTING)
+        assert status.state is ServerState.RESTARTING and status.error
 
         await tools.list()  # as the agent does before each turn: remote's tools are not offered
         with pytest.raises(ServerUnavailable) as raised:  # not KeyError "no tool named"
             await tools.call_tool("remote__count", {"to": 1})
         assert "'remote' is restarting" in str(raised.value)
-        assert raised.value.status.state is State.RESTARTING
+        assert raised.value.status.state is ServerState.RESTARTING
 
         # Far more attempts than the old fixed limit (5 in a row), and still trying.
         status = await until(changes, lambda s: s.restarts >= 12)
-        assert status.state is State.RESTARTING and status.restarts >= 12
+        assert status.state is ServerState.RESTARTING and status.restarts >= 12
 
         remote.start()
-        status = await until(changes, lambda s: s.state is State.READY)
-        assert status.state is State.READY
+        status = await until(changes, lambda s: s.state is ServerState.READY)
+        assert status.state is ServerState.READY
         assert (await tools.call_tool("remote__count", {"to": 1})).content
     finally:
         await servers.aclose()
@@ -140,7 +140,7 @@ async def test_a_call_that_finds_the_server_gone_marks_it_restarting_before_retu
         with pytest.raises(GONE):
             await tools.call_tool("remote__count", {"to": 1})
         status = servers.status()["remote"]
-        assert status.state is State.RESTARTING
+        assert status.state is ServerState.RESTARTING
         assert status.error  # why it is taken for gone
     finally:
         await servers.aclose()
@@ -159,7 +159,7 @@ async def test_max_restarts_still_bounds_the_attempts_when_given(remote: Remote)
         with pytest.raises(GONE):
             await tools.call_tool("remote__count", {"to": 1})
         status = await until(changes, lambda s: False)  # until failed
-        assert (status.state, status.restarts) == (State.FAILED, 3)
+        assert (status.state, status.restarts) == (ServerState.FAILED, 3)
         with pytest.raises(ServerUnavailable, match="'remote' is failed"):
             await tools.call_tool("remote__count", {"to": 1})
     finally:
@@ -198,7 +198,7 @@ async def test_prompts_and_resources_of_a_server_gone_name_it_too() -> None:
         await resources.list()
         with pytest.raises(GONE):
             await tools.call_tool("a__crash")  # the process exits under the call
-        assert servers.status()["a"].state is State.RESTARTING
+        assert servers.status()["a"].state is ServerState.RESTARTING
         await prompts.list()
         await resources.list()
         with pytest.raises(ServerUnavailable, match="'a' is restarting"):
@@ -223,10 +223,10 @@ async def test_a_server_gone_is_restarting_without_waiting_for_a_call(
     changes = watch(servers)
     try:
         await servers.start()
-        assert servers.status()["remote"].state is State.READY
+        assert servers.status()["remote"].state is ServerState.READY
         remote.kill()
-        status = await until(changes, lambda s: s.state is State.RESTARTING)  # no call made
-        assert status.state is State.RESTARTING and status.restarts == 0
+        status = await until(changes, lambda s: s.state is ServerState.RESTARTING)  # no call made
+        assert status.state is ServerState.RESTARTING and status.restarts == 0
         with pytest.raises(ServerUnavailable, match="'remote' is restarting"):
             await HostTools(servers).call_tool("remote__count", {"to": 1})
     finally:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mcpkit.errors import ConnectionClosed
-from mcpkit.host import HostServers, HostTools, ServerUnavailable, State, Timing, load_config
+from mcpkit.host import HostServers, HostTools, ServerState, ServerUnavailable, Timing, load_config
 from tests.http.servers import script_serving, unused_port, wait_until_listening
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,14 +61,15 @@ async def test_servers_start_together_and_a_dead_one_costs_the_others_nothing(
         await servers.start()
         took = time.monotonic() - started
         status = servers.status()
-        assert status["good"].state is State.READY
+        assert status["good"].state is ServerState.READY
         assert {t.name for t in await servers.client("good").list_all_tools()} >= {"count"}
-        assert status["missing"].state is State.FAILED
+        assert status["missing"].state is ServerState.FAILED
         assert "no-such-mcp-server-command" in (status["missing"].error or "")
-        assert status["silent"].state is State.FAILED
+        assert status["silent"].state is ServerState.FAILED
         assert status["silent"].error == "no answer to the handshake within 3 s"
         assert (
-            status["broken"].state is State.FAILED and "NOT_SET_ANYWHERE" in status["broken"].error
+            status["broken"].state is ServerState.FAILED
+            and "NOT_SET_ANYWHERE" in status["broken"].error
         )
         assert took < FAST.connect_timeout + 2  # the silent one's timeout, not a sum
         with pytest.raises(ServerUnavailable, match="'missing' is failed"):
@@ -93,13 +94,13 @@ async def test_a_crashed_server_is_restarted_with_backoff(tmp_path: Path) -> Non
         with pytest.raises(ConnectionClosed):  # the process dies under the call
             await first.call_tool("crash")
         for _ in range(200):
-            if servers.status()["crashy"].state is State.READY and servers.ready().get(
+            if servers.status()["crashy"].state is ServerState.READY and servers.ready().get(
                 "crashy"
             ) not in (None, first):
                 break
             await asyncio.sleep(0.02)
         status = servers.status()["crashy"]
-        assert status.state is State.READY and status.restarts == 1
+        assert status.state is ServerState.READY and status.restarts == 1
         assert status.error == "the server process exited with code 3"  # why, kept
         after = (await servers.client("crashy").call_tool("pid")).structured_content
         assert after != before  # a new process
@@ -122,14 +123,18 @@ async def test_disable_and_enable_at_run_time_and_an_http_server() -> None:
         try:
             await servers.start()
             states = {name: s.state for name, s in servers.status().items()}
-            assert states == {"local": State.READY, "remote": State.READY, "later": State.DISABLED}
+            assert states == {
+                "local": ServerState.READY,
+                "remote": ServerState.READY,
+                "later": ServerState.DISABLED,
+            }
             assert (await servers.client("remote").call_tool("count", {"to": 1})).content
             await servers.disable("local")
-            assert servers.status()["local"].state is State.DISABLED
+            assert servers.status()["local"].state is ServerState.DISABLED
             with pytest.raises(ServerUnavailable, match="disabled"):
                 servers.client("local")
-            assert (await servers.enable("later")).state is State.READY
-            assert (await servers.enable("local")).state is State.READY
+            assert (await servers.enable("later")).state is ServerState.READY
+            assert (await servers.enable("local")).state is ServerState.READY
             assert set(servers.ready()) == {"local", "remote", "later"}
         finally:
             await servers.aclose()
@@ -158,17 +163,17 @@ async def test_an_http_server_that_went_away_is_reconnected_when_it_is_back(mode
         with pytest.raises((ConnectionClosed, ServerUnavailable)):  # the latter: noticed first
             await tools.call_tool("remote__count", {"to": 1})
         for _ in range(100):  # the host notices the client closed
-            if servers.status()["remote"].state is State.RESTARTING:
+            if servers.status()["remote"].state is ServerState.RESTARTING:
                 break
             await asyncio.sleep(0.01)
-        assert servers.status()["remote"].state is State.RESTARTING
+        assert servers.status()["remote"].state is ServerState.RESTARTING
         process = serve()
         for _ in range(100):
-            if servers.status()["remote"].state is State.READY:
+            if servers.status()["remote"].state is ServerState.READY:
                 break
             await asyncio.sleep(0.05)
         status = servers.status()["remote"]
-        assert status.state is State.READY and status.restarts >= 1
+        assert status.state is ServerState.READY and status.restarts >= 1
         assert not (await tools.call_tool("remote__count", {"to": 1})).is_error
     finally:
         await servers.aclose()

@@ -14,7 +14,7 @@ import pytest
 
 from mcpkit import Client, Server
 from mcpkit.auth import BearerAuth, StaticTokenVerifier
-from mcpkit.client import HttpOptions
+from mcpkit.client import HTTPOptions
 from mcpkit.errors import ProtocolError
 from mcpkit.runtime.principal import Principal
 from mcpkit.server import Context
@@ -93,7 +93,7 @@ async def test_a_modern_task_outlives_its_client_and_another_client_collects_it(
 async def test_with_authorization_a_task_belongs_to_its_principal(mode: str) -> None:
     def as_(token: str) -> Client:
         headers = {"authorization": f"Bearer {token}"}
-        return Client(url, mode=mode, http=HttpOptions(headers=headers))
+        return Client(url, mode=mode, http=HTTPOptions(headers=headers))
 
     async with served(auth=True) as url, as_("alice-token-0123456789") as alice:
         handle = await alice.start_tool("wait", {"seconds": 0.2})

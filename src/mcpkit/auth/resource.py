@@ -31,7 +31,8 @@ from urllib.parse import parse_qs
 
 import orjson
 
-from mcpkit.auth.tokens import InvalidToken, TokenVerifier
+from mcpkit.auth.errors import InvalidToken
+from mcpkit.auth.tokens import TokenVerifier
 from mcpkit.auth.wellknown import PROTECTED_RESOURCE, canonical_resource
 from mcpkit.protocol.http import Refusal
 from mcpkit.runtime.principal import Principal

@@ -47,11 +47,11 @@ def is_url(target: str) -> bool:
 
 
 async def http_options(args: Any) -> Any:
-    """The `HttpOptions` for a talking subcommand's URL target (None for a command line).
+    """The `HTTPOptions` for a talking subcommand's URL target (None for a command line).
     Raises UsageError for credentials given to a command line target, OAuthError when
     logging in fails."""
     from mcpkit.cli.loading import UsageError
-    from mcpkit.client import HttpOptions
+    from mcpkit.client import HTTPOptions
 
     token = args.token or os.environ.get(TOKEN_VARIABLE)
     if not is_url(args.target):
@@ -62,10 +62,10 @@ async def http_options(args: Any) -> Any:
             )
         return None
     if token:
-        return HttpOptions(headers={"authorization": f"Bearer {token}"})
+        return HTTPOptions(headers={"authorization": f"Bearer {token}"})
     oauth = oauth_client(headless=args.headless, login=not args.no_login)
     await oauth.prepare(args.target)
-    return HttpOptions(auth=oauth)
+    return HTTPOptions(auth=oauth)
 
 
 async def login(args: Any) -> int:

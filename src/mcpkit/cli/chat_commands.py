@@ -121,9 +121,9 @@ def show_servers(terminal: Terminal, host: Host, order: list[str]) -> None:
 
 def _say_state(terminal: Terminal, status: ServerStatus) -> None:
     from mcpkit.cli.servers import state_text
-    from mcpkit.host import State
+    from mcpkit.host import ServerState
 
-    said = "ready" if status.state is State.READY else state_text(status, [])
+    said = "ready" if status.state is ServerState.READY else state_text(status, [])
     terminal.say(f"  {line(status.name)}: {line(said, limit=1000)}")
 
 

@@ -105,12 +105,12 @@ async def list_servers(args: Any) -> int:
 
 def state_text(status: ServerStatus, tools: list[str]) -> str:
     """`ready: a, b`, `failed: why`, `disabled (in the configuration)`, ..."""
-    from mcpkit.host import State
+    from mcpkit.host import ServerState
 
-    if status.state is State.READY:
+    if status.state is ServerState.READY:
         return f"ready: {', '.join(tools) or '-'}"
     if status.error:
         return f"{status.state.value}: {status.error}"
-    if status.state is State.DISABLED:
+    if status.state is ServerState.DISABLED:
         return "disabled (not started)"
     return status.state.value

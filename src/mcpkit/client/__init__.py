@@ -7,7 +7,10 @@ the protocol era is chosen (2026-07-28 or the initialize handshake), `mcpkit.cli
 input_required rounds and `mcpkit.client.listen` for `client.listen(...)`.
 """
 
-from mcpkit.client._targets import HttpOptions
+from typing import Any
+
+from mcpkit._renamed import renamed
+from mcpkit.client._targets import HTTPOptions
 from mcpkit.client.client import Client
 from mcpkit.client.era import EraMismatch
 from mcpkit.client.handlers import Elicitation, Sampling, form_errors
@@ -22,7 +25,7 @@ __all__ = [
     "Elicitation",
     "Era",
     "EraMismatch",
-    "HttpOptions",
+    "HTTPOptions",
     "InputRequired",
     "InputRequiredError",
     "Notification",
@@ -30,3 +33,10 @@ __all__ = [
     "Subscription",
     "form_errors",
 ]
+
+# Old spellings, answered for one release with a DeprecationWarning (issue 23).
+_RENAMED = {"HttpOptions": "HTTPOptions"}
+
+
+def __getattr__(name: str) -> Any:
+    return globals()[renamed(__name__, name, _RENAMED)]

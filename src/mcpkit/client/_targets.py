@@ -21,7 +21,7 @@ class StdioOptions:
 
 
 @dataclass(frozen=True, slots=True)
-class HttpOptions:
+class HTTPOptions:
     """How to reach an `http(s)://` target.
 
     `headers` go on every HTTP request; `auth` is an `httpx.Auth` instance (typed loosely so
@@ -46,7 +46,7 @@ def is_url(target: Any) -> bool:
     return isinstance(target, str) and target.startswith(("http://", "https://"))
 
 
-def with_auth(target: Any, http: HttpOptions | None, auth: Any) -> HttpOptions:
+def with_auth(target: Any, http: HTTPOptions | None, auth: Any) -> HTTPOptions:
     """`http` with `auth` (an `httpx.Auth`, such as `mcpkit.auth.client.OAuth`) for a URL
     target. Raises ValueError for any other target (a stdio server takes its credentials from
     its environment: `env=`) and when `http` carries an auth of its own."""
@@ -56,14 +56,14 @@ def with_auth(target: Any, http: HttpOptions | None, auth: Any) -> HttpOptions:
             "environment (env={...})"
         )
     if http is not None and http.auth is not None:
-        raise ValueError("give auth= or HttpOptions(auth=...), not both")
-    return replace(http or HttpOptions(), auth=auth)
+        raise ValueError("give auth= or HTTPOptions(auth=...), not both")
+    return replace(http or HTTPOptions(), auth=auth)
 
 
 async def open_transport(
     target: Any,
     stdio: StdioOptions,
-    http: HttpOptions | None = None,
+    http: HTTPOptions | None = None,
     tool_headers: Callable[[str], Mapping[str, tuple[str, ...]] | None] | None = None,
 ) -> MessageTransport:
     """A transport for `target`: URL, argv list, command string, Server, or transport.
@@ -77,7 +77,7 @@ async def open_transport(
         return _in_process(target)
     if isinstance(target, str):
         if is_url(target):
-            return _http(target, http or HttpOptions(), tool_headers)
+            return _http(target, http or HTTPOptions(), tool_headers)
         if "://" in target.split(None, 1)[0]:
             raise ValueError(f"cannot connect to {target!r}: only http:// and https:// URLs")
         argv: Sequence[str] = shlex.split(target)
@@ -94,7 +94,7 @@ async def open_transport(
 
 def _http(
     url: str,
-    options: HttpOptions,
+    options: HTTPOptions,
     tool_headers: Callable[[str], Mapping[str, tuple[str, ...]] | None] | None,
 ) -> MessageTransport:
     with optional_dependency():  # httpx: the 'http' extra

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpkit._version import __version__
-from mcpkit.client._targets import HttpOptions
+from mcpkit.client._targets import HTTPOptions
 from mcpkit.client.era import DEFAULT_PROBE_TIMEOUT
 from mcpkit.client.handlers import (
     Elicitation,
@@ -45,7 +45,7 @@ class ClientOptions:
     cwd: str | os.PathLike[str] | None = None
     stderr: Callable[[str], None] | None = None
     protocol_version: str | None = None
-    http: HttpOptions | None = None
+    http: HTTPOptions | None = None
     auth: Any = None
     sampling: Sampling | SamplingHandler | None = None
     elicitation: Elicitation | ElicitationHandler | None = None

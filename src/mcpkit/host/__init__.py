@@ -8,6 +8,9 @@ request and elicitation (`ConsentPolicy`), servers' sampling served by the host'
 `mcpkit.host.providers`. docs/host.md shows an agent in 30 lines.
 """
 
+from typing import Any
+
+from mcpkit._renamed import renamed
 from mcpkit.host.agent import Agent, AgentEvent, StepLimitReached
 from mcpkit.host.config import ConfigError, HostConfig, InputSpec, ServerConfig, load_config
 from mcpkit.host.consent import (
@@ -25,7 +28,7 @@ from mcpkit.host.host import Host
 from mcpkit.host.models import ModelInfo, choose_model
 from mcpkit.host.resources import AmbiguousResource, HostResources, HostTemplates
 from mcpkit.host.sampling import HostSampler, SharedContext
-from mcpkit.host.servers import HostServers, ServerStatus, ServerUnavailable, State, Timing
+from mcpkit.host.servers import HostServers, ServerState, ServerStatus, ServerUnavailable, Timing
 from mcpkit.host.tools import HostItem, HostPrompts, HostTools
 
 __all__ = [
@@ -57,9 +60,17 @@ __all__ = [
     "ServerStatus",
     "ServerUnavailable",
     "SharedContext",
-    "State",
+    "ServerState",
     "StepLimitReached",
     "Timing",
     "choose_model",
     "load_config",
 ]
+
+# Old spellings, answered for one release with a DeprecationWarning (issue 23): `State` also
+# named mcpkit.protocol's connection state.
+_RENAMED = {"State": "ServerState"}
+
+
+def __getattr__(name: str) -> Any:
+    return globals()[renamed(__name__, name, _RENAMED)]

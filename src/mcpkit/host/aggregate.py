@@ -32,7 +32,7 @@ from typing import Generic, TypeVar
 from mcpkit.client import Client
 from mcpkit.errors import ConnectionClosed
 from mcpkit.host.config import ServerConfig
-from mcpkit.host.servers import HostServers, ServerUnavailable, State
+from mcpkit.host.servers import HostServers, ServerState, ServerUnavailable
 
 logger = logging.getLogger("mcpkit.host")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -159,7 +159,7 @@ class Aggregate(Generic[T]):
         earlier = self.listed_before(name)
         server = earlier.server if earlier is not None else self._server_named_in(name)
         status = None if server is None else self.servers.status().get(server)
-        if status is not None and status.state is not State.READY:
+        if status is not None and status.state is not ServerState.READY:
             return ServerUnavailable(status)
         return self._missing(name)
 

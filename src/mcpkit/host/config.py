@@ -113,9 +113,9 @@ class ServerConfig:
         options: JSONObject = {} if self.roots is None else {"roots": list(self.roots)}
         if self.transport == "stdio":
             return {**options, "env": dict(self.env) or None, "cwd": self.cwd}
-        from mcpkit.client import HttpOptions
+        from mcpkit.client import HTTPOptions
 
-        options["http"] = HttpOptions(headers=dict(self.headers) or None)
+        options["http"] = HTTPOptions(headers=dict(self.headers) or None)
         if self.transport == "sse":
             options["mode"] = "handshake"  # HTTP+SSE is a handshake-era transport
         return options

@@ -43,7 +43,7 @@ JSONObject = dict[str, Any]
 LabelledHandler = Callable[[str, Any], Awaitable[Any]]
 
 
-class State(StrEnum):
+class ServerState(StrEnum):
     CONNECTING = "connecting"
     READY = "ready"
     RESTARTING = "restarting"
@@ -56,7 +56,7 @@ class ServerStatus:
     """Where one server stands: its state, why it failed (or last went away), restarts."""
 
     name: str
-    state: State
+    state: ServerState
     error: str | None = None
     restarts: int = 0
 
@@ -139,7 +139,7 @@ class HostServers:
         """Every configured server's status, in configuration order (read errors included)."""
         found = {name: slot.status() for name, slot in self._slots.items()}
         for name, error in self.config.errors.items():
-            found[name] = ServerStatus(name, State.FAILED, str(error))
+            found[name] = ServerStatus(name, ServerState.FAILED, str(error))
         return found
 
     def client(self, name: str) -> Client:
@@ -147,7 +147,7 @@ class HostServers:
         slot = self._slots.get(name)
         if slot is None:
             raise KeyError(f"no server named {name!r} is configured")
-        if slot.client is None or slot.state is not State.READY:
+        if slot.client is None or slot.state is not ServerState.READY:
             raise ServerUnavailable(slot.status())
         return slot.client
 
@@ -155,7 +155,7 @@ class HostServers:
         return {
             name: slot.client
             for name, slot in self._slots.items()
-            if slot.client is not None and slot.state is State.READY
+            if slot.client is not None and slot.state is ServerState.READY
         }
 
     def connection_lost(self, name: str, client: Client, reason: str) -> None:
@@ -223,7 +223,7 @@ class _Slot:
     def __init__(self, host: HostServers, config: ServerConfig) -> None:
         self.host = host
         self.config = config
-        self.state = State.DISABLED
+        self.state = ServerState.DISABLED
         self.error: str | None = None
         self.restarts = 0
         self.client: Client | None = None
@@ -237,7 +237,7 @@ class _Slot:
     def start(self) -> None:
         self.settled.clear()
         self.restarts, self.error = 0, None
-        self._set(State.CONNECTING)
+        self._set(ServerState.CONNECTING)
         self._task = asyncio.get_running_loop().create_task(self._keep_up())
 
     async def stop(self) -> None:
@@ -247,19 +247,19 @@ class _Slot:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self._drop_client()
-        self._set(State.DISABLED)
+        self._set(ServerState.DISABLED)
         self.settled.set()
 
     def lost(self, client: Client, reason: str) -> None:
         """A call found `client` gone: restarting now, reconnected by `_keep_up`."""
-        if client is not self.client or self.state is not State.READY:
+        if client is not self.client or self.state is not ServerState.READY:
             return
         if self._lost is not None and not self._lost.done():
             self._lost.set_result(reason)
         self.error = reason
-        self._set(State.RESTARTING)
+        self._set(ServerState.RESTARTING)
 
-    def _set(self, state: State) -> None:
+    def _set(self, state: ServerState) -> None:
         if state is not self.state:
             self.state = state
             self._tell()
@@ -285,18 +285,18 @@ class _Slot:
             except Exception as exc:
                 await client.close()
                 self.error = _reason(exc, timing.connect_timeout)
-                if self.state is State.CONNECTING:
+                if self.state is ServerState.CONNECTING:
                     logger.info("server %s could not start: %s", name, self.error)
-                    self._set(State.FAILED)
+                    self._set(ServerState.FAILED)
                     self.settled.set()
                     return  # a server that never started is not retried on its own
             else:
                 delay, attempts = timing.restart_delay, 0
                 await self._serve(client)
             if timing.max_restarts is not None and attempts >= timing.max_restarts:
-                self._set(State.FAILED)
+                self._set(ServerState.FAILED)
                 return
-            self._set(State.RESTARTING)
+            self._set(ServerState.RESTARTING)
             await asyncio.sleep(delay)
             delay = min(delay * 2, timing.max_delay)
             attempts += 1
@@ -310,7 +310,7 @@ class _Slot:
         await self._ask_for_logs(client)
         lost: asyncio.Future[str] = loop.create_future()
         self.client, self._lost = client, lost
-        self._set(State.READY)
+        self._set(ServerState.READY)
         self.settled.set()
         logger.info("server %s ready", name)
         watcher = loop.create_task(_watch_lists(client, name, self.lost))
@@ -321,9 +321,9 @@ class _Slot:
             watcher.cancel()
             closed.cancel()
         reason = lost.result() if lost.done() else closed.result()
-        if self.state is State.READY:
+        if self.state is ServerState.READY:
             self.error = reason
-            self._set(State.RESTARTING)
+            self._set(ServerState.RESTARTING)
         logger.info("server %s went away: %s", name, reason)
         await self._drop_client()
 

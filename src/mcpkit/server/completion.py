@@ -64,7 +64,7 @@ class ChoiceSource(Protocol):
     def choice_count(self) -> int: ...
 
 
-class Provider:
+class Completer:
     """One registered completion function."""
 
     def __init__(self, fn: Callable[..., Any]) -> None:
@@ -89,7 +89,7 @@ class Completions:
     """
 
     def __init__(self, prompts: ChoiceSource, resources: ChoiceSource) -> None:
-        self._providers: dict[tuple[str, str, str | None], Provider] = {}
+        self._providers: dict[tuple[str, str, str | None], Completer] = {}
         self._prompts = prompts
         self._resources = resources
 
@@ -132,7 +132,7 @@ class Completions:
         key = (ref_type, name, argument)
         if key in self._providers:
             raise ValueError(f"a completion provider for {_describe(key)} is already registered")
-        self._providers[key] = Provider(fn)
+        self._providers[key] = Completer(fn)
 
     def remove(self, ref_type: str, name: str, argument: str | None = None) -> None:
         """Deprecated: `server.remove_completion(ref_type, name, argument)`."""

@@ -31,7 +31,7 @@ from mcpkit.auth.client import (
     IdJagExchange,
     OAuth,
 )
-from mcpkit.client import HttpOptions
+from mcpkit.client import HTTPOptions
 from mcpkit.errors import MCPError
 
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
@@ -74,7 +74,7 @@ async def main(url: str) -> int:
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     auth = oauth_for(scenario, context)
     try:
-        async with Client(url, timeout=90, http=HttpOptions(auth=auth)) as client:
+        async with Client(url, timeout=90, http=HTTPOptions(auth=auth)) as client:
             print("era:", client.era, client.protocol_version, file=sys.stderr)
             for tool in await client.list_all_tools():
                 print(await client.call_tool(tool.name, {}))

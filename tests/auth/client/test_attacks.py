@@ -15,7 +15,7 @@ import pytest
 from mcpkit import Client
 from mcpkit.auth.client import Browser, FileStore, Headless, OAuth, OAuthError
 from mcpkit.auth.client.loopback import LoopbackListener
-from mcpkit.client import HttpOptions
+from mcpkit.client import HTTPOptions
 from mcpkit.errors import MCPError
 from tests.auth.client.fixtures import AuthServer, Grant
 from tests.auth.client.test_flow import deployment
@@ -93,7 +93,7 @@ async def test_the_refusal_reaches_the_client_user() -> None:
     auth = AuthServer(iss_mode="wrong")
     async with deployment(auth) as (url, _, _app):
         with pytest.raises(MCPError, match=r"OAuth authorization failed at .*/authorize: .*mix-up"):
-            async with Client(url, http=HttpOptions(auth=OAuth(approval=Headless())), timeout=10):
+            async with Client(url, http=HTTPOptions(auth=OAuth(approval=Headless())), timeout=10):
                 pass
     # One attempt: the era probe's fallback to initialize met the same error, not a new login.
     assert auth.count("authorize") == 1 and auth.count("token") == 0
@@ -112,7 +112,7 @@ async def test_no_secret_in_errors_or_logs(caplog: pytest.LogCaptureFixture) -> 
     async with deployment() as (url, good, _app):
         oauth = OAuth(approval=Headless())
         tokens = await oauth.login(url)
-        async with Client(url, http=HttpOptions(auth=oauth), timeout=10) as client:
+        async with Client(url, http=HTTPOptions(auth=oauth), timeout=10) as client:
             await client.list_tools()
     ((_, good_request),) = [e for e in good.log if e[0] == "token"]
     assert tokens.refresh_token is not None

@@ -18,11 +18,11 @@ from mcpkit.auth.client import (
     Callback,
     ClientCredentials,
     Headless,
-    MemoryStore,
+    MemoryTokenStore,
     OAuth,
     OAuthError,
 )
-from mcpkit.client import HttpOptions
+from mcpkit.client import HTTPOptions
 from mcpkit.errors import MCPError
 from tests.auth.client.fixtures import AuthServer, Protected
 from tests.http.servers import serving
@@ -62,7 +62,7 @@ def headless(**options: Any) -> OAuth:
 
 
 async def add(url: str, oauth: OAuth, mode: str = "auto", **options: Any) -> Any:
-    async with Client(url, http=HttpOptions(auth=oauth), mode=mode, timeout=10, **options) as c:
+    async with Client(url, http=HTTPOptions(auth=oauth), mode=mode, timeout=10, **options) as c:
         result = await c.call_tool("add", {"a": 2, "b": 3})
         return c.era, result.structured_content
 
@@ -96,7 +96,7 @@ async def test_legacy_http_sse_transport_carries_the_token() -> None:
 
 
 async def test_stored_tokens_are_reused_and_refreshed_before_expiry() -> None:
-    store = MemoryStore()
+    store = MemoryTokenStore()
     async with deployment(AuthServer(expires_in=30)) as (url, auth, _):
         await add(url, headless(store=store))
         await add(url, headless(store=store))  # a new process, the same store
@@ -134,7 +134,7 @@ async def test_a_revoked_refresh_token_leads_to_one_new_login() -> None:
 
 async def test_without_login_a_dead_token_fails_clearly() -> None:
     async with deployment() as (url, auth, _):
-        store = MemoryStore()
+        store = MemoryTokenStore()
         await add(url, headless(store=store))
         auth.expire_access_tokens()
         auth.revoke_refresh_tokens()
@@ -146,7 +146,7 @@ async def test_without_login_a_dead_token_fails_clearly() -> None:
 async def test_step_up_adds_the_challenged_scope_and_retries_once() -> None:
     async with deployment(method_scopes={"tools/call:write": "write"}) as (url, auth, app):
         oauth = headless()
-        async with Client(url, http=HttpOptions(auth=oauth), timeout=10) as client:
+        async with Client(url, http=HTTPOptions(auth=oauth), timeout=10) as client:
             result = await client.call_tool("write", {"text": "hi"})
         assert result.content[0].text == "HI"
         scopes = [e[1].get("scope") for e in auth.log if e[0] == "authorize"]
@@ -157,7 +157,7 @@ async def test_step_up_adds_the_challenged_scope_and_retries_once() -> None:
 async def test_step_up_is_bounded_when_the_scope_is_never_granted() -> None:
     guarded = {"method_scopes": {"tools/call:write": "admin"}}
     async with deployment(AuthServer(withheld={"admin"}), **guarded) as (url, auth, app):
-        async with Client(url, http=HttpOptions(auth=headless()), timeout=10) as client:
+        async with Client(url, http=HTTPOptions(auth=headless()), timeout=10) as client:
             for _ in range(3):
                 with pytest.raises(MCPError):
                     await client.call_tool("write", {"text": "hi"})
@@ -168,7 +168,7 @@ async def test_step_up_is_bounded_when_the_scope_is_never_granted() -> None:
 async def test_concurrent_401s_share_one_recovery() -> None:
     async with deployment() as (url, auth, _):
         oauth = headless()
-        async with Client(url, http=HttpOptions(auth=oauth), timeout=10) as client:
+        async with Client(url, http=HTTPOptions(auth=oauth), timeout=10) as client:
             auth.expire_access_tokens()
             auth.revoke_refresh_tokens()
             calls = [client.call_tool("add", {"a": i, "b": 1}) for i in range(6)]
@@ -254,7 +254,7 @@ async def test_prepare_logs_in_before_the_first_request_and_then_reuses() -> Non
 
 
 async def test_a_registration_made_headless_is_replaced_for_the_browser() -> None:
-    store = MemoryStore()
+    store = MemoryTokenStore()
 
     def browse(url: str) -> None:
         threading.Thread(target=httpx.get, args=(url,), kwargs={"follow_redirects": True}).start()

@@ -27,8 +27,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from mcpkit import Client
-from mcpkit.auth.client import Headless, MemoryStore, OAuth
-from mcpkit.client import HttpOptions
+from mcpkit.auth.client import Headless, MemoryTokenStore, OAuth
+from mcpkit.client import HTTPOptions
 from mcpkit.errors import MCPError
 from tests.http.servers import serving, unused_port
 
@@ -171,7 +171,7 @@ async def call_whoami(url: str, oauth: OAuth, mode: str) -> tuple[str, Any]:
 @pytest.mark.parametrize(("mode", "era"), [("auto", "per-request"), ("handshake", "handshake")])
 async def test_the_whole_flow_against_the_official_sdk(mode: str, era: str) -> None:
     async with official_protected_server() as (url, provider):
-        store = MemoryStore()
+        store = MemoryTokenStore()
         oauth = OAuth(store=store, approval=Headless())
         assert await call_whoami(url, oauth, mode) == (era, "alice")
         # Registered once by dynamic registration, one grant, the token bound to this server.
@@ -183,7 +183,7 @@ async def test_the_whole_flow_against_the_official_sdk(mode: str, era: str) -> N
 
 async def test_an_expired_token_is_refreshed_and_the_request_resent() -> None:
     async with official_protected_server() as (url, provider):
-        oauth = OAuth(store=MemoryStore(), approval=Headless())
+        oauth = OAuth(store=MemoryTokenStore(), approval=Headless())
         await call_whoami(url, oauth, "handshake")
         provider.expire_access_tokens()  # the server now answers 401 invalid_token
         assert await call_whoami(url, oauth, "handshake") == ("handshake", "alice")
@@ -199,8 +199,8 @@ async def test_without_a_login_the_official_server_refuses() -> None:
 
 
 async def test_auth_is_for_urls_only_and_given_once() -> None:
-    oauth = OAuth(store=MemoryStore(), approval=Headless())
+    oauth = OAuth(store=MemoryTokenStore(), approval=Headless())
     with pytest.raises(ValueError, match="stdio server takes its credentials from its env"):
         Client(["python", "server.py"], auth=oauth)
     with pytest.raises(ValueError, match="not both"):
-        Client("http://127.0.0.1:9/mcp", auth=oauth, http=HttpOptions(auth=oauth))
+        Client("http://127.0.0.1:9/mcp", auth=oauth, http=HTTPOptions(auth=oauth))

@@ -16,11 +16,11 @@ import orjson
 import pytest
 
 from mcpkit import Client
-from mcpkit.auth.client import Headless, MemoryStore, OAuth
+from mcpkit.auth.client import Headless, MemoryTokenStore, OAuth
 from mcpkit.auth.server import AuthorizationServer, AuthServerOptions
-from mcpkit.auth.server import MemoryStore as ServerStore
+from mcpkit.auth.server import MemoryAuthStore as ServerStore
 from mcpkit.auth.wellknown import protected_resource_metadata_path
-from mcpkit.client import HttpOptions
+from mcpkit.client import HTTPOptions
 from mcpkit.errors import MCPError
 from mcpkit.protocol.http import Refusal
 from mcpkit.runtime.principal import Principal
@@ -120,7 +120,7 @@ async def real(
 
 
 async def tools(url: str, oauth: OAuth, mode: str = "auto") -> tuple[str, Any]:
-    async with Client(url, http=HttpOptions(auth=oauth), mode=mode, timeout=10) as client:
+    async with Client(url, http=HTTPOptions(auth=oauth), mode=mode, timeout=10) as client:
         result = await client.call_tool("add", {"a": 20, "b": 22})
         return client.era, result.structured_content
 
@@ -146,7 +146,7 @@ async def test_http_sse_transport_against_our_authorization_server() -> None:
 
 
 async def test_rotation_then_a_revoked_grant_means_one_new_login() -> None:
-    store = MemoryStore()
+    store = MemoryTokenStore()
     async with real(access_token_ttl=30) as (url, _auth, bearer):  # always "about to expire"
         await tools(url, OAuth(approval=Headless(), store=store))
         first = OAuth(store=store).tokens(url)
@@ -173,7 +173,7 @@ async def test_rotation_then_a_revoked_grant_means_one_new_login() -> None:
 async def test_step_up_against_our_authorization_server() -> None:
     async with real() as (url, _auth, bearer):
         oauth = OAuth(approval=Headless())
-        async with Client(url, http=HttpOptions(auth=oauth), timeout=10) as client:
+        async with Client(url, http=HTTPOptions(auth=oauth), timeout=10) as client:
             result = await client.call_tool("write", {"text": "up"})
         assert result.content[0].text == "UP"  # type: ignore[union-attr]
         tokens = oauth.tokens(url)

@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from mcpkit.auth.client import KeyringStore, MemoryStore, OAuth
+from mcpkit.auth.client import KeyringStore, MemoryTokenStore, OAuth
 from mcpkit.auth.client.records import Registration, Tokens
 
 
 def test_memory_store_round_trip_and_isolation() -> None:
-    store = MemoryStore()
+    store = MemoryTokenStore()
     record: dict[str, Any] = {"tokens": {"access_token": "a"}}
     store.save("k", record)
     record["tokens"]["access_token"] = "changed"  # the store kept its own copy
@@ -35,7 +35,7 @@ def test_records_survive_json_and_hide_secrets() -> None:
 
 
 def test_a_stored_record_of_an_older_shape_is_ignored() -> None:
-    store = MemoryStore()
+    store = MemoryTokenStore()
     store.save("https://mcp.example/mcp", {"tokens": {"access_token": "x"}})
     assert OAuth(store=store).tokens("https://mcp.example/mcp") is None
 

@@ -18,7 +18,7 @@ from mcpkit.auth.server import (
     AuthorizationServer,
     AuthServerOptions,
     ClientConfig,
-    MemoryStore,
+    MemoryAuthStore,
     PasswordUsers,
 )
 from tests.http.servers import serving, unused_port
@@ -45,7 +45,7 @@ def clients() -> tuple[ClientConfig, ...]:
 def options(port: int, **overrides: Any) -> AuthServerOptions:
     base = AuthServerOptions(
         issuer=f"http://127.0.0.1:{port}",
-        store=MemoryStore(),
+        store=MemoryAuthStore(),
         scopes=("mcp", "files:read", "files:write"),
         default_scopes=("mcp",),
         clients=clients(),

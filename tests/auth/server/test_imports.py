@@ -23,6 +23,6 @@ def test_import_mcpkit_loads_nothing_of_the_authorization_server() -> None:
 def test_the_server_s_names_load_no_jose_http_or_database_library() -> None:
     statement = (
         "from mcpkit.auth.server import AuthorizationServer, AuthServerOptions, "
-        "ClientConfig, CIMDOptions, PasswordUsers, MemoryStore, LoginAttempt"
+        "ClientConfig, CIMDOptions, PasswordUsers, MemoryAuthStore, LoginAttempt"
     )
     assert loaded_after(statement, (*HEAVY, "mcpkit.protocol", "mcpkit.runtime")) == []

@@ -19,7 +19,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from mcpkit.auth.server import AuthorizationServer, AuthServerOptions, ClientConfig, MemoryStore
+from mcpkit.auth.server import AuthorizationServer, AuthServerOptions, ClientConfig, MemoryAuthStore
 
 from .support import (
     CALLBACK,
@@ -409,7 +409,7 @@ async def test_the_consent_token_expires() -> None:
 
 async def test_dev_approve_needs_a_loopback_connection() -> None:
     """Behind a proxy or on a public interface the page is shown, not skipped."""
-    server = AuthorizationServer(options(9, store=MemoryStore()))
+    server = AuthorizationServer(options(9, store=MemoryAuthStore()))
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mcpkit.auth.server import AuthorizationServer, AuthStore, MemoryStore, SQLiteStore
+from mcpkit.auth.server import AuthorizationServer, AuthStore, MemoryAuthStore, SQLiteStore
 from mcpkit.auth.server.store import (
     ClientRecord,
     CodeRecord,
@@ -40,7 +40,9 @@ from .support import (
 
 @pytest.fixture(params=["memory", "sqlite"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[AuthStore]:
-    made: AuthStore = MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "s")
+    made: AuthStore = (
+        MemoryAuthStore() if request.param == "memory" else SQLiteStore(tmp_path / "s")
+    )
     yield made
     await made.close()
 

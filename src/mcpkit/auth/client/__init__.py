@@ -2,9 +2,9 @@
 
     from mcpkit import Client
     from mcpkit.auth.client import OAuth
-    from mcpkit.client import HttpOptions
+    from mcpkit.client import HTTPOptions
 
-    async with Client(url, http=HttpOptions(auth=OAuth())) as client: ...
+    async with Client(url, http=HTTPOptions(auth=OAuth())) as client: ...
 
 Modules: `flow` (`OAuth`, the httpx.Auth), `challenge` (WWW-Authenticate), `discovery`
 (resource and authorization server metadata), `registration` (pre-registered, client metadata
@@ -14,16 +14,19 @@ response), `token_endpoint` (client authentication and grants), `approval` and `
 `records`, `config`, `errors`.
 """
 
-from mcpkit.auth.client.approval import Approval, Browser, Callback, Headless
+from typing import Any
+
+from mcpkit._renamed import renamed
+from mcpkit.auth.client.approval import Approver, Browser, Callback, Headless
 from mcpkit.auth.client.assertions import IdJagExchange
 from mcpkit.auth.client.config import ClientCredentials, ClientMetadata
 from mcpkit.auth.client.errors import OAuthError
 from mcpkit.auth.client.flow import OAuth
 from mcpkit.auth.client.records import Registration, Tokens
-from mcpkit.auth.client.store import FileStore, KeyringStore, MemoryStore, TokenStore
+from mcpkit.auth.client.store import FileStore, KeyringStore, MemoryTokenStore, TokenStore
 
 __all__ = [
-    "Approval",
+    "Approver",
     "Browser",
     "Callback",
     "ClientCredentials",
@@ -32,10 +35,18 @@ __all__ = [
     "Headless",
     "IdJagExchange",
     "KeyringStore",
-    "MemoryStore",
+    "MemoryTokenStore",
     "OAuth",
     "OAuthError",
     "Registration",
     "TokenStore",
     "Tokens",
 ]
+
+# Old spellings, answered for one release with a DeprecationWarning (issue 23): both named
+# classes of other packages (mcpkit.auth.server's store, mcpkit.host's consent answer).
+_RENAMED = {"MemoryStore": "MemoryTokenStore", "Approval": "Approver"}
+
+
+def __getattr__(name: str) -> Any:
+    return globals()[renamed(__name__, name, _RENAMED)]

@@ -1,6 +1,6 @@
 """How the user approves an authorization request: three ways, one small interface.
 
-An `Approval` names the redirect URI the flow registers and sends (`redirect_uri`), then turns
+An `Approver` names the redirect URI the flow registers and sends (`redirect_uri`), then turns
 an authorization URL into the URL the browser was redirected back to (`approve`); the flow
 checks that URL (`authorize.py`), so no approval needs to understand OAuth.
 
@@ -34,7 +34,7 @@ logger = logging.getLogger("mcpkit.auth.client")
 DEFAULT_REDIRECT = "http://127.0.0.1/callback"
 
 
-class Approval(Protocol):
+class Approver(Protocol):
     """Gets the user's approval of one authorization request."""
 
     def redirect_uri(self, registered: Sequence[str]) -> str:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 import httpx
 
-from mcpkit.auth.client.approval import Approval, Browser
+from mcpkit.auth.client.approval import Approver, Browser
 from mcpkit.auth.client.assertions import JWT_BEARER, AssertionSource, assertion_for
 from mcpkit.auth.client.authorize import AuthorizationRequest
 from mcpkit.auth.client.challenge import Challenge
@@ -37,7 +37,7 @@ from mcpkit.auth.client.errors import OAuthError
 from mcpkit.auth.client.records import Registration, Tokens
 from mcpkit.auth.client.registration import metadata_document, preregistered, register
 from mcpkit.auth.client.scopes import select_scope
-from mcpkit.auth.client.store import MemoryStore, TokenStore
+from mcpkit.auth.client.store import MemoryTokenStore, TokenStore
 from mcpkit.auth.client.token_endpoint import ClientAuth, request_tokens
 from mcpkit.auth.wellknown import canonical_resource
 
@@ -47,7 +47,7 @@ FAILED_LOGIN_PAUSE = 10.0  # seconds a failed authorization is answered again, n
 
 
 class OAuth(httpx.Auth):
-    """OAuth 2.1 for an MCP client: `Client(url, http=HttpOptions(auth=OAuth(...)))`.
+    """OAuth 2.1 for an MCP client: `Client(url, http=HTTPOptions(auth=OAuth(...)))`.
 
     `client`: pre-registered credentials (else a client metadata document or dynamic
     registration, per `metadata`). `scopes`: asked for on top of what the server challenges
@@ -73,7 +73,7 @@ class OAuth(httpx.Auth):
         metadata: ClientMetadata | None = None,
         scopes: Sequence[str] = (),
         store: TokenStore | None = None,
-        approval: Approval | None = None,
+        approval: Approver | None = None,
         grant: Grant = "authorization_code",
         assertion: AssertionSource | None = None,
         login: bool = True,
@@ -88,8 +88,8 @@ class OAuth(httpx.Auth):
         self.client = client
         self.metadata = metadata or ClientMetadata()
         self.scopes = tuple(scopes)
-        self.store: TokenStore = store if store is not None else MemoryStore()
-        self.approval: Approval = approval if approval is not None else Browser()
+        self.store: TokenStore = store if store is not None else MemoryTokenStore()
+        self.approval: Approver = approval if approval is not None else Browser()
         self.grant: Grant = grant
         self.assertion = assertion
         self.login_allowed = login

@@ -3,7 +3,7 @@
 A `TokenStore` maps a key (an MCP server's canonical URI) to a JSON object (see
 `records.py`). Three stores:
 
-- `MemoryStore`: this process only (the default of `OAuth`).
+- `MemoryTokenStore`: this process only (the default of `OAuth`).
 - `FileStore`: one JSON file, by default `oauth.json` in the user's config directory
   (`$XDG_CONFIG_HOME/mcpkit`, `~/.config/mcpkit`, or `%APPDATA%\\mcpkit` on Windows),
   created with mode 0600 in a 0700 directory and replaced atomically on each write. It holds
@@ -41,7 +41,7 @@ class TokenStore(Protocol):
     def delete(self, key: str) -> None: ...
 
 
-class MemoryStore:
+class MemoryTokenStore:
     """Records in this process's memory."""
 
     def __init__(self) -> None:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from mcpkit._renamed import renamed
+
 _LAZY = {
     "AuthorizationServer": "mcpkit.auth.server.app",
     "AuthServerOptions": "mcpkit.auth.server.options",
@@ -29,14 +31,14 @@ _LAZY = {
     "PasswordUsers": "mcpkit.auth.server.users",
     "hash_password": "mcpkit.auth.server.users",
     "AuthStore": "mcpkit.auth.server.store",
-    "MemoryStore": "mcpkit.auth.server.memory_store",
+    "MemoryAuthStore": "mcpkit.auth.server.memory_store",
     "SQLiteStore": "mcpkit.auth.server.sqlite_store",
 }
 
 if TYPE_CHECKING:
     from mcpkit.auth.server.app import AuthorizationServer
     from mcpkit.auth.server.limits import Rate, RateLimits
-    from mcpkit.auth.server.memory_store import MemoryStore
+    from mcpkit.auth.server.memory_store import MemoryAuthStore
     from mcpkit.auth.server.options import AuthServerOptions, CIMDOptions, ClientConfig
     from mcpkit.auth.server.sqlite_store import SQLiteStore
     from mcpkit.auth.server.store import AuthStore
@@ -49,7 +51,7 @@ __all__ = [
     "CIMDOptions",
     "ClientConfig",
     "LoginAttempt",
-    "MemoryStore",
+    "MemoryAuthStore",
     "PasswordUsers",
     "Rate",
     "RateLimits",
@@ -58,8 +60,13 @@ __all__ = [
 ]
 
 
+# Old spellings, answered for one release with a DeprecationWarning (issue 23): `MemoryStore`
+# also named mcpkit.auth.client's token store.
+_RENAMED = {"MemoryStore": "MemoryAuthStore"}
+
+
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return __getattr__(renamed(__name__, name, _RENAMED))
     return getattr(importlib.import_module(module), name)

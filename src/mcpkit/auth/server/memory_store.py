@@ -10,7 +10,7 @@ from mcpkit.auth.server.store import ClientRecord, CodeRecord, KeyRecord, Refres
 T = TypeVar("T")
 
 
-class MemoryStore:
+class MemoryAuthStore:
     def __init__(self) -> None:
         self._clients: dict[str, ClientRecord] = {}
         self._codes: dict[str, tuple[CodeRecord, bool]] = {}

@@ -1,6 +1,6 @@
 """What an authorization server keeps, and the small interface it keeps it behind.
 
-Two implementations: `MemoryStore` (tests, one process) and `SQLiteStore` (the default: a
+Two implementations: `MemoryAuthStore` (tests, one process) and `SQLiteStore` (the default: a
 file, so a restart loses no client, refresh token or signing key, and several processes on
 one host can share it).
 

@@ -74,6 +74,8 @@ ACCEPT_POST = "application/json, text/event-stream"
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 FALLBACK_STATUSES = (400, 404, 405)
+# A POST that failed before any answer: the request gets an error, the transport lives on.
+_POST_FAILED: tuple[type[Exception], ...] = (*SEND_FAILED, httpx.InvalidURL, UnicodeError)
 
 
 # The client's answer to "which headers does this tool's x-mcp-header ask for?"
@@ -268,7 +270,7 @@ class StreamableHTTPTransport(PullTransport):
         except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
             await self.broken(request_id, exc)
             return
-        except (*SEND_FAILED, httpx.InvalidURL, UnicodeError) as exc:
+        except _POST_FAILED as exc:
             if request_id is None:
                 logger.warning("POST to %s failed: %s", self.url, describe(exc))
             else:

@@ -28,6 +28,7 @@ from mcpkit.runtime.transport import Incoming, PullTransport
 from mcpkit.transports.http.client_streams import SEND_FAILED, Unreadable
 
 logger = logging.getLogger("mcpkit.http.legacy_client")
+_NO_ENDPOINT: tuple[type[BaseException], ...] = (StopAsyncIteration, TimeoutError, *SEND_FAILED)
 
 
 class LegacySSETransport(PullTransport):
@@ -104,7 +105,7 @@ class LegacySSETransport(PullTransport):
             try:
                 async with asyncio.timeout(timeout):
                     first = await anext(events)
-            except (StopAsyncIteration, TimeoutError, *SEND_FAILED) as exc:
+            except _NO_ENDPOINT as exc:
                 raise ConnectionError(f"{url} sent no endpoint event") from exc
             if first.event != "endpoint":
                 raise ConnectionError(f"{url} sent {first.event!r} where the endpoint event goes")
