@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from mcpkit._version import __version__
 from mcpkit.client._core import ClientCore
-from mcpkit.client._targets import HttpOptions
+from mcpkit.client._targets import HTTPOptions
 from mcpkit.client.era import DEFAULT_PROBE_TIMEOUT
 from mcpkit.client.handlers import (
     Elicitation,
@@ -87,7 +87,7 @@ class Client(ClientCore):
 
     `target`: an argv list or command string (spawned over stdio with `env` added to this
     process's environment, in `cwd`; its stderr lines go to `stderr` if given), an
-    `http(s)://` URL (Streamable HTTP; `http=HttpOptions(headers=..., auth=...)` tunes it;
+    `http(s)://` URL (Streamable HTTP; `http=HTTPOptions(headers=..., auth=...)` tunes it;
     `auth=OAuth()` from `mcpkit.auth.client` logs in to a protected server), a `Server` (in
     process), or a transport object.
 
@@ -130,7 +130,7 @@ class Client(ClientCore):
         cwd: str | os.PathLike[str] | None = None,
         stderr: Callable[[str], None] | None = None,
         protocol_version: str | None = None,
-        http: HttpOptions | None = None,
+        http: HTTPOptions | None = None,
         auth: Any = None,
         sampling: Sampling | SamplingHandler | None = None,
         elicitation: Elicitation | ElicitationHandler | None = None,
