@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from mcpkit.client.cache import ResponseCache
-from mcpkit.protocol.modern import CACHEABLE_METHODS
+from mcpkit.protocol.per_request import CACHEABLE_METHODS
 
 
 def ok(ttl: Any = 60_000, scope: str | None = "public", **extra: Any) -> dict[str, Any]:

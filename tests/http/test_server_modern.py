@@ -15,7 +15,7 @@ import pytest
 import uvicorn
 
 from mcpkit import Server
-from mcpkit.protocol.modern import CLIENT_CAPABILITIES, PROTOCOL_VERSION, SUBSCRIPTION_ID
+from mcpkit.protocol.per_request import CLIENT_CAPABILITIES, PROTOCOL_VERSION, SUBSCRIPTION_ID
 from mcpkit.server import Context
 from mcpkit.server.schema import Header
 from mcpkit.server.subscriptions import SubscriptionHub

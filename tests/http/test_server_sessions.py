@@ -17,7 +17,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from mcpkit import Server
-from mcpkit.protocol.modern import CLIENT_CAPABILITIES, PROTOCOL_VERSION
+from mcpkit.protocol.per_request import CLIENT_CAPABILITIES, PROTOCOL_VERSION
 from mcpkit.runtime import RequestPeer, Session
 
 from .server_fixture import HEADERS, call, initialize_body, make_server, open_session, read_events

@@ -27,8 +27,8 @@ from mcpkit.protocol.http import (
     modern_status,
 )
 from mcpkit.protocol.jsonrpc import Request, encode_notification, encode_request
-from mcpkit.protocol.modern import CLIENT_CAPABILITIES, PROTOCOL_VERSION, Envelope
 from mcpkit.protocol.outgoing import Outgoing
+from mcpkit.protocol.per_request import CLIENT_CAPABILITIES, PROTOCOL_VERSION, Envelope
 
 MODERN = "2026-07-28"
 

@@ -8,7 +8,7 @@ import pytest
 
 from mcpkit.errors import LocalProtocolViolation
 from mcpkit.protocol import MessageRejected, Prepared, RequestReceived, State
-from mcpkit.protocol.modern import (
+from mcpkit.protocol.per_request import (
     CLIENT_CAPABILITIES,
     CLIENT_INFO,
     LOG_LEVEL,
@@ -16,7 +16,7 @@ from mcpkit.protocol.modern import (
     SERVER_INFO,
     CacheHint,
     ResultStamp,
-    is_modern,
+    is_per_request,
 )
 from mcpkit.types.versions import HANDSHAKE_VERSIONS
 
@@ -208,7 +208,7 @@ def test_client_modern_mode_stamps_every_request(pair: Pair) -> None:
     assert meta[CLIENT_CAPABILITIES] == {}
     assert meta[CLIENT_INFO] == OUR_CLIENT_INFO
     assert meta["progressToken"] == "p"
-    assert is_modern(message["params"])
+    assert is_per_request(message["params"])
     with pytest.raises(LocalProtocolViolation):
         pair.client.send_request("ping", now=0)
     with pytest.raises(LocalProtocolViolation):
@@ -250,3 +250,15 @@ def test_the_old_spellings_still_answer_with_a_warning(pair: Pair) -> None:
         assert pair.client.modern is True
     with pytest.warns(DeprecationWarning, match="use per_request"):
         assert pair.client.config.modern == pair.client.config.per_request == (MODERN,)
+
+
+def test_the_module_under_its_old_name_still_answers_with_a_warning() -> None:
+    from mcpkit.protocol import modern, per_request
+
+    with pytest.warns(DeprecationWarning, match="per_request.DEFAULT_CACHE_HINTS") as seen:
+        assert modern.DEFAULT_CACHE_HINTS is per_request.DEFAULT_CACHE_HINTS
+    assert seen[0].filename == __file__
+    with pytest.warns(DeprecationWarning, match="per_request.is_per_request"):
+        assert modern.is_modern is per_request.is_per_request
+    with pytest.raises(AttributeError):
+        modern.no_such_name  # noqa: B018

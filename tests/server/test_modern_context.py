@@ -19,7 +19,7 @@ import pytest
 from mcpkit import Era, Server
 from mcpkit.errors import ProtocolError
 from mcpkit.protocol import Outgoing
-from mcpkit.protocol.modern import DEFAULT_CACHE_HINTS
+from mcpkit.protocol.per_request import DEFAULT_CACHE_HINTS
 from mcpkit.server import CacheHint, Context
 from mcpkit.transports.memory import MemoryTransport, memory_pair
 

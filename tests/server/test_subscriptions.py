@@ -14,7 +14,7 @@ import pytest
 from mcpkit import Server
 from mcpkit.errors import ConnectionClosed, ProtocolError
 from mcpkit.protocol import Connection, ConnectionConfig, NotificationReceived
-from mcpkit.protocol.modern import SUBSCRIPTION_ID
+from mcpkit.protocol.per_request import SUBSCRIPTION_ID
 from mcpkit.runtime import Session
 from mcpkit.server.subscriptions import SubscriptionHub, honoured, parse_filter
 from mcpkit.transports.memory import memory_pair

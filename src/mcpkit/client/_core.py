@@ -62,7 +62,7 @@ from mcpkit.errors import (
 )
 from mcpkit.protocol import Connection, ConnectionConfig, Timeout
 from mcpkit.protocol.lifecycle import has_capability
-from mcpkit.protocol.modern import CACHEABLE_METHODS, LOG_LEVEL, LOG_LEVELS
+from mcpkit.protocol.per_request import CACHEABLE_METHODS, LOG_LEVEL, LOG_LEVELS
 from mcpkit.protocol.tasks import EXTENSION as TASKS_EXTENSION
 from mcpkit.runtime import ProgressCallback, Session
 from mcpkit.types.eras import Era

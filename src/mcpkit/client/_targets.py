@@ -5,12 +5,34 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol, TypeAlias
 
 from mcpkit._extras import optional_dependency
+from mcpkit.protocol import ConnectionConfig
 from mcpkit.runtime import MessageTransport
+
+
+class HTTPAuth(Protocol):
+    """What `auth=` takes: an `httpx.Auth`, such as `mcpkit.auth.client.OAuth` or
+    `httpx.BasicAuth`. Described by the method the HTTP transport calls, so that the client
+    names httpx's class without importing httpx (an optional dependency)."""
+
+    def async_auth_flow(self, request: Any, /) -> AsyncGenerator[Any, Any]: ...
+
+
+class InProcessServer(Protocol):
+    """A server run in this process (`mcpkit.Server`), as the client sees it."""
+
+    def connection_config(self) -> ConnectionConfig: ...
+
+    async def serve(self, transport: MessageTransport, /) -> None: ...
+
+
+# What `Client(target)` connects to: an http(s):// URL, a command line, an argv list, a
+# Server in this process, or a transport object.
+Target: TypeAlias = str | Sequence[str | os.PathLike[str]] | InProcessServer | MessageTransport
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +46,7 @@ class StdioOptions:
 class HTTPOptions:
     """How to reach an `http(s)://` target.
 
-    `headers` go on every HTTP request; `auth` is an `httpx.Auth` instance (typed loosely so
+    `headers` go on every HTTP request; `auth` is an `httpx.Auth` instance (`HTTPAuth`, so
     the client need not import httpx); `timeout` bounds connecting and sending, in seconds
     (answers take as long as the request's own timeout); `max_reconnects` bounds attempts in
     a row to resume an SSE stream; `fallback` tries the 2024-11-05 HTTP+SSE transport when
@@ -35,18 +57,18 @@ class HTTPOptions:
     """
 
     headers: Mapping[str, str] | None = None
-    auth: Any = None
+    auth: HTTPAuth | None = None
     timeout: float = 30.0
     max_reconnects: int = 3
     fallback: bool = True
     renew_session: bool = False
 
 
-def is_url(target: Any) -> bool:
+def is_url(target: object) -> bool:
     return isinstance(target, str) and target.startswith(("http://", "https://"))
 
 
-def with_auth(target: Any, http: HTTPOptions | None, auth: Any) -> HTTPOptions:
+def with_auth(target: Target, http: HTTPOptions | None, auth: HTTPAuth) -> HTTPOptions:
     """`http` with `auth` (an `httpx.Auth`, such as `mcpkit.auth.client.OAuth`) for a URL
     target. Raises ValueError for any other target (a stdio server takes its credentials from
     its environment: `env=`) and when `http` carries an auth of its own."""
@@ -61,7 +83,7 @@ def with_auth(target: Any, http: HTTPOptions | None, auth: Any) -> HTTPOptions:
 
 
 async def open_transport(
-    target: Any,
+    target: Target,
     stdio: StdioOptions,
     http: HTTPOptions | None = None,
     tool_headers: Callable[[str], Mapping[str, tuple[str, ...]] | None] | None = None,

@@ -28,7 +28,7 @@ from typing import Any, Final
 
 import orjson
 
-from mcpkit.protocol.modern import CACHEABLE_METHODS
+from mcpkit.protocol.per_request import CACHEABLE_METHODS
 
 __all__ = ["ResponseCache"]
 

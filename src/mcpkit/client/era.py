@@ -3,7 +3,7 @@
 How this works (basic/transports/stdio.mdx and streamable-http.mdx, Backward Compatibility):
 the client switches its connection to a per-request revision (`Connection.use_per_request`) and
 sends `server/discover` with the envelope (its capabilities shaped as 2026-07-28 defines
-them by `modern.envelope_meta`; a fallback to `initialize` declares them as configured).
+them by `per_request.envelope_meta`; a fallback to `initialize` declares them as configured).
 Three outcomes:
 
 - a DiscoverResult: the server speaks the per-request era; the best version both sides speak
@@ -59,7 +59,7 @@ from mcpkit.errors import (
     RequestTimeout,
 )
 from mcpkit.protocol import Initialized, Timeout
-from mcpkit.protocol.modern import MODERN_ERROR_CODES
+from mcpkit.protocol.per_request import PER_REQUEST_ERROR_CODES
 from mcpkit.runtime import Session
 from mcpkit.types.eras import Era, era_named
 from mcpkit.types.versions import PER_REQUEST_VERSIONS
@@ -300,7 +300,7 @@ async def _probe_outcome(discover: asyncio.Task[JSONObject], *, stdio_retry: boo
     except ProtocolError as exc:
         if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
             return exc
-        if exc.code in MODERN_ERROR_CODES:
+        if exc.code in PER_REQUEST_ERROR_CODES:
             raise  # per-request, but it refused the probe itself: a real error
         return f"server/discover was refused ({exc.code}: {exc.message})"
     if _is_discover_result(discovered):

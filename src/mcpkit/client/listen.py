@@ -38,7 +38,7 @@ from mcpkit.errors import (
     ProtocolError,
     RequestTimeout,
 )
-from mcpkit.protocol.modern import SUBSCRIPTION_ID
+from mcpkit.protocol.per_request import SUBSCRIPTION_ID
 
 JSONObject = dict[str, Any]
 logger = logging.getLogger("mcpkit.client")

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from mcpkit.errors import InvalidResult, MCPError
 from mcpkit.protocol import RequestReceived
-from mcpkit.protocol.modern import INPUT_REQUIRED_METHODS
+from mcpkit.protocol.per_request import INPUT_REQUIRED_METHODS
 from mcpkit.protocol.tasks import AUGMENTABLE
 
 JSONObject = dict[str, Any]

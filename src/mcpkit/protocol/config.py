@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpkit.protocol.lifecycle import Role
-from mcpkit.protocol.modern import CacheHint
+from mcpkit.protocol.per_request import CacheHint
 from mcpkit.types.deprecation import warn_deprecated
 from mcpkit.types.versions import HANDSHAKE_VERSIONS, PER_REQUEST_VERSIONS
 

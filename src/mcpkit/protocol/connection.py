@@ -83,10 +83,10 @@ from mcpkit.protocol.lifecycle import (
     initialize_params,
     outbound_methods,
 )
-from mcpkit.protocol.modern import PROTOCOL_VERSION as _ENVELOPE_KEY
-from mcpkit.protocol.modern import SERVER_INFO, stamp
 from mcpkit.protocol.outbound import OutboundRequests
 from mcpkit.protocol.outgoing import Outgoing, answer
+from mcpkit.protocol.per_request import PROTOCOL_VERSION as _ENVELOPE_KEY
+from mcpkit.protocol.per_request import SERVER_INFO, stamp
 from mcpkit.protocol.serving import (
     Batch,
     Inbound,

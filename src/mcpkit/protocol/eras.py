@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcpkit.protocol.lifecycle import Role, has_capability, inbound_requests
-from mcpkit.protocol.modern import envelope_meta
+from mcpkit.protocol.per_request import envelope_meta
 from mcpkit.types.methods import MethodInfo
 
 JSONObject = dict[str, Any]

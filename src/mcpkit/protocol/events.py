@@ -13,7 +13,7 @@ from mcpkit.errors import MCPError, ProtocolError
 from mcpkit.protocol.jsonrpc import RequestId
 
 if TYPE_CHECKING:
-    from mcpkit.protocol.modern import Envelope
+    from mcpkit.protocol.per_request import Envelope
 
 JSONObject = dict[str, Any]
 

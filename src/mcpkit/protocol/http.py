@@ -36,14 +36,14 @@ from mcpkit.protocol.jsonrpc import (
     parse,
 )
 from mcpkit.protocol.lifecycle import BATCH_VERSIONS, batch_refused
-from mcpkit.protocol.modern import (
+from mcpkit.protocol.outgoing import Outgoing
+from mcpkit.protocol.per_request import (
     PROTOCOL_VERSION,
     Envelope,
     read_envelope,
     request_meta,
     unsupported_version,
 )
-from mcpkit.protocol.outgoing import Outgoing
 from mcpkit.types.versions import HANDSHAKE_VERSIONS, PER_REQUEST_VERSIONS, SUPPORTED_VERSIONS
 
 JSON = "application/json"

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcpkit.errors import MCPError
-from mcpkit.protocol.modern import PROTOCOL_VERSION
+from mcpkit.protocol.per_request import PROTOCOL_VERSION
 
 HeaderPaths = dict[str, tuple[str, ...]]
 

@@ -44,14 +44,14 @@ from mcpkit.protocol.lifecycle import (
     negotiate_version,
     outbound_methods,
 )
-from mcpkit.protocol.modern import (
+from mcpkit.protocol.outgoing import Outgoing, answer
+from mcpkit.protocol.per_request import (
     DEFAULT_CACHE_HINTS,
     Envelope,
     ResultStamp,
     discover_result,
     read_envelope,
 )
-from mcpkit.protocol.outgoing import Outgoing, answer
 from mcpkit.types.methods import METHODS, MethodInfo
 
 JSONObject = dict[str, Any]

@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Any, Final, Literal, Protocol
 
 from mcpkit.errors import ProtocolError
-from mcpkit.protocol.modern import missing_capability
+from mcpkit.protocol.per_request import missing_capability
 from mcpkit.types.methods import MethodInfo
 
 JSONObject = dict[str, Any]

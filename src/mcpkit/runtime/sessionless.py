@@ -24,7 +24,7 @@ from typing import Any
 from mcpkit.errors import LocalProtocolViolation, ProtocolError
 from mcpkit.protocol import Outgoing, Prepared, RequestId, RequestReceived, ServerRules, Timeout
 from mcpkit.protocol.jsonrpc import Request
-from mcpkit.protocol.modern import Envelope
+from mcpkit.protocol.per_request import Envelope
 from mcpkit.protocol.serving import Inbound, refusal
 from mcpkit.runtime.handling import RequestHandler, failure, is_inline
 from mcpkit.runtime.principal import Principal

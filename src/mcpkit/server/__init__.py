@@ -1,6 +1,6 @@
 """The server framework."""
 
-from mcpkit.protocol.modern import CacheHint
+from mcpkit.protocol.per_request import CacheHint
 from mcpkit.server.context import Context
 from mcpkit.server.prompts import Prompt, PromptOptions
 from mcpkit.server.resources import (

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpkit.errors import INTERNAL_ERROR, ProtocolError
-from mcpkit.protocol.modern import missing_capability
+from mcpkit.protocol.per_request import missing_capability
 
 JSONObject = dict[str, Any]
 logger = logging.getLogger("mcpkit.server")

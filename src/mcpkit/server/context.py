@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, Unpack
 
 from mcpkit.errors import CapabilityNotDeclared
 from mcpkit.protocol import RequestReceived
-from mcpkit.protocol.modern import INPUT_REQUIRED_METHODS, LOG_LEVELS, Envelope
+from mcpkit.protocol.per_request import INPUT_REQUIRED_METHODS, LOG_LEVELS, Envelope
 from mcpkit.runtime import Peer, Principal
 from mcpkit.server.asks import (
     Ask,

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from mcpkit.errors import InvalidParams
-from mcpkit.protocol.modern import LOG_LEVELS
+from mcpkit.protocol.per_request import LOG_LEVELS
 from mcpkit.runtime import Session
 from mcpkit.server.context import Context, LogLevel, SessionState
 

@@ -30,7 +30,7 @@ from mcpkit.protocol import (
     ServerRules,
     State,
 )
-from mcpkit.protocol.modern import (
+from mcpkit.protocol.per_request import (
     CACHEABLE_METHODS,
     DEFAULT_CACHE_HINTS,
     INPUT_REQUIRED_METHODS,

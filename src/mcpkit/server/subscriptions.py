@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpkit.errors import InvalidParams, MCPError
 from mcpkit.protocol import tasks
-from mcpkit.protocol.modern import SUBSCRIPTION_ID
+from mcpkit.protocol.per_request import SUBSCRIPTION_ID
 
 if TYPE_CHECKING:
     from mcpkit.runtime import Peer

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpkit.errors import INVALID_PARAMS, ProtocolError
 from mcpkit.protocol import tasks as wire
-from mcpkit.protocol.modern import missing_capability
+from mcpkit.protocol.per_request import missing_capability
 from mcpkit.runtime.handling import failure
 from mcpkit.server.asks import Ask, AskKeys, missing_for
 from mcpkit.stores.tasks import TaskRecord, TaskStore

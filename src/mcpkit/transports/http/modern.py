@@ -19,7 +19,7 @@ from mcpkit.protocol import http as rules
 from mcpkit.protocol.http import Body, Refusal
 from mcpkit.protocol.http_headers import NAMED_FIELDS, check_request_headers
 from mcpkit.protocol.jsonrpc import Request
-from mcpkit.protocol.modern import PROTOCOL_VERSION, Envelope
+from mcpkit.protocol.per_request import PROTOCOL_VERSION, Envelope
 from mcpkit.runtime.principal import Principal
 from mcpkit.runtime.sessionless import SessionlessServer
 from mcpkit.transports.http.requests import Headers, refuse
