@@ -35,7 +35,7 @@ REQUIRED = {
         "json-schema-ref-no-deref",
     ],
 }
-ERA = {"2025-11-25": "era: legacy 2025-11-25", "2026-07-28": "era: modern 2026-07-28"}
+ERA = {"2025-11-25": "era: handshake 2025-11-25", "2026-07-28": "era: per-request 2026-07-28"}
 UNSCORED = ["json-schema-2020-12-preservation"]  # added after release; we pass it anyway
 
 

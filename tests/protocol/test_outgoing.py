@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcpkit.protocol import Connection, ConnectionConfig
-from mcpkit.protocol.http import modern_status
+from mcpkit.protocol.http import per_request_status
 from mcpkit.protocol.jsonrpc import encode_request
 from tests.protocol.conftest import CLIENT_INFO, Pair, line, make_pair
 
@@ -107,8 +107,8 @@ def test_a_modern_answer_gets_the_status_its_code_calls_for() -> None:
         line({"jsonrpc": "2.0", "id": 2, "method": "server/discover", "params": {"_meta": meta}}), 0
     )
     not_found, discovered = server.data_to_send()
-    assert not_found.code == -32601 and modern_status(not_found) == 404
-    assert discovered.code is None and modern_status(discovered) == 200
+    assert not_found.code == -32601 and per_request_status(not_found) == 404
+    assert discovered.code is None and per_request_status(discovered) == 200
 
 
 def test_our_modern_requests_carry_their_revision() -> None:

@@ -16,7 +16,7 @@ from mcpkit.protocol.tasks import (
     declares_extension,
     extension_required,
     handshake_capabilities,
-    modern_capabilities,
+    per_request_capabilities,
     related_meta,
     requested_ttl,
     task_id_of,
@@ -69,8 +69,8 @@ def test_extension_required_names_the_extension() -> None:
 
 def test_capabilities_reshaped_per_era() -> None:
     plain = {"tools": {}}
-    assert modern_capabilities(plain) is plain  # nothing to move: the same object
-    shaped = modern_capabilities({"tools": {}, "tasks": {"list": {}}, "extensions": {"x": {}}})
+    assert per_request_capabilities(plain) is plain  # nothing to move: the same object
+    shaped = per_request_capabilities({"tools": {}, "tasks": {"list": {}}, "extensions": {"x": {}}})
     assert shaped == {"tools": {}, "extensions": {"x": {}, EXTENSION: {}}}
     assert handshake_capabilities(plain) is plain
     assert handshake_capabilities({"tools": {}, "extensions": {EXTENSION: {}}}) == {"tools": {}}
@@ -125,7 +125,7 @@ def test_timestamp_is_utc_to_the_millisecond() -> None:
 
 def test_handshake_shape() -> None:
     record = Record(status_message="half way", poll_interval_ms=500)
-    assert task_wire(record, modern=False) == {
+    assert task_wire(record, per_request=False) == {
         "taskId": "t1",
         "status": "working",
         "statusMessage": "half way",
@@ -134,32 +134,34 @@ def test_handshake_shape() -> None:
         "ttl": 60_000,
         "pollInterval": 500,
     }
-    assert create_result(record, modern=False) == {"task": task_wire(record, modern=False)}
+    assert create_result(record, per_request=False) == {
+        "task": task_wire(record, per_request=False)
+    }
 
 
 def test_modern_shape_and_details_by_status() -> None:
     record = Record(ttl_ms=None)
-    wire = task_wire(record, modern=True)
+    wire = task_wire(record, per_request=True)
     assert wire["ttlMs"] is None and "ttl" not in wire and "pollIntervalMs" not in wire
-    assert create_result(record, modern=True) == {"resultType": "task", **wire}
+    assert create_result(record, per_request=True) == {"resultType": "task", **wire}
 
     done = Record(status="completed", result=with_related({"content": []}, "t1"))
-    assert task_wire(done, modern=True, detailed=True)["result"] == {"content": []}
-    assert "result" not in task_wire(done, modern=True)  # only when detailed
+    assert task_wire(done, per_request=True, detailed=True)["result"] == {"content": []}
+    assert "result" not in task_wire(done, per_request=True)  # only when detailed
 
     failed = Record(status="failed", error={"code": -32603, "message": "boom"})
-    assert task_wire(failed, modern=True, detailed=True)["error"]["message"] == "boom"
+    assert task_wire(failed, per_request=True, detailed=True)["error"]["message"] == "boom"
 
     asking = Record(status="input_required")
-    assert task_wire(asking, modern=True, detailed=True)["inputRequests"] == {}
+    assert task_wire(asking, per_request=True, detailed=True)["inputRequests"] == {}
     questions = {"q1": {"method": "elicitation/create"}}
     asking.input_requests = questions
-    assert task_wire(asking, modern=True, detailed=True)["inputRequests"] == questions
+    assert task_wire(asking, per_request=True, detailed=True)["inputRequests"] == questions
 
     # A status without its payload shows nothing more (never a null result).
-    bare = task_wire(Record(status="completed"), modern=True, detailed=True)
+    bare = task_wire(Record(status="completed"), per_request=True, detailed=True)
     assert "result" not in bare and "error" not in bare
-    assert "result" not in task_wire(Record(status="cancelled"), modern=True, detailed=True)
-    working = task_wire(Record(poll_interval_ms=250), modern=True, detailed=True)
+    assert "result" not in task_wire(Record(status="cancelled"), per_request=True, detailed=True)
+    working = task_wire(Record(poll_interval_ms=250), per_request=True, detailed=True)
     assert working["pollIntervalMs"] == 250
     assert not {"result", "error", "inputRequests", "pollInterval"} & working.keys()

@@ -157,7 +157,7 @@ async def choose_era(
         if isinstance(outcome, Chosen):
             return outcome  # the server answered initialize first: the handshake era
         if isinstance(outcome, dict):
-            return _modern(session, outcome, wanted, mode, remembered)
+            return _per_request(session, outcome, wanted, mode, remembered)
         if isinstance(outcome, str):
             break  # a handshake-era server, for this reason
         # -32022: a per-request server that does not serve `wanted`.
@@ -312,7 +312,7 @@ def _stdio(key: str | None) -> bool:
     return key is not None and key.startswith("stdio:")
 
 
-def _modern(
+def _per_request(
     session: Session, discovered: JSONObject, asked: str, mode: str, key: str | None
 ) -> Chosen:
     connection = session.connection

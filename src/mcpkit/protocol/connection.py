@@ -426,7 +426,7 @@ class Connection:
         """A 2026-07-28 request: checked and served on its own, whatever the connection's era."""
         rules = self._rules()
         try:
-            accepted = rules.accept_modern(msg, rules.envelope(meta), batch)
+            accepted = rules.accept_per_request(msg, rules.envelope(meta), batch)
         except ProtocolError as exc:
             self._reply(refusal(msg.id, exc), batch)
             events.append(MessageRejected(exc.code, exc.message, msg.id))
@@ -621,7 +621,7 @@ class Connection:
         Raises LocalProtocolViolation for a spec method we may not send at the era's revision.
         """
         info = outbound_methods(self.role, era.version).get(method)
-        if info is None and type(era) is PerRequestEra and method in tasks.MODERN_METHODS:
+        if info is None and type(era) is PerRequestEra and method in tasks.PER_REQUEST_TASK_METHODS:
             return None  # the tasks extension (2026-07-28): not in the core registry
         if info is None and method in METHODS:
             raise LocalProtocolViolation(

@@ -52,7 +52,7 @@ DEFAULT_VERSION = "2025-03-26"  # what a request without MCP-Protocol-Version sp
 RESUMABLE_VERSIONS = frozenset({"2025-11-25"})  # priming events and early stream close
 ENDPOINT_METHODS = "GET, POST, DELETE"
 STATELESS_METHODS = "POST"
-MODERN_METHODS = "POST"  # 2026-07-28: no GET stream, no sessions to DELETE
+PER_REQUEST_ALLOW = "POST"  # 2026-07-28: no GET stream, no sessions to DELETE
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +236,7 @@ def misdirected_host() -> Refusal:
 @dataclass(frozen=True, slots=True)
 class Body:
     """What a POST body holds, parsed once: `parsed` is what the session is fed. `request` is
-    the one request of a body that is not a batch, `modern` says it carries the 2026-07-28
+    the one request of a body that is not a batch, `per_request` says it carries the 2026-07-28
     envelope."""
 
     request_ids: tuple[RequestId, ...]
@@ -245,7 +245,7 @@ class Body:
     cancelled: tuple[RequestId, ...]  # ids named by notifications/cancelled
     parsed: Parsed = field(compare=False)
     request: Request | None = field(default=None, compare=False)
-    modern: bool = False
+    per_request: bool = False
 
 
 def inspect_body(data: bytes) -> Body | Refusal:
@@ -271,8 +271,8 @@ def inspect_body(data: bytes) -> Body | Refusal:
     if batch:
         return Body(tuple(ids), initialize, batch, tuple(cancelled), parsed)
     request = parsed if type(parsed) is Request else None
-    modern = request is not None and _has_envelope(request.params)
-    return Body(tuple(ids), initialize, batch, tuple(cancelled), parsed, request, modern)
+    per_request = request is not None and _has_envelope(request.params)
+    return Body(tuple(ids), initialize, batch, tuple(cancelled), parsed, request, per_request)
 
 
 def _has_envelope(params: Any) -> bool:
@@ -314,10 +314,10 @@ def event_sequence(value: str) -> int:
     return -1 if match is None else int(match.group(2))
 
 
-# -- 2026-07-28 ("modern"): no sessions, one message per POST -------------------------------
+# -- 2026-07-28 (the per-request era): no sessions, one message per POST ---------------------
 
-# The HTTP status of a modern error answer, by JSON-RPC code (anything else: 200).
-MODERN_ERROR_STATUS = {
+# The HTTP status of a per-request-era error answer, by JSON-RPC code (anything else: 200).
+PER_REQUEST_ERROR_STATUS = {
     METHOD_NOT_FOUND: 404,
     HEADER_MISMATCH: 400,
     MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
@@ -325,25 +325,25 @@ MODERN_ERROR_STATUS = {
 }
 
 
-def is_modern_post(session_id: str | None, version_header: str | None, body: Body) -> bool:
+def is_per_request_post(session_id: str | None, version_header: str | None, body: Body) -> bool:
     """Whether a POST is served statelessly at a per-request revision: it names no session,
-    and its request carries the envelope or its MCP-Protocol-Version is a modern one. A POST
+    and its request carries the envelope or its MCP-Protocol-Version is a per-request one. A POST
     with a session id, or a plain initialize, stays in the handshake era."""
     if session_id is not None:
         return False
-    return body.modern or (
+    return body.per_request or (
         version_header is not None and version_header.strip() in PER_REQUEST_VERSIONS
     )
 
 
-def check_modern_request(
+def check_per_request_body(
     body: Body, supported: tuple[str, ...] = SUPPORTED_VERSIONS
 ) -> Envelope | Refusal | None:
-    """A modern POST holds one message, and a request a well-formed envelope (400 otherwise):
+    """A 2026-07-28 POST holds one message, and a request a well-formed envelope (400 otherwise):
     -32600 for a batch, -32602 for a missing or malformed envelope field, 404 -32601 for
     initialize (a handshake-era method). The request's `Envelope` when it is well formed at a
     version we serve; None for a notification, or a request at a version we do not serve,
-    whose headers are checked first (`check_modern_version` comes after them)."""
+    whose headers are checked first (`check_per_request_version` comes after them)."""
     if body.batch:
         message = "Invalid Request: a 2026-07-28 POST carries exactly one JSON-RPC message"
         return refusal(400, message)
@@ -377,11 +377,11 @@ def check_modern_request(
     return None
 
 
-def check_modern_version(
+def check_per_request_version(
     request: Request, supported: tuple[str, ...] = SUPPORTED_VERSIONS
 ) -> Refusal:
     """400 -32022 (listing what we support) for a request whose envelope names a version we do
-    not serve per request; run after `check_modern_request` and the header checks."""
+    not serve per request; run after `check_per_request_body` and the header checks."""
     meta = request_meta(request.params) or {}
     error = unsupported_version(meta.get(PROTOCOL_VERSION), supported)
     return Refusal(400, encode_error(request.id, error.code, error.message, error.data))
@@ -392,11 +392,11 @@ def header_mismatch(request_id: RequestId, problem: str) -> Refusal:
     return Refusal(400, encode_error(request_id, HEADER_MISMATCH, problem))
 
 
-def modern_status(answer: Outgoing) -> int:
-    """The HTTP status of a modern request's final answer sent as JSON: 200 for a result, 404
-    for -32601, 400 for the modern protocol errors."""
+def per_request_status(answer: Outgoing) -> int:
+    """The HTTP status of a per-request-era answer sent as JSON: 200 for a result, 404
+    for -32601, 400 for that era's protocol errors."""
     code = answer.code
-    return 200 if code is None else MODERN_ERROR_STATUS.get(code, 200)
+    return 200 if code is None else PER_REQUEST_ERROR_STATUS.get(code, 200)
 
 
 def cancellation(request_id: RequestId) -> bytes:

@@ -1,6 +1,6 @@
 """The Mcp-* request headers of the 2026-07-28 Streamable HTTP transport (sans-IO).
 
-Every modern POST repeats parts of its body in headers so that intermediaries can route
+Every per-request-era POST repeats parts of its body in headers so that intermediaries can route
 without parsing JSON: `Mcp-Method`, `Mcp-Name` (tools/call, prompts/get: `params.name`;
 resources/read: `params.uri`) and one `Mcp-Param-{Name}` per tool argument whose schema says
 `"x-mcp-header": "{Name}"`. The client builds them (`request_headers`), the server checks
@@ -142,7 +142,7 @@ def _check_annotation(
 def request_headers(
     method: Any, params: dict[str, Any], paths: Mapping[str, tuple[str, ...]]
 ) -> list[tuple[str, str]]:
-    """Mcp-Method, Mcp-Name and Mcp-Param-* for a modern request (values encoded)."""
+    """Mcp-Method, Mcp-Name and Mcp-Param-* for a per-request-era request (values encoded)."""
     headers = [("Mcp-Method", str(method))]
     field = NAMED_FIELDS.get(method)
     if field is not None and isinstance(params.get(field), str):
@@ -177,7 +177,7 @@ def _at(arguments: Any, path: tuple[str, ...]) -> Any:
 def check_request_headers(
     headers: dict[str, str], message: dict[str, Any], paths: HeaderPaths | None
 ) -> str | None:
-    """What is wrong with a modern request's headers against its body, or None.
+    """What is wrong with a per-request-era request's headers against its body, or None.
 
     `headers`: lowercased names, values with the surrounding spaces trimmed. The problem
     text is the error message of a -32020 HeaderMismatch answer.

@@ -3,7 +3,7 @@
 How this works. `Inbound` is one request from the peer still owed an answer; it encodes that
 answer (stamping a 2026-07-28 result), its progress and, for a 2026-07-28 request, the
 notifications related to it. `ServerRules` is a server configuration seen from the serving
-side, worked out once per configuration: the stamp for modern results, which methods are
+side, worked out once per configuration: the stamp for per-request-era results, which methods are
 served at which revision, the initialize and server/discover answers. It decides whether a
 request is served (an `Inbound` to hand a handler) or answered at once (an `Outgoing`).
 
@@ -209,7 +209,7 @@ def notification(method: str, params: JSONObject | None, related: RequestId | No
 class ServerRules:
     """A server configuration, from the serving side (see the module docstring)."""
 
-    __slots__ = ("_modern_methods", "config", "stamp", "versions")
+    __slots__ = ("_per_request_methods", "config", "stamp", "versions")
 
     def __init__(self, config: ConnectionConfig) -> None:
         self.config = config
@@ -217,14 +217,14 @@ class ServerRules:
         self.stamp = ResultStamp(config.info if config.announce else None, hints)
         self.versions = config.all_versions  # both eras, oldest first
         # (version, method) -> what serves it per request (None: not served)
-        self._modern_methods: dict[tuple[str, str], MethodInfo | None] = {}
+        self._per_request_methods: dict[tuple[str, str], MethodInfo | None] = {}
 
     def envelope(self, meta: JSONObject) -> Envelope:
         """The envelope of a 2026-07-28 request's `_meta`. Raises ProtocolError: -32602 for a
         missing or malformed field, -32022 for a version we do not serve per request."""
         return read_envelope(meta, self.versions)
 
-    def accept_modern(
+    def accept_per_request(
         self, request: Request, envelope: Envelope, batch: Batch | None = None
     ) -> Inbound | Outgoing:
         """A 2026-07-28 request: an `Inbound` for its handler, or its answer when the rules
@@ -233,24 +233,24 @@ class ServerRules:
         request_id, method = request.id, request.method
         if method == "server/discover":
             config = self.config
-            capabilities = tasks.modern_capabilities(config.capabilities)
+            capabilities = tasks.per_request_capabilities(config.capabilities)
             result = discover_result(self.versions, capabilities, config.instructions)
             return answer(encode_result(request_id, self.stamp.result(method, result)), request_id)
-        if self._modern_method(envelope.version, method) is None:
+        if self._per_request_method(envelope.version, method) is None:
             raise ProtocolError(METHOD_NOT_FOUND, f"Method not found: {method}")
         token = progress_token(request.params)
         return Inbound(
             request_id, method, token, envelope.version, batch=batch, envelope=envelope, rules=self
         )
 
-    def _modern_method(self, version: str, method: str) -> MethodInfo | None:
+    def _per_request_method(self, version: str, method: str) -> MethodInfo | None:
         # Fixed by the configuration: worked out once per (version, method); the table is
         # bounded by the methods of the registry.
         key = (version, method)
-        known = self._modern_methods
+        known = self._per_request_methods
         if key in known:
             return known[key]
-        if method in tasks.MODERN_METHODS:  # the tasks extension, when we declare tasks
+        if method in tasks.PER_REQUEST_TASK_METHODS:  # the tasks extension, when we declare tasks
             declared = "tasks" in self.config.capabilities
             found = known[key] = tasks.EXTENSION_METHODS[method] if declared else None
             return found

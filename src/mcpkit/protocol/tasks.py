@@ -33,7 +33,7 @@ EXTENSION: Final = "io.modelcontextprotocol/tasks"
 RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 # The methods of the 2026-07-28 extension (served when the server declares it).
-MODERN_METHODS: Final = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+PER_REQUEST_TASK_METHODS: Final = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 # What the rules know of them (no revision of the core schema has them).
 EXTENSION_METHODS: Final = {
     method: MethodInfo(
@@ -45,14 +45,14 @@ EXTENSION_METHODS: Final = {
         capability=None,
         revisions=frozenset({"2026-07-28"}),
     )
-    for method in sorted(MODERN_METHODS)
+    for method in sorted(PER_REQUEST_TASK_METHODS)
 }
 # Requests a task may wrap (both eras).
 AUGMENTABLE: Final = frozenset({"tools/call"})
 
 
 def declares_extension(capabilities: JSONObject | None) -> bool:
-    """Whether (modern) client or server capabilities declare the tasks extension."""
+    """Whether (2026-07-28) client or server capabilities declare the tasks extension."""
     if capabilities is None:
         return False
     extensions = capabilities.get("extensions")
@@ -64,7 +64,7 @@ def extension_required() -> ProtocolError:
     return missing_capability({"extensions": {EXTENSION: {}}})
 
 
-def modern_capabilities(capabilities: JSONObject) -> JSONObject:
+def per_request_capabilities(capabilities: JSONObject) -> JSONObject:
     """A server's capabilities as 2026-07-28 shapes them: the handshake-era `tasks` slot
     becomes the tasks extension (the conformance suite checks that no `tasks` slot is left)."""
     if "tasks" not in capabilities:
@@ -154,15 +154,15 @@ def timestamp(seconds: float) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def task_wire(task: TaskView, *, modern: bool, detailed: bool = False) -> JSONObject:
-    """The task as `Task` (2025-11-25) or, `modern`, as the extension's Task; `detailed`
+def task_wire(task: TaskView, *, per_request: bool, detailed: bool = False) -> JSONObject:
+    """The task as `Task` (2025-11-25) or, `per_request`, as the extension's Task; `detailed`
     (2026-07-28 tasks/get and notifications) adds the result, error or input requests."""
     out: JSONObject = {"taskId": task.task_id, "status": task.status}
     if task.status_message is not None:
         out["statusMessage"] = task.status_message
     out["createdAt"] = timestamp(task.created_at)
     out["lastUpdatedAt"] = timestamp(task.updated_at)
-    if modern:
+    if per_request:
         out["ttlMs"] = task.ttl_ms
         if task.poll_interval_ms is not None:
             out["pollIntervalMs"] = task.poll_interval_ms
@@ -181,8 +181,8 @@ def task_wire(task: TaskView, *, modern: bool, detailed: bool = False) -> JSONOb
     return out
 
 
-def create_result(task: TaskView, *, modern: bool) -> JSONObject:
+def create_result(task: TaskView, *, per_request: bool) -> JSONObject:
     """The answer to the request that created the task (CreateTaskResult)."""
-    if modern:
-        return {"resultType": "task", **task_wire(task, modern=True)}
-    return {"task": task_wire(task, modern=False)}
+    if per_request:
+        return {"resultType": "task", **task_wire(task, per_request=True)}
+    return {"task": task_wire(task, per_request=False)}

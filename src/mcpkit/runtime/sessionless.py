@@ -155,13 +155,13 @@ class SessionlessServer:
         self._handler = handler
         self._running: set[RequestPeer] = set()
 
-    def serve_modern(
+    def serve_per_request(
         self, request: Request, envelope: Envelope, sink: Sink, principal: Principal | None = None
     ) -> RequestPeer | None:
         """Serve a 2026-07-28 request whose envelope the transport read. None when it was
         answered at once (its answer is in `sink`); else the request being served."""
         try:
-            accepted = self._rules().accept_modern(request, envelope)
+            accepted = self._rules().accept_per_request(request, envelope)
         except ProtocolError as exc:
             sink(refusal(request.id, exc))
             return None
@@ -170,7 +170,7 @@ class SessionlessServer:
     def serve_stateless(
         self, request: Request, version: str, sink: Sink, principal: Principal | None = None
     ) -> RequestPeer | None:
-        """Serve a handshake-era request at `version` with no session (`serve_modern` says
+        """Serve a handshake-era request at `version` with no session (`serve_per_request` says
         what comes back)."""
         try:
             accepted = self._rules().accept_stateless(request, version)

@@ -28,7 +28,7 @@ _KEY_PREFIX = {
 
 
 class InputNeeded(BaseException):
-    """A modern request's handler asked for input the client has not given yet.
+    """A per-request-era request's handler asked for input the client has not given yet.
 
     Raised by the asking `Context` methods and caught by the server, which answers with
     resultType "input_required". A BaseException, so `except Exception` lets it through.
@@ -91,7 +91,7 @@ def missing_for(asks: Iterable[Ask], capabilities: JSONObject) -> JSONObject:
 
 
 class Round(AskKeys):
-    """One run of a handler serving a modern request that may ask the client.
+    """One run of a handler serving a per-request-era request that may ask the client.
 
     `answers` are what the client has given (carried state and this request's
     inputResponses); `used` collects those the run consumed, to be carried forward.
@@ -179,7 +179,7 @@ def needs_roots(capabilities: JSONObject) -> JSONObject | None:
 
 
 def cannot_ask(method: str, version: str | None, asked: str) -> ProtocolError:
-    """An ask (`asked`) while serving a modern `method` that cannot answer input_required."""
+    """An ask (`asked`) while serving a 2026-07-28 `method` that cannot answer input_required."""
     message = (
         f"Internal error: the handler of {method} tried to send {asked}, but a server cannot "
         f"ask the client during {method} at {version} (only tools/call, prompts/get and "

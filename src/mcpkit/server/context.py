@@ -119,7 +119,7 @@ class Context:
         self.server = server
         self.peer = peer  # the client: a session, or this one sessionless request
         self.request = request
-        # A modern request that may answer input_required: the answers it carried (None in a
+        # A 2026-07-28 request that may answer input_required: the answers it carried (None in a
         # first round until the handler asks).
         self.round = round
         # The task this handler runs in (see `server.tasks`), and, for an inline call that

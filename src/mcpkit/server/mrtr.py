@@ -6,8 +6,8 @@ server sends no requests; a tools/call, prompts/get or resources/read may instea
 `{"resultType": "input_required", "inputRequests": {...}, "requestState": "..."}` and the
 client retries the same request with `inputResponses` (and the state echoed back).
 
-The handler code is the same in both eras. For a modern request the server gives the handler
-run a `Round`: each ask gets a key from its call order within the run ("elicit-1",
+The handler code is the same in both eras. For a 2026-07-28 request the server gives the
+handler run a `Round`: each ask gets a key from its call order within the run ("elicit-1",
 "sample-2", "roots-3", ...), or the one the handler named (`ctx.elicit(...,
 key="user_name")`; a named ask still takes its place in the count, so the generated keys do
 not shift). An ask whose key has an answer — in this request's `inputResponses`, or among
@@ -42,7 +42,7 @@ Outcome = JSONObject | Prepared | Awaitable[JSONObject | Prepared]
 
 
 def begin(ctx: Context, codec: Callable[[], RequestStateCodec]) -> Round | None:
-    """The round of a modern tools/call, prompts/get or resources/read: the answers in its
+    """The round of a per-request-era tools/call, prompts/get or resources/read: the answers in its
     inputResponses and in its requestState (verified). None for a first round, which carries
     neither (`Context.gather_input` starts an empty round if the handler asks).
 
@@ -87,7 +87,7 @@ def serve(
     ctx: Context,
     codec: Callable[[], RequestStateCodec],
 ) -> Outcome:
-    """Run `handler` for a modern request that may answer input_required."""
+    """Run `handler` for a per-request-era request that may answer input_required."""
     try:
         outcome = handler(ctx)
     except InputNeeded as exc:

@@ -37,7 +37,7 @@ class TaskHost(Protocol):
     def runs(self) -> dict[str, TaskRun]: ...
 
     @property
-    def notify_modern(self) -> Callable[[str, JSONObject], Any] | None: ...
+    def notify_per_request(self) -> Callable[[str, JSONObject], Any] | None: ...
 
 
 class TaskRun:
@@ -47,7 +47,7 @@ class TaskRun:
         self.manager = manager
         self.record = record
         self.ctx = ctx
-        self.modern = ctx.envelope is not None
+        self.per_request = ctx.envelope is not None
         self.task: asyncio.Task[Any] | None = None
         self.done = asyncio.get_running_loop().create_future()
         self._settling: asyncio.Future[None] | None = None
@@ -104,7 +104,7 @@ class TaskRun:
                 error["data"] = data
             return {"status": "failed", "error": error, "status_message": message}
         assert result is not None
-        if not self.modern and result.get("isError"):
+        if not self.per_request and result.get("isError"):
             # 2025-11-25: a tool error fails the task (tasks/result still returns the result)
             return {"status": "failed", "result": result, "status_message": _error_text(result)}
         return {"status": "completed", "result": result}
@@ -129,15 +129,17 @@ class TaskRun:
         """The change of status to whoever follows the task (optional in the spec; sent on
         every change): notifications/tasks/status to a handshake-era session, 2026-07-28
         notifications/tasks to the subscriptions that named the task."""
-        if self.modern:
-            notify = self.manager.notify_modern
+        if self.per_request:
+            notify = self.manager.notify_per_request
             if notify is not None:
-                notify(self.task_id, wire.task_wire(record, modern=True, detailed=True))
+                notify(self.task_id, wire.task_wire(record, per_request=True, detailed=True))
             return
         if self.ctx.state is None:
             return
         try:
-            self.ctx.peer.notify("notifications/tasks/status", wire.task_wire(record, modern=False))
+            self.ctx.peer.notify(
+                "notifications/tasks/status", wire.task_wire(record, per_request=False)
+            )
         except Exception:  # the session is gone, or the client cannot take it: it polls
             logger.debug("task %s: status notification not sent", self.task_id, exc_info=True)
 
@@ -158,7 +160,7 @@ class TaskRun:
 
     async def gather(self, ctx: Context, asks: tuple[Ask, ...]) -> list[Any]:
         """The handler's questions, asked the way the task's era asks them."""
-        if not self.modern:
+        if not self.per_request:
             await self._status("input_required")
             try:
                 results = await asyncio.gather(*(self._send(ctx, ask) for ask in asks))

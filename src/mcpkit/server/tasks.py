@@ -128,7 +128,7 @@ class TaskManager:
         self._store = self.settings.store
         self.runs: dict[str, TaskRun] = {}  # handlers running in this process
         # 2026-07-28: (task id, detailed task) to the subscriptions following it
-        self.notify_modern = notify
+        self.notify_per_request = notify
 
     @property
     def store(self) -> TaskStore:
@@ -198,7 +198,7 @@ class TaskManager:
         """Create the task, start the handler in it, answer with the task."""
         task_run = await self._create(ctx, ttl)
         task_run.begin(_awaited(run, ctx))
-        return wire.create_result(task_run.record, modern=task_run.modern)
+        return wire.create_result(task_run.record, per_request=task_run.per_request)
 
     async def inline_until_task(self, ctx: Context, run: Run) -> JSONObject:
         """Run the handler inline; if it calls `ctx.continue_as_task()`, answer with the task
@@ -226,7 +226,9 @@ class TaskManager:
         current = asyncio.current_task()
         assert current is not None
         task_run.adopt(current)
-        switch.future.set_result(wire.create_result(task_run.record, modern=task_run.modern))
+        switch.future.set_result(
+            wire.create_result(task_run.record, per_request=task_run.per_request)
+        )
         return True
 
     async def _create(self, ctx: Context, ttl: int | None, message: str | None = None) -> TaskRun:
@@ -286,16 +288,16 @@ class TaskManager:
             raise ProtocolError(INVALID_PARAMS, _NOT_FOUND, {"taskId": task_id})
         return record
 
-    def _check_modern(self, ctx: Context) -> None:
+    def _check_per_request(self, ctx: Context) -> None:
         envelope = ctx.envelope
         if envelope is not None and not wire.declares_extension(envelope.capabilities):
             raise wire.extension_required()
 
     async def get_task(self, ctx: Context) -> JSONObject:
-        self._check_modern(ctx)
+        self._check_per_request(ctx)
         record = await self._find(ctx)
         per_request = ctx.era is Era.PER_REQUEST
-        return wire.task_wire(record, modern=per_request, detailed=per_request)
+        return wire.task_wire(record, per_request=per_request, detailed=per_request)
 
     async def task_result(self, ctx: Context) -> JSONObject:
         """2025-11-25: wait for the task to end; its result, or its JSON-RPC error."""
@@ -329,13 +331,13 @@ class TaskManager:
             page, after = await self.store.list(owner_of(ctx), cursor, self.settings.page_size)
         except ValueError as exc:
             raise ProtocolError(INVALID_PARAMS, f"Invalid params: {exc}") from None
-        result: JSONObject = {"tasks": [wire.task_wire(r, modern=False) for r in page]}
+        result: JSONObject = {"tasks": [wire.task_wire(r, per_request=False) for r in page]}
         if after is not None:
             result["nextCursor"] = after
         return result
 
     async def cancel_task(self, ctx: Context) -> JSONObject:
-        self._check_modern(ctx)
+        self._check_per_request(ctx)
         record = await self._find(ctx)
         if record.terminal:
             if ctx.era is Era.PER_REQUEST:  # the extension: an idempotent acknowledgement
@@ -352,7 +354,7 @@ class TaskManager:
             task_run.cancel()
             task_run.announce(updated)
         logger.info("task %s cancelled", record.task_id)
-        return {} if ctx.era is Era.PER_REQUEST else wire.task_wire(updated, modern=False)
+        return {} if ctx.era is Era.PER_REQUEST else wire.task_wire(updated, per_request=False)
 
     async def update_task(self, ctx: Context) -> JSONObject:
         """2026-07-28: answers to the task's input requests. Unknown or already answered keys
@@ -360,7 +362,7 @@ class TaskManager:
         refused (-32602) and stays outstanding."""
         if ctx.era is Era.HANDSHAKE:
             raise MethodNotFound("tasks/update")
-        self._check_modern(ctx)
+        self._check_per_request(ctx)
         record = await self._find(ctx)
         responses = ctx.params.get("inputResponses")
         if type(responses) is not dict or any(type(v) is not dict for v in responses.values()):

@@ -77,7 +77,7 @@ REFUSING = {
     "auth/iss-normalized",
     "auth/metadata-issuer-mismatch",
 }
-ERA = {"2025-11-25": "era: legacy 2025-11-25", "2026-07-28": "era: modern 2026-07-28"}
+ERA = {"2025-11-25": "era: handshake 2025-11-25", "2026-07-28": "era: per-request 2026-07-28"}
 OLD_SUITES = {  # 0.1.16: suite -> its auth scenarios we run
     "auth": COMMON,
     "backcompat": [
@@ -160,7 +160,7 @@ def test_backcompat_scenarios_of_the_new_suite_pass(scenario: str, tmp_path: Pat
     """2025-03-26 servers (no resource metadata): in no requirement set, run one by one."""
     command = [*conformance_next(), "client", "--command", CLIENT, "--scenario", scenario]
     run([*command, "-o", str(tmp_path)], 120)
-    assert_clean(tmp_path, scenario, "era: legacy")
+    assert_clean(tmp_path, scenario, "era: handshake")
 
 
 @pytest.mark.parametrize("suite", sorted(OLD_SUITES))

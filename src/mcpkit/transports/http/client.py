@@ -16,15 +16,15 @@ A 400/404/405 answer to the initialize POST switches to the 2024-11-05 HTTP+SSE 
 streams and their resumption, refusals, the GET listener) is `client_streams.py`; each message
 is parsed once there and handed up parsed.
 
-2026-07-28 ("modern") requests are recognized by the envelope in `params._meta`: each is its
+2026-07-28 (per-request era) requests are recognized by the envelope in `params._meta`: each is its
 own POST with no session id, carrying `MCP-Protocol-Version` (from the envelope), `Mcp-Method`,
 `Mcp-Name` and the `Mcp-Param-*` headers of the tool's `x-mcp-header` annotations (asked of
 the `tool_headers` callback: the client knows them from `tools/list`). No GET stream, no
 DELETE, no resumption: a stream that ends before its answer fails the request, and cancelling
-a request closes its stream (no `notifications/cancelled` is POSTed). A refused modern POST
+a request closes its stream (no `notifications/cancelled` is POSTed). A refused 2026-07-28 POST
 (4xx) is answered with the JSON-RPC error in its body as sent (code, message and data), or a
-generic error when the body holds none: the client's era probe tells a modern server from a
-legacy one by that.
+generic error when the body holds none: the client's era probe tells a per-request server
+from a handshake-era one by that.
 
 Errors end here, as mcpkit's: a request whose POST fails gets a JSON-RPC error answer (so the
 caller sees `ProtocolError` and other requests carry on). A server that is gone closes the
@@ -131,7 +131,7 @@ class StreamableHTTPTransport(PullTransport):
         self._closing = False
         self._eof = False
         self._legacy: Any = None  # a LegacySSETransport once we fell back
-        self._modern: set[tuple[type, Any]] = set()  # in-flight 2026-07-28 requests
+        self._per_request: set[tuple[type, Any]] = set()  # in-flight 2026-07-28 requests
         # Tool name -> its {header name: property path} from x-mcp-header, or None.
         self._tool_headers = tool_headers
 
@@ -184,7 +184,7 @@ class StreamableHTTPTransport(PullTransport):
                 self._legacy.write([out])
                 continue
             data, method, request_id = out.data, out.method, out.id
-            if method == "notifications/cancelled" and self._cancels_modern(out.params):
+            if method == "notifications/cancelled" and self._cancels_per_request(out.params):
                 self._forget(out.params)  # closing its stream is the cancellation
             elif request_id is None:  # a notification or an answer to the server
                 await self._post(data, None)
@@ -200,25 +200,27 @@ class StreamableHTTPTransport(PullTransport):
             else:
                 key = request_key(request_id)
                 try:
-                    extra = self._modern_headers(out)
+                    extra = self._per_request_headers(out)
                 except (ValueError, TypeError) as exc:
                     self.answer_error(request_id, f"cannot send {method}: {exc}")
                     continue
                 if extra is not None:
-                    self._modern.add(key)
-                task = self._spawn(self._post(data, request_id, modern=extra))
+                    self._per_request.add(key)
+                task = self._spawn(self._post(data, request_id, per_request=extra))
                 self._in_flight[key] = task
                 task.add_done_callback(partial(self._done, key))
 
     def _done(self, key: tuple[type, Any], task: asyncio.Task[None]) -> None:
         if self._in_flight.get(key) is task:
             del self._in_flight[key]
-            self._modern.discard(key)
+            self._per_request.discard(key)
 
-    def _cancels_modern(self, params: Any) -> bool:
-        return isinstance(params, dict) and request_key(params.get("requestId")) in self._modern
+    def _cancels_per_request(self, params: Any) -> bool:
+        return (
+            isinstance(params, dict) and request_key(params.get("requestId")) in self._per_request
+        )
 
-    def _modern_headers(self, out: Outgoing) -> dict[str, str] | None:
+    def _per_request_headers(self, out: Outgoing) -> dict[str, str] | None:
         """The headers of a 2026-07-28 request (None for a handshake-era one)."""
         version, method, params = out.version, out.method, out.params
         if version is None or method is None:
@@ -255,13 +257,13 @@ class StreamableHTTPTransport(PullTransport):
         *,
         initialize: bool = False,
         again: bool = False,
-        modern: dict[str, str] | None = None,
+        per_request: dict[str, str] | None = None,
     ) -> None:
         """POST one message and pass its answer up; HTTP failures become mcpkit's here."""
         sent_session = self.session_id
         try:
-            if modern is not None:
-                await self._exchange_modern(data, request_id, modern)
+            if per_request is not None:
+                await self._exchange_per_request(data, request_id, per_request)
                 return
             expired = await self._exchange(data, request_id, initialize=initialize)
         except httpx.ConnectError as exc:
@@ -304,12 +306,14 @@ class StreamableHTTPTransport(PullTransport):
                 await self._streams.take_answer(answer, request_id)
         return False
 
-    async def _exchange_modern(self, data: bytes, request_id: Any, extra: dict[str, str]) -> None:
+    async def _exchange_per_request(
+        self, data: bytes, request_id: Any, extra: dict[str, str]
+    ) -> None:
         """A 2026-07-28 request: its own POST, no session; a refusal passes its error up."""
         headers = {"accept": ACCEPT_POST, "content-type": "application/json", **extra}
         async with self._client.stream("POST", self.url, content=data, headers=headers) as answer:
             if answer.status_code >= 400:
-                await self._streams.refused_modern(answer, request_id)
+                await self._streams.refused_per_request(answer, request_id)
             else:
                 await self._streams.take_answer(answer, request_id, resumable=False)
 

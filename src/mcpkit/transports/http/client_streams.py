@@ -123,7 +123,7 @@ class ResponseStreams:
         """A 4xx/5xx answer: its JSON-RPC error (or its status) becomes the request's error."""
         await self._refused_body(response, await response.aread(), request_id)
 
-    async def refused_modern(self, response: httpx.Response, request_id: Any) -> None:
+    async def refused_per_request(self, response: httpx.Response, request_id: Any) -> None:
         """A refused 2026-07-28 POST: the JSON-RPC error in its body is passed up as sent
         (code, message, data), so the era probe can read it; else as `refused`."""
         body = await response.aread()

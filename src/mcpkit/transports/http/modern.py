@@ -1,6 +1,6 @@
 """2026-07-28 over Streamable HTTP: every request its own POST, served on its own.
 
-A modern POST names no session. Its envelope is read once (`check_modern_request`), its
+A modern POST names no session. Its envelope is read once (`check_per_request_body`), its
 `Mcp-Method` / `Mcp-Name` / `Mcp-Param-*` headers are checked against the body, and the
 request is served by the `SessionlessServer` against the server's configuration of the
 moment. Its messages go to one `ResponseStream`: a lone answer leaves as JSON with the status
@@ -63,7 +63,7 @@ class ModernEndpoint:
         body: Body,
         principal: Principal | None,
     ) -> None:
-        checked = rules.check_modern_request(body)
+        checked = rules.check_per_request_body(body)
         if type(checked) is Refusal:
             await refuse(send, checked)
             return
@@ -74,13 +74,13 @@ class ModernEndpoint:
         envelope: Envelope | None = checked  # type: ignore[assignment]
         refused = self._check_headers(headers, request, envelope)
         if refused is None and envelope is None:
-            refused = rules.check_modern_version(request)
+            refused = rules.check_per_request_version(request)
         if refused is not None:
             await refuse(send, refused)
             return
         assert envelope is not None
         stream = ResponseStream("")
-        peer = self.server.serve_modern(request, envelope, stream.push, principal)
+        peer = self.server.serve_per_request(request, envelope, stream.push, principal)
         try:
             await self._respond(receive, send, stream)
         finally:
@@ -91,7 +91,7 @@ class ModernEndpoint:
         mode = self._mode
         if stream.finished and len(stream.items) == 1:  # answered alone, at once
             answer = stream.items[0]
-            status = rules.modern_status(answer)
+            status = rules.per_request_status(answer)
             if mode != "sse" or status != 200:
                 if self._turn.answered():  # not the first answer of this loop turn
                     await asyncio.sleep(0)  # leave with the others, at the turn's end
@@ -108,7 +108,7 @@ class ModernEndpoint:
             priming_retry=None,
             keepalive=self._keepalive,
             divert=stream.push,  # never called outside "json" mode
-            status_of=rules.modern_status,
+            status_of=rules.per_request_status,
             ticker=self._ticker,
         )
 

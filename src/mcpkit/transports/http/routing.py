@@ -118,7 +118,7 @@ class MCPEndpoint:
         self._stateless = stateless
         allow = rules.STATELESS_METHODS if stateless else rules.ENDPOINT_METHODS
         self.not_allowed = refusing(rules.method_not_allowed(allow))
-        self._no_session = refusing(rules.method_not_allowed(rules.MODERN_METHODS))
+        self._no_session = refusing(rules.method_not_allowed(rules.PER_REQUEST_ALLOW))
 
     def methods(self) -> dict[str, ASGIApp]:
         """The route table's entries for this endpoint (others get `not_allowed`)."""
@@ -140,7 +140,7 @@ class MCPEndpoint:
                 await refuse(send, refused)
                 return
         version_header = text(headers, b"mcp-protocol-version")
-        if rules.is_modern_post(text(headers, b"mcp-session-id"), version_header, body):
+        if rules.is_per_request_post(text(headers, b"mcp-session-id"), version_header, body):
             await self.modern.post(receive, send, headers, body, principal)
         else:
             await self.handshake.post(receive, send, headers, body, principal)
