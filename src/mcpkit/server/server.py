@@ -132,6 +132,8 @@ class Server:
         self._running = 0
         self._lifespan_stack: contextlib.AsyncExitStack | None = None
         self._sessions: weakref.WeakSet[Session] = weakref.WeakSet()
+        # How often each list changed: a session compares at ready with what it started with.
+        self._changes: dict[str, int] = {}
         self.paginator = Paginator(page_size)
         self.max_requests_in_flight = max_requests_in_flight
         self.cache_hints = cache_hints(cache)
@@ -391,7 +393,17 @@ class Server:
         """Serve one connection until the peer goes away."""
         async with self.running():
             connection = Connection(self.connection_config(), rules=self.serving_rules)
-            session = Session(connection, transport, on_request=self._handle_request)
+            changes = self._changes.copy()  # what the client will see when it lists
+
+            def announce_missed(_: object) -> None:
+                self._announce_since(session, changes)
+
+            session = Session(
+                connection,
+                transport,
+                on_request=self._handle_request,
+                on_initialized=announce_missed,
+            )
             session.state = SessionState()
             self._sessions.add(session)
             try:
@@ -522,12 +534,25 @@ class Server:
 
     def _registry_changed(self, kind: str) -> None:
         self._rules = None  # a capability may have appeared
+        self._changes[kind] = self._changes.get(kind, 0) + 1
         method = f"notifications/{kind}s/list_changed"
         self.subscriptions.publish(method)
         for session in self.sessions():
-            capability = session.connection.config.capabilities.get(f"{kind}s", {})
-            if capability.get("listChanged"):
-                session.notify(method)
+            _notify_list_changed(session, kind)
+
+    def _announce_since(self, session: Session, seen: Mapping[str, int]) -> None:
+        """A session just became ready: announce the lists that changed while its handshake
+        was finishing (it was not ready then, so `_registry_changed` skipped it; an
+        in-process client is ready before the server reads its initialized)."""
+        for kind, count in self._changes.items():
+            if count != seen.get(kind, 0):
+                _notify_list_changed(session, kind)
+
+
+def _notify_list_changed(session: Session, kind: str) -> None:
+    capability = session.connection.config.capabilities.get(f"{kind}s", {})
+    if capability.get("listChanged"):
+        session.notify(f"notifications/{kind}s/list_changed")
 
 
 def _named(name: str, options: Mapping[str, Any]) -> Any:
