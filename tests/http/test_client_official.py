@@ -16,7 +16,7 @@ import pytest
 from mcpkit import Client
 from mcpkit.errors import ConnectionClosed
 from mcpkit.transports.http.client import StreamableHTTPTransport
-from mcpkit.transports.http.legacy_client import LegacySSETransport
+from mcpkit.transports.http.http_sse_client import HTTPSSETransport
 
 from . import official_app
 from .servers import Wiretap, serving, unused_port
@@ -212,7 +212,7 @@ async def test_neither_transport_is_a_clear_error() -> None:
 
 async def test_http_sse_directly() -> None:
     async with serving(official_app.legacy()) as base:
-        transport = await LegacySSETransport.open(base + "/sse", headers={"x-team": "red"})
+        transport = await HTTPSSETransport.open(base + "/sse", headers={"x-team": "red"})
         assert transport.endpoint.startswith(base + "/messages/?session_id=")
         async with Client(transport) as client:
             assert client.server_info["name"] == "official-http"

@@ -34,7 +34,7 @@ def client(app: Any, root_path: str = "") -> httpx.AsyncClient:
         ({}, "DELETE", "/mcp/", {}, 405, "POST"),
         ({"stateless": True}, "GET", "/mcp", {"mcp-session-id": "x"}, 405, "POST"),
         ({}, "GET", "/mcp", {"mcp-session-id": "x"}, 404, None),  # unknown session
-        ({}, "GET", "/sse", {}, 404, None),  # legacy SSE off
+        ({}, "GET", "/sse", {}, 404, None),  # HTTP+SSE off
         ({"http_sse": True}, "POST", "/sse", {}, 404, None),  # its stream is GET only
         ({"http_sse": True}, "GET", "/messages/", {}, 405, "POST"),
         ({"path": "/custom"}, "POST", "/mcp", {}, 404, None),
@@ -124,7 +124,7 @@ def test_the_http_sse_keywords_before_0_1_0_still_work_with_a_warning() -> None:
     with pytest.warns(DeprecationWarning, match=r"\(legacy_.*is deprecated; use http_sse") as seen:
         app = Server("old").http_app(legacy_sse=True, legacy_sse_path="/events")
     assert seen[0].filename == __file__
-    assert app.config.legacy is not None and app.config.legacy.sse_path == "/events"
+    assert app.config.http_sse is not None and app.config.http_sse.sse_path == "/events"
     with pytest.raises(ValueError, match="http_sse= only"):
         Server("both").http_app(http_sse=True, legacy_sse=True)
-    assert Server("new").http_app(http_sse=True, http_sse_path="/e").config.legacy is not None
+    assert Server("new").http_app(http_sse=True, http_sse_path="/e").config.http_sse is not None

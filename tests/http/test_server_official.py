@@ -78,4 +78,4 @@ async def test_official_http_sse_client() -> None:
         asked = await session.call_tool("ask", {})
         assert asked.content[0].text == "1 roots"  # type: ignore[union-attr]
     await asyncio.sleep(0.05)
-    assert app.legacy.sessions == {}  # the session ended with its stream
+    assert app.http_sse.sessions == {}  # the session ended with its stream

@@ -15,7 +15,7 @@ only its own options, see options.py):
 - `Router` (routing.py): the (path, method) table. The MCP endpoint (`path`, and `path` + "/")
   with `MCPEndpoint`'s handlers (POST, and GET/DELETE naming a session; 405 for the rest);
   with `auth`, the Protected Resource Metadata paths (served unguarded); with `http_sse`,
-  the 2024-11-05 HTTP+SSE paths (legacy.py); anything else 404.
+  the 2024-11-05 HTTP+SSE paths (http_sse.py); anything else 404.
 - `BearerGuard` (wrappers.py, guard.py): only with `auth`, around each MCP and HTTP+SSE
   handler: the verified caller is left in the scope, or the request is refused (401, ...).
 - `MCPEndpoint.post` (routing.py): the body read and parsed once, its scopes checked, then
@@ -43,7 +43,7 @@ from mcpkit.runtime.sessionless import SessionlessServer
 from mcpkit.transports.http.asgi import ASGIApp, Scope, direct
 from mcpkit.transports.http.event_store import EventStore
 from mcpkit.transports.http.handshake import SessionEndpoint
-from mcpkit.transports.http.legacy import LegacySSE
+from mcpkit.transports.http.http_sse import HTTPSSE
 from mcpkit.transports.http.modern import ModernEndpoint, ToolHeaders
 from mcpkit.transports.http.options import AppConfig, HTTPAppOptions, app_config
 from mcpkit.transports.http.routing import MCPEndpoint, Metadata, Router, ScopeCheck
@@ -97,9 +97,9 @@ class MCPHTTPApp:
             keepalive=streams.keepalive,
             tool_headers=config.tool_headers or tool_headers,
         )
-        self.legacy: LegacySSE | None = None
-        if config.legacy is not None:
-            self.legacy = LegacySSE(serve, config.legacy.message_path, config.limits.max_body)
+        self.http_sse: HTTPSSE | None = None
+        if config.http_sse is not None:
+            self.http_sse = HTTPSSE(serve, config.http_sse.message_path, config.limits.max_body)
         self._close_subscriptions = close_subscriptions
         self._running = running
         self._started: asyncio.Future[None] | None = None
@@ -126,13 +126,13 @@ class MCPHTTPApp:
         methods = {method: guarded(handler) for method, handler in endpoint.methods().items()}
         for path in (config.path, config.path + "/"):
             router.add(path, methods, guarded(endpoint.not_allowed))
-        if self.legacy is not None and config.legacy is not None:
+        if self.http_sse is not None and config.http_sse is not None:
             router.add(
-                config.legacy.sse_path,
-                {"GET": guarded(self.legacy.connect)},
+                config.http_sse.sse_path,
+                {"GET": guarded(self.http_sse.connect)},
                 guarded(router.not_found),
             )
-            router.add(config.legacy.message_path, {}, guarded(self.legacy.post))
+            router.add(config.http_sse.message_path, {}, guarded(self.http_sse.post))
         if auth is not None:
             for metadata_path in auth.metadata_paths(config.path):
                 if metadata_path not in router.fallbacks:
@@ -166,8 +166,8 @@ class MCPHTTPApp:
                 await self._stop.wait()
                 await self.sessionless.close()
                 await self.sessions.terminate_all()
-                if self.legacy is not None:
-                    await self.legacy.terminate_all()
+                if self.http_sse is not None:
+                    await self.http_sse.terminate_all()
         except BaseException as exc:
             if not self._started.done():
                 self._started.set_exception(exc)

@@ -12,7 +12,7 @@ response arrived is resumed with GET + `Last-Event-ID` after the server's `retry
 end it, and `notifications/cancelled` for the request stops it.
 
 A 400/404/405 answer to the initialize POST switches to the 2024-11-05 HTTP+SSE transport
-(`legacy_client.py`) for the rest of the connection. Reading what comes back (JSON bodies, SSE
+(`http_sse_client.py`) for the rest of the connection. Reading what comes back (JSON bodies, SSE
 streams and their resumption, refusals, the GET listener) is `client_streams.py`; each message
 is parsed once there and handed up parsed.
 
@@ -130,7 +130,7 @@ class StreamableHTTPTransport(PullTransport):
         self._reason: str | None = None
         self._closing = False
         self._eof = False
-        self._legacy: Any = None  # a LegacySSETransport once we fell back
+        self._http_sse: Any = None  # a HTTPSSETransport once we fell back
         self._per_request: set[tuple[type, Any]] = set()  # in-flight 2026-07-28 requests
         # Tool name -> its {header name: property path} from x-mcp-header, or None.
         self._tool_headers = tool_headers
@@ -148,8 +148,8 @@ class StreamableHTTPTransport(PullTransport):
     def write(self, messages: list[Outgoing]) -> None:
         if self._closing or self._reason is not None:
             raise ConnectionError(self._reason or "the HTTP transport is closed")
-        if self._legacy is not None:
-            self._legacy.write(messages)
+        if self._http_sse is not None:
+            self._http_sse.write(messages)
             return
         for out in messages:
             self._outbox.put_nowait(out)
@@ -162,8 +162,8 @@ class StreamableHTTPTransport(PullTransport):
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        if self._legacy is not None:
-            await self._legacy.close()
+        if self._http_sse is not None:
+            await self._http_sse.close()
         elif self.session_id is not None and self._reason is None:
             with contextlib.suppress(*SEND_FAILED):
                 await self._client.delete(self.url, headers=self.headers(), timeout=2.0)
@@ -171,8 +171,8 @@ class StreamableHTTPTransport(PullTransport):
         self._inbox.put_nowait(None)
 
     async def closed_reason(self) -> str:
-        if self._legacy is not None:
-            return str(await self._legacy.closed_reason())
+        if self._http_sse is not None:
+            return str(await self._http_sse.closed_reason())
         return self._reason or "the connection was closed by the client"
 
     # -- sending -----------------------------------------------------------------------------
@@ -180,8 +180,8 @@ class StreamableHTTPTransport(PullTransport):
     async def _send_loop(self) -> None:
         while True:
             out = await self._outbox.get()
-            if self._legacy is not None:
-                self._legacy.write([out])
+            if self._http_sse is not None:
+                self._http_sse.write([out])
                 continue
             data, method, request_id = out.data, out.method, out.id
             if method == "notifications/cancelled" and self._cancels_per_request(out.params):
@@ -405,19 +405,19 @@ class StreamableHTTPTransport(PullTransport):
             self._inbox.put_nowait(None)
 
     async def _fall_back(self, initialize: bytes, status: int) -> None:
-        from mcpkit.transports.http.legacy_client import LegacySSETransport
+        from mcpkit.transports.http.http_sse_client import HTTPSSETransport
 
         logger.info("%s answered the initialize POST with %d: trying HTTP+SSE", self.url, status)
         try:
-            legacy = await LegacySSETransport.connect(self.url, self._client, self._inbox)
+            sse = await HTTPSSETransport.connect(self.url, self._client, self._inbox)
         except ConnectionError as exc:
             self._fail(
                 f"{self.url} refused the initialize POST with HTTP {status} and is not an "
                 f"HTTP+SSE server either: {exc}"
             )
             return
-        self._legacy = legacy
-        legacy.write([Outgoing(initialize)])
+        self._http_sse = sse
+        sse.write([Outgoing(initialize)])
 
     def _spawn(self, work: Any) -> asyncio.Task[None]:
         task: asyncio.Task[None] = asyncio.get_running_loop().create_task(work)

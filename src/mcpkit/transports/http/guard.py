@@ -2,7 +2,7 @@
 
 The app knows nothing of OAuth. It is given an `Authenticator` (`mcpkit.auth.BearerAuth` is
 one; a test or a deployment may bring its own) and asks it, for every request to the MCP
-endpoint and the legacy SSE endpoints, for the verified `Principal` or the HTTP answer that
+endpoint and the HTTP+SSE endpoints, for the verified `Principal` or the HTTP answer that
 refuses the request (401 with its `WWW-Authenticate` challenge, 400, ...). It serves the
 authenticator's Protected Resource Metadata at the paths it names. And before a request is
 served, the scopes it needs (the server's `required_scopes`: per tool, resource, template or

@@ -22,7 +22,7 @@ from mcpkit.transports.http.sessions import HTTPSessionTransport, Serve, same_pr
 from mcpkit.transports.http.streams import Receive, Send, send_json, stream_events
 
 
-class LegacySSE:
+class HTTPSSE:
     def __init__(self, serve: Serve, message_path: str, max_body: int) -> None:
         self._serve = serve
         self._message_path = message_path

@@ -5,7 +5,7 @@ on; its first event, `endpoint`, names the URL to POST our messages to (resolved
 SSE URL, and it must stay on the same origin). Messages are POSTed one at a time, in order;
 the answers arrive on the stream as `message` events. The stream ending ends the connection.
 Streamable HTTP's client falls back to this when the initialize POST is refused with
-400/404/405; `LegacySSETransport.open(url)` uses it directly.
+400/404/405; `HTTPSSETransport.open(url)` uses it directly.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from mcpkit.protocol.sse import SSEParser
 from mcpkit.runtime.transport import Incoming, PullTransport
 from mcpkit.transports.http.client_streams import SEND_FAILED, Unreadable
 
-logger = logging.getLogger("mcpkit.http.legacy_client")
+logger = logging.getLogger("mcpkit.http.sse_client")
 _NO_ENDPOINT: tuple[type[BaseException], ...] = (StopAsyncIteration, TimeoutError, *SEND_FAILED)
 
 
-class LegacySSETransport(PullTransport):
+class HTTPSSETransport(PullTransport):
     """A `MessageTransport` over the 2024-11-05 HTTP+SSE transport."""
 
     def __init__(
@@ -67,7 +67,7 @@ class LegacySSETransport(PullTransport):
         headers: Mapping[str, str] | None = None,
         auth: httpx.Auth | None = None,
         timeout: float = 30.0,
-    ) -> LegacySSETransport:
+    ) -> HTTPSSETransport:
         """Connect to an HTTP+SSE server. Raises ConnectionError when it is not one."""
         client = httpx.AsyncClient(
             headers=dict(headers or {}), auth=auth, timeout=httpx.Timeout(timeout, read=None)
@@ -87,7 +87,7 @@ class LegacySSETransport(PullTransport):
         *,
         owns_client: bool = False,
         timeout: float = 10.0,
-    ) -> LegacySSETransport:
+    ) -> HTTPSSETransport:
         """GET `url` and wait for its `endpoint` event. Raises ConnectionError."""
         request = client.build_request("GET", url, headers={"accept": "text/event-stream"})
         try:

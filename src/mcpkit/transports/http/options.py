@@ -11,7 +11,7 @@ concern, and each wrapper or endpoint of the app gets only its own part:
 - `Security` (security.py): the Origin/Host wrapper;
 - `SessionOptions` (sessions.py): the handshake era's session registry;
 - `StreamOptions`: how responses stream, in both eras;
-- `LegacyOptions`: the 2024-11-05 HTTP+SSE routes, when on;
+- `HTTPSSEOptions`: the 2024-11-05 HTTP+SSE routes, when on;
 - `auth`, `required_scopes`: the bearer wrapper and the scope check of a POST;
 - `state` (state.py): where sessions and stream events live (in process by default).
 """
@@ -117,7 +117,7 @@ class StreamOptions:
 
 
 @dataclass(frozen=True, slots=True)
-class LegacyOptions:
+class HTTPSSEOptions:
     """The 2024-11-05 HTTP+SSE transport: GET `sse_path` opens a session's stream, whose
     messages are POSTed to `message_path?session_id=...`."""
 
@@ -135,7 +135,7 @@ class AppConfig:
     sessions: SessionOptions = field(default_factory=SessionOptions)
     streams: StreamOptions = field(default_factory=StreamOptions)
     security: Security = field(default_factory=Security)
-    legacy: LegacyOptions | None = None
+    http_sse: HTTPSSEOptions | None = None
     auth: Authenticator | None = None
     required_scopes: RequiredScopes | None = None
     tool_headers: ToolHeaders | None = None
@@ -166,7 +166,7 @@ def app_config(options: HTTPAppOptions) -> AppConfig:
             state = LocalState(None if stateless else MemoryEventStore())
     elif "event_store" in given:
         raise ValueError("give the event store to the state, not as event_store= beside it")
-    legacy = _http_sse(given)
+    http_sse = _http_sse(given)
     return AppConfig(
         path=given.get("path", "/mcp"),
         stateless=stateless,
@@ -174,7 +174,7 @@ def app_config(options: HTTPAppOptions) -> AppConfig:
         sessions=SessionOptions(**_pick(given, SessionOptions)),
         streams=StreamOptions(**_pick(given, StreamOptions)),
         security=_security(given),
-        legacy=legacy,
+        http_sse=http_sse,
         auth=given.get("auth"),
         required_scopes=given.get("required_scopes"),
         tool_headers=given.get("tool_headers"),
@@ -208,7 +208,7 @@ _OLD_SSE_KEYWORDS = {
 }
 
 
-def _http_sse(given: dict[str, Any]) -> LegacyOptions | None:
+def _http_sse(given: dict[str, Any]) -> HTTPSSEOptions | None:
     """The HTTP+SSE routes, when `http_sse` is on. Raises ValueError for an old keyword given
     beside its new one."""
     for old, new in _OLD_SSE_KEYWORDS.items():
@@ -219,6 +219,6 @@ def _http_sse(given: dict[str, Any]) -> LegacyOptions | None:
             given[new] = given.pop(old)
     if not given.get("http_sse", False):
         return None
-    return LegacyOptions(
+    return HTTPSSEOptions(
         given.get("http_sse_path", "/sse"), given.get("http_sse_message_path", "/messages/")
     )

@@ -3,7 +3,7 @@
 `Router` strips the ASGI `root_path` (when mounted) and looks (path, method) up in its table,
 then the path alone in its fallbacks (a path served with other methods answers 405), else
 404. The app fills it (app.py): the MCP endpoint (with and without a trailing slash), the
-Protected Resource Metadata paths when there is an `auth`, the legacy HTTP+SSE paths when
+Protected Resource Metadata paths when there is an `auth`, the HTTP+SSE paths when
 they are on. `MCPEndpoint` gives the endpoint's handlers: POST reads the body (within its limits),
 checks the scopes its requests need, and hands the parsed messages to the 2026-07-28
 endpoint (modern.py) or the handshake-era one (handshake.py); GET and DELETE go to the

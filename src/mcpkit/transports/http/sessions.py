@@ -32,7 +32,7 @@ Serve = Callable[[PullTransport], Coroutine[Any, Any, None]]
 
 
 class HTTPSessionTransport(PullTransport):
-    """The session side of Streamable HTTP, for one MCP session (or one legacy SSE session).
+    """The session side of Streamable HTTP, for one MCP session (or one HTTP+SSE session).
     `principal`: who opened the session, when the endpoint authenticates."""
 
     def __init__(

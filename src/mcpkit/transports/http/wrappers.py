@@ -4,7 +4,7 @@
 header that matters) and leaves it in the scope under `HEADERS` for the layers after it;
 `HostCheck` (security.py) refuses an Origin or Host the `Security` options do not allow (DNS
 rebinding); `BearerGuard` wraps the handlers that need a caller (the MCP endpoint's and the
-legacy SSE ones, not the metadata) and leaves the verified `Principal` in the scope under
+HTTP+SSE ones, not the metadata) and leaves the verified `Principal` in the scope under
 `PRINCIPAL`.
 
 Every request goes through these, so they cost what they must and no more: a wrapper whose
