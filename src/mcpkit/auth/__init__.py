@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 _LAZY = {
     "BearerAuth": "mcpkit.auth.resource",
     "InvalidToken": "mcpkit.auth.errors",
+    "BearerOptions": "mcpkit.auth.resource",
     "IntrospectionVerifier": "mcpkit.auth.tokens",
     "JWTVerifier": "mcpkit.auth.tokens",
     "StaticTokenVerifier": "mcpkit.auth.tokens",
@@ -26,7 +27,7 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from mcpkit.auth.errors import InvalidToken
-    from mcpkit.auth.resource import BearerAuth
+    from mcpkit.auth.resource import BearerAuth, BearerOptions
     from mcpkit.auth.tokens import (
         IntrospectionVerifier,
         JWTVerifier,
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BearerAuth",
+    "BearerOptions",
     "IntrospectionVerifier",
     "InvalidToken",
     "JWTVerifier",

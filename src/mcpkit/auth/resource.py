@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import parse_qs
 
 import orjson
@@ -41,6 +41,18 @@ from mcpkit.runtime.principal import Principal
 _B64TOKEN = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/"
 # How many Authorization headers `BearerAuth` remembers (the oldest leave first).
 REMEMBERED = 4096
+
+
+class BearerOptions(TypedDict, total=False):
+    """`BearerAuth`'s fields after the verifier and the resource, as keyword arguments
+    (`AuthorizationServer.bearer_auth(resource, **options)`)."""
+
+    authorization_servers: tuple[str, ...]
+    scopes_supported: tuple[str, ...]
+    required_scopes: frozenset[str]
+    resource_name: str | None
+    documentation: str | None
+    clock: Callable[[], float]
 
 
 @dataclass(frozen=True)

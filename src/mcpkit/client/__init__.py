@@ -10,27 +10,31 @@ input_required rounds and `mcpkit.client.listen` for `client.listen(...)`.
 from typing import Any
 
 from mcpkit._renamed import renamed
-from mcpkit.client._targets import HTTPOptions
+from mcpkit.client._targets import HTTPAuth, HTTPOptions, InProcessServer, Target
 from mcpkit.client.client import Client
 from mcpkit.client.era import EraMismatch
 from mcpkit.client.handlers import Elicitation, Sampling, form_errors
 from mcpkit.client.listen import Notification, Subscription
 from mcpkit.client.mrtr import InputRequired, InputRequiredError
-from mcpkit.client.options import ClientOptions
+from mcpkit.client.options import ClientKeywords, ClientOptions
 from mcpkit.types.eras import Era
 
 __all__ = [
     "Client",
+    "ClientKeywords",
     "ClientOptions",
     "Elicitation",
     "Era",
     "EraMismatch",
+    "HTTPAuth",
     "HTTPOptions",
+    "InProcessServer",
     "InputRequired",
     "InputRequiredError",
     "Notification",
     "Sampling",
     "Subscription",
+    "Target",
     "form_errors",
 ]
 

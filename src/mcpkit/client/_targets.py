@@ -7,7 +7,7 @@ import os
 import shlex
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias, cast
 
 from mcpkit._extras import optional_dependency
 from mcpkit.protocol import ConnectionConfig
@@ -93,10 +93,11 @@ async def open_transport(
     A URL connects lazily: an unreachable server surfaces as ConnectionClosed at initialize.
     Raises ValueError for a URL scheme other than http(s), TypeError for anything else.
     """
+    # Duck-typed on purpose: a transport or server need not subclass ours.
     if hasattr(target, "read") and hasattr(target, "write"):
-        return target  # type: ignore[no-any-return]
+        return cast(MessageTransport, target)
     if hasattr(target, "serve") and hasattr(target, "connection_config"):
-        return _in_process(target)
+        return _in_process(cast(InProcessServer, target))
     if isinstance(target, str):
         if is_url(target):
             return _http(target, http or HTTPOptions(), tool_headers)
@@ -125,7 +126,8 @@ def _http(
     return StreamableHTTPTransport(
         url,
         headers=options.headers,
-        auth=options.auth,
+        # HTTPAuth is httpx.Auth described without httpx; httpx refuses anything else.
+        auth=cast(Any, options.auth),
         timeout=options.timeout,
         max_reconnects=options.max_reconnects,
         fallback=options.fallback,
@@ -134,7 +136,7 @@ def _http(
     )
 
 
-def _in_process(server: Any) -> MessageTransport:
+def _in_process(server: InProcessServer) -> MessageTransport:
     from mcpkit.transports.memory import memory_pair
 
     client_end, server_end = memory_pair()

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from mcpkit._version import __version__
 from mcpkit.client._core import ClientCore
-from mcpkit.client._targets import HTTPOptions
+from mcpkit.client._targets import HTTPAuth, HTTPOptions, Target
 from mcpkit.client.era import DEFAULT_PROBE_TIMEOUT
 from mcpkit.client.handlers import (
     Elicitation,
@@ -121,7 +121,7 @@ class Client(ClientCore):
 
     def __init__(
         self,
-        target: Any,
+        target: Target,
         *,
         name: str = "mcpkit",
         version: str = __version__,
@@ -131,7 +131,7 @@ class Client(ClientCore):
         stderr: Callable[[str], None] | None = None,
         protocol_version: str | None = None,
         http: HTTPOptions | None = None,
-        auth: Any = None,
+        auth: HTTPAuth | None = None,
         sampling: Sampling | SamplingHandler | None = None,
         elicitation: Elicitation | ElicitationHandler | None = None,
         roots: RootsSource | None = None,
@@ -157,7 +157,7 @@ class Client(ClientCore):
         super().__init__(target, options)
 
     @classmethod
-    def with_options(cls, target: Any, options: ClientOptions) -> Client:
+    def with_options(cls, target: Target, options: ClientOptions) -> Client:
         """A client for `target` configured by `options` (see `ClientOptions`)."""
         client = cls.__new__(cls)
         ClientCore.__init__(client, target, options)

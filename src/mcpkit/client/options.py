@@ -6,6 +6,9 @@ many clients (a host) configures them once and varies what differs with
 `dataclasses.replace`. What each option does: see `Client`; `clock` (seconds, default
 `time.monotonic`) is what the 2026-07-28 result cache reads for freshness (`ttlMs`): a test
 passes a fake one to let a cached result go stale without waiting.
+
+`ClientKeywords` types the same options given as keyword arguments (a host's
+`client_options=`, `mcpkit.testing.connect(server, **options)`), so mypy refuses a wrong one.
 """
 
 from __future__ import annotations
@@ -14,10 +17,10 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from mcpkit._version import __version__
-from mcpkit.client._targets import HTTPOptions
+from mcpkit.client._targets import HTTPAuth, HTTPOptions
 from mcpkit.client.era import DEFAULT_PROBE_TIMEOUT
 from mcpkit.client.handlers import (
     Elicitation,
@@ -46,7 +49,7 @@ class ClientOptions:
     stderr: Callable[[str], None] | None = None
     protocol_version: str | None = None
     http: HTTPOptions | None = None
-    auth: Any = None
+    auth: HTTPAuth | None = None
     sampling: Sampling | SamplingHandler | None = None
     elicitation: Elicitation | ElicitationHandler | None = None
     roots: RootsSource | None = None
@@ -60,3 +63,30 @@ class ClientOptions:
     cache: bool = True
     max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS
     clock: Callable[[], float] = time.monotonic
+
+
+class ClientKeywords(TypedDict, total=False):
+    """`Client`'s keyword arguments, for code that passes them on (`ClientOptions`' fields)."""
+
+    name: str
+    version: str
+    timeout: float | None
+    env: dict[str, str] | None
+    cwd: str | os.PathLike[str] | None
+    stderr: Callable[[str], None] | None
+    protocol_version: str | None
+    http: HTTPOptions | None
+    auth: HTTPAuth | None
+    sampling: Sampling | SamplingHandler | None
+    elicitation: Elicitation | ElicitationHandler | None
+    roots: RootsSource | None
+    on_log: LogHandler | None
+    on_list_changed: ListChangedHandler | None
+    on_resource_updated: ResourceUpdatedHandler | None
+    on_notification: NotificationHandler | None
+    max_pages: int
+    mode: str | None
+    probe_timeout: float
+    cache: bool
+    max_input_rounds: int
+    clock: Callable[[], float]

@@ -11,7 +11,7 @@ request and elicitation (`ConsentPolicy`), servers' sampling served by the host'
 from typing import Any
 
 from mcpkit._renamed import renamed
-from mcpkit.host.agent import Agent, AgentEvent, StepLimitReached
+from mcpkit.host.agent import Agent, AgentEvent, AgentOptions, StepLimitReached
 from mcpkit.host.config import ConfigError, HostConfig, InputSpec, ServerConfig, load_config
 from mcpkit.host.consent import (
     Approval,
@@ -34,6 +34,7 @@ from mcpkit.host.tools import HostItem, HostPrompts, HostTools
 __all__ = [
     "Agent",
     "AgentEvent",
+    "AgentOptions",
     "AmbiguousResource",
     "Approval",
     "ApprovalRequest",

@@ -25,7 +25,7 @@ import re
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import orjson
 
@@ -63,6 +63,16 @@ class AgentEvent:
 
 class StepLimitReached(MCPError, RuntimeError):
     """The model kept calling tools for `max_steps` turns without answering."""
+
+
+class AgentOptions(TypedDict, total=False):
+    """`Host.agent`'s keyword arguments: `Agent`'s fields after the model."""
+
+    system: str | None
+    max_steps: int
+    max_tokens: int
+    on_event: Callable[[AgentEvent], Awaitable[None] | None] | None
+    messages: list[JSONObject]
 
 
 @dataclass

@@ -150,19 +150,28 @@ class ConsentPolicy:
 
     @classmethod
     def from_config(
-        cls, config: HostConfig, approve: ApprovalCallback | None = None, **kw: Any
+        cls,
+        config: HostConfig,
+        approve: ApprovalCallback | None = None,
+        *,
+        rules: Mapping[str, Mapping[str, Decision | str]] | None = None,
+        trusted: Iterable[str] = (),
+        store: DecisionStore | None = None,
+        sampling: Decision = Decision.ASK,
+        elicitation: Decision = Decision.ASK,
     ) -> ConsentPolicy:
         """A policy with each server's `"trust": true` (trusted) and `"autoApprove": [tool
         names]` (allowed, Cline / Claude style) from its configuration's extra keys, added to
-        the `trusted` and `rules` given in `kw` (a rule given for the same tool is kept: it
-        is at least as strict). A value of the wrong type is logged and ignored: the server
-        is not trusted, nothing of it is auto-approved. Raises ValueError for a bad rule."""
-        trusted = set(kw.pop("trusted", ()))
-        rules = {server: dict(found) for server, found in (kw.pop("rules", None) or {}).items()}
+        the `trusted` and `rules` given (a rule given for the same tool is kept: it is at
+        least as strict); the other keywords as `ConsentPolicy` takes them. A value of the
+        wrong type is logged and ignored: the server is not trusted, nothing of it is
+        auto-approved. Raises ValueError for a bad rule."""
+        trusting = set(trusted)
+        merged = {server: dict(found) for server, found in (rules or {}).items()}
         for name, server in config.servers.items():
             trust = server.extra.get("trust")
             if trust is True:
-                trusted.add(name)
+                trusting.add(name)
             elif trust not in (None, False):
                 logger.warning("server %s: `trust` must be true or false, not %r", name, trust)
             auto = server.extra.get("autoApprove")
@@ -173,8 +182,15 @@ class ConsentPolicy:
                 continue
             for tool in auto:
                 if not tool.startswith("@"):
-                    rules.setdefault(name, {}).setdefault(tool, Decision.ALLOW)
-        return cls(approve, rules=rules, trusted=trusted, **kw)
+                    merged.setdefault(name, {}).setdefault(tool, Decision.ALLOW)
+        return cls(
+            approve,
+            rules=merged,
+            trusted=trusting,
+            store=store,
+            sampling=sampling,
+            elicitation=elicitation,
+        )
 
     def decide(self, server: str, tool: Tool) -> Decision:
         """Whether calling `server`'s `tool` is allowed, asked or denied, before asking (no

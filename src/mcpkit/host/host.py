@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, Unpack
 
 from mcpkit.host.config import HostConfig, ServerConfig, load_config
 from mcpkit.host.consent import ConsentDenied, ConsentPolicy
@@ -22,7 +22,8 @@ from mcpkit.host.servers import HostServers, Timing
 from mcpkit.host.tools import HostPrompts, HostTools
 
 if TYPE_CHECKING:
-    from mcpkit.host.agent import Agent
+    from mcpkit.client import ClientKeywords, HTTPAuth
+    from mcpkit.host.agent import Agent, AgentOptions
     from mcpkit.host.consent import ApprovalCallback, DecisionStore
     from mcpkit.host.models import ModelInfo
     from mcpkit.host.providers import Provider
@@ -55,8 +56,8 @@ class Host:
         elicit: ElicitCallback | None = None,
         include_context: ContextLevel = "thisServer",
         timing: Timing | None = None,
-        client_options: Mapping[str, Any] | None = None,
-        auth: Callable[[ServerConfig], Any] | None = None,
+        client_options: ClientKeywords | None = None,
+        auth: Callable[[ServerConfig], HTTPAuth | None] | None = None,
         separator: str = "__",
     ) -> None:
         self.config = config if isinstance(config, HostConfig) else load_config(config)
@@ -99,7 +100,7 @@ class Host:
     async def aclose(self) -> None:
         await self.servers.aclose()
 
-    def agent(self, *, model: str | None = None, **options: Any) -> Agent:
+    def agent(self, *, model: str | None = None, **options: Unpack[AgentOptions]) -> Agent:
         """A conversation over the host's tools with its model (`Agent` options: `system`,
         `max_steps`, `max_tokens`, `on_event`). `model`: a name from the model table (default:
         the first)."""

@@ -28,12 +28,12 @@ import dataclasses
 import functools
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from mcpkit.client import Client, Elicitation, Era, Sampling
+from mcpkit.client import Client, ClientKeywords, Elicitation, Era, HTTPAuth, Sampling
 from mcpkit.errors import ConnectionClosed, MCPError
 from mcpkit.host.config import HostConfig, ServerConfig
 
@@ -105,16 +105,16 @@ class HostServers:
         config: HostConfig,
         *,
         timing: Timing | None = None,
-        client_options: Mapping[str, Any] | None = None,
+        client_options: ClientKeywords | None = None,
         sampling: LabelledHandler | None = None,
         elicitation: LabelledHandler | None = None,
         log_limit: int = 200,
         log_level: str | None = "info",
-        auth: Callable[[ServerConfig], Any] | None = None,
+        auth: Callable[[ServerConfig], HTTPAuth | None] | None = None,
     ) -> None:
         self.config = config
         self.timing = timing or Timing()
-        self._options = dict(client_options or {})
+        self._options: dict[str, Any] = dict(client_options or {})
         self._sampling = sampling
         self._elicitation = elicitation
         self.log_level = log_level

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, Unpack
 
-from mcpkit.client import Client, Era
+from mcpkit.client import Client, ClientKeywords, Era
 from mcpkit.server import Server
 
 JSONObject = dict[str, Any]
@@ -35,16 +35,25 @@ EraChoice = Literal["handshake", "per-request", "2026-07-28"]
 __all__ = ["call", "connect", "texts", "tools_by_name"]
 
 
+class WireModel(Protocol):
+    """A typed result from `mcpkit.types`, which gives back its wire form."""
+
+    def to_wire(self) -> JSONObject: ...
+
+
 @contextlib.asynccontextmanager
 async def connect(
-    server: Server, *, era: EraChoice | Era = Era.HANDSHAKE, **options: Any
+    server: Server, *, era: EraChoice | Era = Era.HANDSHAKE, **options: Unpack[ClientKeywords]
 ) -> AsyncIterator[Client]:
     """A `Client` connected to `server` in this process (`options` go to `Client`: sampling,
     elicitation, roots, timeout, ...). `era`: "handshake" (the initialize handshake),
     "per-request" or a per-request revision such as "2026-07-28" (no handshake, an envelope
     on every request); the old "legacy" means "handshake" (deprecated). Raises ValueError for
-    another `era`."""
-    async with Client(server, mode=era, **options) as client:
+    another `era`, TypeError for an unknown option (or `mode=`: say `era=`)."""
+    if "mode" in options:
+        raise TypeError("connect() chooses the era with era=, not mode=")
+    options["mode"] = era
+    async with Client(server, **options) as client:
         yield client
 
 
@@ -69,7 +78,7 @@ async def tools_by_name(client: Client) -> dict[str, JSONObject]:
             return tools
 
 
-def texts(result: Any) -> list[str]:
+def texts(result: JSONObject | WireModel) -> list[str]:
     """The text of every text item of a result, in order: the `content` of a tool result,
     the messages of a prompt, the `contents` of a read resource. Takes the wire dict or a
     typed result from `mcpkit.types`."""

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from mcpkit.auth.server.asgi import (
     OAuthErrorResponse,
@@ -46,7 +46,7 @@ from mcpkit.auth.server.revocation import TokenRegistry
 from mcpkit.auth.server.store import AuthStore
 
 if TYPE_CHECKING:  # the resource side is imported when `bearer_auth` is called
-    from mcpkit.auth.resource import BearerAuth
+    from mcpkit.auth.resource import BearerAuth, BearerOptions
 
 ASGIApp = Callable[[dict[str, Any], Receive, Send], Awaitable[None]]
 
@@ -116,7 +116,7 @@ class AuthorizationServer:
         """The RFC 8414 metadata document."""
         return dict(self._metadata_document)
 
-    def bearer_auth(self, resource: str, **options: Any) -> BearerAuth:
+    def bearer_auth(self, resource: str, **options: Unpack[BearerOptions]) -> BearerAuth:
         """What `server.http_app(auth=...)` takes to accept this server's tokens for the MCP
         endpoint at `resource` (its public URL): JWTs checked against this server's keys in
         this process (no HTTP round trip), this issuer named in the endpoint's metadata.
