@@ -19,9 +19,9 @@ only its own options, see options.py):
 - `BearerGuard` (wrappers.py, guard.py): only with `auth`, around each MCP and HTTP+SSE
   handler: the verified caller is left in the scope, or the request is refused (401, ...).
 - `MCPEndpoint.post` (routing.py): the body read and parsed once, its scopes checked, then
-  `ModernEndpoint` (modern.py) for a 2026-07-28 request (no Mcp-Session-Id, the modern
-  envelope or version header) and `SessionEndpoint` (handshake.py) for the rest: handshake-era
-  sessions, or each POST on its own when stateless.
+  `PerRequestEndpoint` (per_request.py) for a 2026-07-28 request (no Mcp-Session-Id, the
+  2026-07-28 envelope or version header) and `SessionEndpoint` (handshake.py) for the rest:
+  handshake-era sessions, or each POST on its own when stateless.
 
 The synchronous checks and the table lookup return the next layer's awaitable instead of
 awaiting it, and a wrapper whose feature is off is not in the chain: a POST costs this app's
@@ -44,8 +44,8 @@ from mcpkit.transports.http.asgi import ASGIApp, Scope, direct
 from mcpkit.transports.http.event_store import EventStore
 from mcpkit.transports.http.handshake import SessionEndpoint
 from mcpkit.transports.http.http_sse import HTTPSSE
-from mcpkit.transports.http.modern import ModernEndpoint, ToolHeaders
 from mcpkit.transports.http.options import AppConfig, HTTPAppOptions, app_config
+from mcpkit.transports.http.per_request import PerRequestEndpoint, ToolHeaders
 from mcpkit.transports.http.routing import MCPEndpoint, Metadata, Router, ScopeCheck
 from mcpkit.transports.http.security import HostCheck
 from mcpkit.transports.http.sessions import Serve
@@ -91,7 +91,7 @@ class MCPHTTPApp:
             streams,
             stateless=config.stateless,
         )
-        self.modern = ModernEndpoint(
+        self.per_request = PerRequestEndpoint(
             sessionless,
             response_mode=streams.response_mode,
             keepalive=streams.keepalive,
@@ -116,7 +116,11 @@ class MCPHTTPApp:
         if auth is not None and config.required_scopes is not None:
             scopes = ScopeCheck(auth, config.required_scopes)
         endpoint = MCPEndpoint(
-            self.handshake, self.modern, config.limits, stateless=config.stateless, scopes=scopes
+            self.handshake,
+            self.per_request,
+            config.limits,
+            stateless=config.stateless,
+            scopes=scopes,
         )
 
         def guarded(app: ASGIApp) -> ASGIApp:

@@ -24,7 +24,7 @@ from typing import Any, Literal, TypedDict
 
 from mcpkit.transports.http.event_store import EventStore, MemoryEventStore
 from mcpkit.transports.http.guard import Authenticator, RequiredScopes
-from mcpkit.transports.http.modern import ToolHeaders
+from mcpkit.transports.http.per_request import ToolHeaders
 from mcpkit.transports.http.security import Security
 from mcpkit.transports.http.sessions import SessionOptions
 from mcpkit.transports.http.state import HTTPState, LocalState

@@ -6,7 +6,7 @@ then the path alone in its fallbacks (a path served with other methods answers 4
 Protected Resource Metadata paths when there is an `auth`, the HTTP+SSE paths when
 they are on. `MCPEndpoint` gives the endpoint's handlers: POST reads the body (within its limits),
 checks the scopes its requests need, and hands the parsed messages to the 2026-07-28
-endpoint (modern.py) or the handshake-era one (handshake.py); GET and DELETE go to the
+endpoint (per_request.py) or the handshake-era one (handshake.py); GET and DELETE go to the
 handshake era when the request names a session (405 otherwise, and on a stateless endpoint);
 other methods get 405.
 
@@ -25,8 +25,8 @@ from mcpkit.runtime.principal import Principal
 from mcpkit.transports.http.asgi import HEADERS, PRINCIPAL, ASGIApp, Scope, direct, principal_of
 from mcpkit.transports.http.guard import Authenticator, RequiredScopes, missing_scopes
 from mcpkit.transports.http.handshake import SessionEndpoint
-from mcpkit.transports.http.modern import ModernEndpoint
 from mcpkit.transports.http.options import Limits
+from mcpkit.transports.http.per_request import PerRequestEndpoint
 from mcpkit.transports.http.requests import BodyClock, read_post, refuse, text
 from mcpkit.transports.http.streams import Receive, Send, send_json
 
@@ -104,14 +104,14 @@ class MCPEndpoint:
     def __init__(
         self,
         handshake: SessionEndpoint,
-        modern: ModernEndpoint,
+        per_request: PerRequestEndpoint,
         limits: Limits,
         *,
         stateless: bool,
         scopes: ScopeCheck | None,
     ) -> None:
         self.handshake = handshake
-        self.modern = modern
+        self.per_request = per_request
         self._max_body = limits.max_body
         self._body_clock = BodyClock(limits.body_timeout)
         self._scopes = scopes
@@ -141,7 +141,7 @@ class MCPEndpoint:
                 return
         version_header = text(headers, b"mcp-protocol-version")
         if rules.is_per_request_post(text(headers, b"mcp-session-id"), version_header, body):
-            await self.modern.post(receive, send, headers, body, principal)
+            await self.per_request.post(receive, send, headers, body, principal)
         else:
             await self.handshake.post(receive, send, headers, body, principal)
 

@@ -1,6 +1,6 @@
 """2026-07-28 over Streamable HTTP: every request its own POST, served on its own.
 
-A modern POST names no session. Its envelope is read once (`check_per_request_body`), its
+A 2026-07-28 POST names no session. Its envelope is read once (`check_per_request_body`), its
 `Mcp-Method` / `Mcp-Name` / `Mcp-Param-*` headers are checked against the body, and the
 request is served by the `SessionlessServer` against the server's configuration of the
 moment. Its messages go to one `ResponseStream`: a lone answer leaves as JSON with the status
@@ -37,7 +37,7 @@ from mcpkit.transports.http.streams import (
 ToolHeaders = Callable[[str], "dict[str, tuple[str, ...]] | None"]
 
 
-class ModernEndpoint:
+class PerRequestEndpoint:
     """Serves 2026-07-28 POSTs (see the module docstring)."""
 
     def __init__(
@@ -143,7 +143,7 @@ class ModernEndpoint:
 
 
 class Turn:
-    """Whether a modern answer was already given in this event-loop turn.
+    """Whether a per-request answer was already given in this event-loop turn.
 
     A request answered inline would otherwise be written the moment it is read: under
     concurrency the answers of one turn go out one by one between the other requests' work.
