@@ -16,14 +16,15 @@ finishing in one process never undoes a cancel made in another. `create` is one 
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import orjson
 
 from mcpkit._extras import optional_dependency
-from mcpkit.stores.tasks import StoreFull, TaskRecord
+from mcpkit.stores.tasks import StoreFull, StoreUnavailable, TaskRecord
 
 JSONObject = dict[str, Any]
 _PURGE_BATCH = 100
@@ -41,6 +42,27 @@ redis.call('SET', KEYS[1], ARGV[1], 'KEEPTTL')
 return ARGV[1]
 """
 
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def _mapped(
+    method: Callable[Concatenate[RedisTaskStore, _P], Awaitable[_T]],
+) -> Callable[Concatenate[RedisTaskStore, _P], Awaitable[_T]]:
+    """The store's boundary with redis: a `redis.exceptions.RedisError` from `method` leaves
+    as StoreUnavailable, naming the failure's kind only (redis's text may quote the URL)."""
+
+    @functools.wraps(method)
+    async def mapped(store: RedisTaskStore, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        from redis.exceptions import RedisError
+
+        try:
+            return await method(store, *args, **kwargs)
+        except RedisError as exc:
+            raise StoreUnavailable(f"the Redis task store failed: {type(exc).__name__}") from None
+
+    return mapped
+
 
 class RedisTaskStore:
     """Task records in Redis. `url` ("redis://127.0.0.1:6379/0") or a `redis.asyncio.Redis`
@@ -48,7 +70,8 @@ class RedisTaskStore:
     `max_tasks` bounds the live records (StoreFull beyond it); `clock`: the current time in
     epoch seconds (default `time.time`), which stamps `updated_at` and decides expiry.
 
-    Raises ImportError (naming the extra) when the `redis` package is not installed.
+    Raises ImportError (naming the extra) when the `redis` package is not installed. Every
+    method raises StoreUnavailable when Redis fails (unreachable, refused, timed out).
     """
 
     def __init__(
@@ -80,6 +103,7 @@ class RedisTaskStore:
     def _owner_key(self, owner: str | None) -> str:
         return f"{self._prefix}by-owner:{owner or ''}"
 
+    @_mapped
     async def create(self, record: TaskRecord) -> None:
         await self._create(record, purged=False)
 
@@ -110,9 +134,11 @@ class RedisTaskStore:
                 return
             raise StoreFull(f"the task store holds its limit of {self.max_tasks} tasks")
 
+    @_mapped
     async def get(self, task_id: str) -> TaskRecord | None:
         return self._live(await self._redis.get(self._key(task_id)))
 
+    @_mapped
     async def update(self, task_id: str, changes: JSONObject) -> TaskRecord | None:
         # Read, change, then write unless the stored record turned terminal meanwhile (a
         # script, so the check and the write are one step): two round trips. Between the two
@@ -136,6 +162,7 @@ class RedisTaskStore:
         expires = record.expires_at
         return None if expires is not None and expires <= self._clock() else record
 
+    @_mapped
     async def list(
         self, owner: str | None, cursor: str | None, limit: int
     ) -> tuple[list[TaskRecord], str | None]:
@@ -154,6 +181,7 @@ class RedisTaskStore:
         page = [record for raw in raws if (record := self._live(raw)) is not None]
         return page, (ids[-1] if more and ids else None)
 
+    @_mapped
     async def delete(self, task_id: str) -> None:
         owner = await self._redis.hget(f"{self._prefix}owner-of", task_id)
         await self._forget([task_id], [owner])

@@ -30,6 +30,11 @@ class StoreFull(MCPError):
     """The store holds as many tasks as it may; none is created."""
 
 
+class StoreUnavailable(MCPError):
+    """The store's backend failed (Redis unreachable, refused, timed out): the message names
+    the kind of failure, never the backend's URL (it may hold a password)."""
+
+
 @dataclass(slots=True)
 class TaskRecord:
     """One task as stored. Times are seconds since the epoch; durations milliseconds."""
