@@ -12,7 +12,7 @@ instruction counts that do not depend on what else the machine does (the totals 
 setup too, so compare runs with the same counts).
 
     .venv/bin/python bench/app_cost.py                 # both paths, c1 and c32
-    .venv/bin/python bench/app_cost.py --paths modern --concurrency 1 --calls 2000
+    .venv/bin/python bench/app_cost.py --paths per-request --concurrency 1 --calls 2000
 """
 
 from __future__ import annotations
@@ -102,9 +102,9 @@ async def post(app: Any, headers: list[tuple[bytes, bytes]], body: bytes) -> tup
     return status, b"".join(chunks)
 
 
-def call_body(request_id: int, modern: bool) -> bytes:
+def call_body(request_id: int, per_request: bool) -> bytes:
     params: dict[str, Any] = {"name": "add", "arguments": {"a": request_id, "b": 1}}
-    if modern:
+    if per_request:
         params["_meta"] = MODERN_META
     return orjson.dumps(
         {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
@@ -141,7 +141,7 @@ async def measure(path: str, concurrency: int, calls: int) -> float:
     auth, authorization = jwt_auth() if path == "stateful+jwt" else (None, None)
     app = make_app(auth)
     await app.start()
-    if path == "modern":
+    if path == "per-request":
         headers = [
             *BASE_HEADERS,
             (b"mcp-protocol-version", b"2026-07-28"),
@@ -150,12 +150,12 @@ async def measure(path: str, concurrency: int, calls: int) -> float:
         ]
     else:
         headers = await open_session(app, [authorization] if authorization else [])
-    modern = path == "modern"
+    per_request = path == "per-request"
     per_worker = calls // concurrency
 
     async def worker(offset: int) -> None:
         for i in range(per_worker):
-            status, body = await post(app, headers, call_body(offset + i + 1, modern))
+            status, body = await post(app, headers, call_body(offset + i + 1, per_request))
             assert status == 200, body
 
     await asyncio.gather(*(worker(w * per_worker) for w in range(concurrency)))  # warm up
@@ -170,7 +170,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=20_000)
     parser.add_argument("--reps", type=int, default=5)
-    parser.add_argument("--paths", default="modern,stateful")
+    parser.add_argument("--paths", default="per-request,stateful")
     parser.add_argument("--concurrency", default="1,32")
     args = parser.parse_args()
     paths = args.paths.split(",")

@@ -3,7 +3,7 @@
 `app_cost.py` drives the ASGI app in process (no uvicorn, no sockets) and times it; on this
 shared machine time drowns in the load. This runs the same driver under callgrind, one call
 at a time, for a stateful 2025-11-25 JSON `tools/call` (`stateful`) and a 2026-07-28
-`tools/call` (`modern`), and prints instructions per call: the difference of a long and a
+`tools/call` (`per-request`), and prints instructions per call: the difference of a long and a
 short run divided by the difference in calls, so interpreter start-up, imports and the
 session's opening cancel out. Two versions of the app compare on a busy machine.
 
@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-PATHS = ("stateful", "modern")
+PATHS = ("stateful", "per-request")
 SHORT, LONG = 200, 1200  # calls; app_cost.measure runs them twice (warm-up, then timed)
 
 

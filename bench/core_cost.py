@@ -6,8 +6,8 @@ answer. One such round trip is four passes through the core (send_request, recei
 send_result, receive), every message's path. Two workloads:
 
 - `handshake`: after initialize / notifications/initialized at 2025-11-25;
-- `modern`: a client speaking 2026-07-28 (`use_per_request`), every request carrying its envelope;
-  the server connection stays NEW and serves each request on its own (as over stdio).
+- `per-request`: a client speaking 2026-07-28 (`use_per_request`), every request carrying its
+  envelope; the server connection stays NEW and serves each request on its own (as over stdio).
 
 Instructions do not depend on the machine's load, so two versions of the core can be compared
 on a busy machine. The figure is the difference of a long and a short run divided by the
@@ -32,13 +32,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-WORKLOADS = ("handshake", "modern")
+WORKLOADS = ("handshake", "per-request")
 SHORT, LONG = 200, 2200
 ARGUMENTS = {"name": "echo", "arguments": {"text": "hello"}}
 RESULT = {"content": [{"type": "text", "text": "hello"}], "isError": False}
 
 
-def pair(modern: bool) -> tuple[Any, Any]:
+def pair(per_request: bool) -> tuple[Any, Any]:
     from mcpkit.protocol import Connection, ConnectionConfig
 
     client = Connection(ConnectionConfig(role="client", info={"name": "c", "version": "1"}))
@@ -47,7 +47,7 @@ def pair(modern: bool) -> tuple[Any, Any]:
             role="server", info={"name": "s", "version": "1"}, capabilities={"tools": {}}
         )
     )
-    if modern:
+    if per_request:
         discovered = {"capabilities": {"tools": {}}}
         client.use_per_request("2026-07-28", discovered)
         return client, server
@@ -77,7 +77,7 @@ def round_trips(client: Any, server: Any, n: int) -> None:
 
 
 def run(workload: str, n: int) -> None:
-    client, server = pair(workload == "modern")
+    client, server = pair(workload == "per-request")
     round_trips(client, server, 20)  # warm caches (method tables, stamps) out of the count
     gc.disable()  # a collection landing in one run and not the other would skew the difference
     started = time.perf_counter()

@@ -8,7 +8,7 @@ W7  idle session memory: server RSS delta per initialized session, then per open
 W8  tools/call add(a, b) in the 2026-07-28 era: stateless POSTs, no initialize, the `_meta`
     envelope on every request, `Mcp-Method`/`Mcp-Name` headers; mcpkit, the official SDK and
     the raw ASGI reference, next to mcpkit's own stateful JSON (2025-11-25 session), at 1 and
-    32 concurrent. Every answer is checked: resultType "complete" (modern) and the sum.
+    32 concurrent. Every answer is checked: resultType "complete" (per-request) and the sum.
 
 Each measurement starts a fresh server process on a free loopback port.
 """
@@ -26,7 +26,7 @@ from common import TEXT, percentile
 from systems import SERVERS, System
 
 PROTOCOL = "2025-11-25"
-MODERN = "2026-07-28"
+PER_REQUEST_VERSION = "2026-07-28"
 HOST = "127.0.0.1"
 
 # (name, server mode, concurrency)
@@ -219,17 +219,17 @@ def check_echo(message: dict, ident: int) -> None:
         raise RuntimeError(f"bad answer {message!r}")
 
 
-# --- W8: tools/call add, 2026-07-28 (modern) and 2025-11-25 (stateful) -------------------
+# --- W8: tools/call add, 2026-07-28 (per-request) and 2025-11-25 (stateful) -------------------
 
-MODERN_META = {
-    "io.modelcontextprotocol/protocolVersion": MODERN,
+PER_REQUEST_META = {
+    "io.modelcontextprotocol/protocolVersion": PER_REQUEST_VERSION,
     "io.modelcontextprotocol/clientCapabilities": {},
     "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
 }
-MODERN_HEADERS = {
+PER_REQUEST_HEADERS = {
     "Content-Type": "application/json",
     "Accept": "application/json, text/event-stream",
-    "MCP-Protocol-Version": MODERN,
+    "MCP-Protocol-Version": PER_REQUEST_VERSION,
     "Mcp-Method": "tools/call",
     "Mcp-Name": "add",
 }
@@ -240,11 +240,11 @@ def add_arguments(ident: int) -> dict:
     return {"a": ident, "b": 2}
 
 
-def modern_add_bytes(conn: Conn, session: str | None, ident: int) -> bytes:
+def per_request_add_bytes(conn: Conn, session: str | None, ident: int) -> bytes:
     """A self-contained 2026-07-28 tools/call: no session, the envelope in `params._meta`."""
-    params = {"name": "add", "arguments": add_arguments(ident), "_meta": MODERN_META}
+    params = {"name": "add", "arguments": add_arguments(ident), "_meta": PER_REQUEST_META}
     body = orjson.dumps({"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": params})
-    return conn.request_bytes("POST", body, MODERN_HEADERS)
+    return conn.request_bytes("POST", body, PER_REQUEST_HEADERS)
 
 
 def stateful_add_bytes(conn: Conn, session: str | None, ident: int) -> bytes:
@@ -254,9 +254,9 @@ def stateful_add_bytes(conn: Conn, session: str | None, ident: int) -> bytes:
     return conn.request_bytes("POST", body, base_headers(session))
 
 
-def check_add(message: dict, ident: int, modern: bool) -> None:
+def check_add(message: dict, ident: int, per_request: bool) -> None:
     """The right sum, as text (and as structured content when there is some), no error; a
-    modern answer also says resultType "complete". Anything else stops the measurement."""
+    per-request answer also says resultType "complete". Anything else stops the measurement."""
     result = message.get("result")
     want = sum(add_arguments(ident).values())
     ok = (
@@ -265,13 +265,13 @@ def check_add(message: dict, ident: int, modern: bool) -> None:
         and not result.get("isError")
         and result["content"][0]["text"] == str(want)
         and result.get("structuredContent", {"result": want}) == {"result": want}
-        and (not modern or result.get("resultType") == "complete")
+        and (not per_request or result.get("resultType") == "complete")
     )
     if not ok:
         raise RuntimeError(f"bad answer to add{tuple(add_arguments(ident).values())}: {message!r}")
 
 
-def check_modern_add(message: dict, ident: int) -> None:
+def check_per_request_add(message: dict, ident: int) -> None:
     check_add(message, ident, True)
 
 
@@ -281,9 +281,14 @@ def check_stateful_add(message: dict, ident: int) -> None:
 
 # W8 rows: (system, server mode). The mode picks the driver's request shape and is passed to
 # servers/{system}_add_http.py.
-W8_VARIANTS = [("mcpkit", "modern"), ("official", "modern"), ("raw", "modern"), ("mcpkit", "json")]
+W8_VARIANTS = [
+    ("mcpkit", "per-request"),
+    ("official", "per-request"),
+    ("raw", "per-request"),
+    ("mcpkit", "json"),
+]
 W8_CONCURRENCY = (1, 32)
-W8_LABELS = {"modern": "modern", "json": "stateful JSON"}
+W8_LABELS = {"per-request": "per-request", "json": "stateful JSON"}
 
 
 class Server:
@@ -399,11 +404,11 @@ async def measure_calls(
     if workload == "W8":
         calls = settings.w8_calls_c1 if concurrency == 1 else settings.w8_calls_c32
         file = "{}_add_http.py"
-        modern = mode == "modern"
+        per_request = mode == "per-request"
         shape = {
-            "handshake": not modern,
-            "call": modern_add_bytes if modern else stateful_add_bytes,
-            "check": check_modern_add if modern else check_stateful_add,
+            "handshake": not per_request,
+            "call": per_request_add_bytes if per_request else stateful_add_bytes,
+            "check": check_per_request_add if per_request else check_stateful_add,
         }
     else:
         file, shape = "{}_http.py", {}
@@ -706,15 +711,15 @@ def w8_report(results, systems: list[str]) -> list[str]:
         "calls/s",
         "srv CPU us/call",
         "drv CPU us/call",
-        "x official modern",
+        "x official per-request",
         "x raw",
     ]
     rows = []
     variants = [(n, m) for n, m in W8_VARIANTS if n in systems]
     for concurrency in W8_CONCURRENCY:
         rows.append([f"c{concurrency}"])
-        official = med(("W8", f"modern c{concurrency}", "official"))
-        raw = med(("W8", f"modern c{concurrency}", "raw"))
+        official = med(("W8", f"per-request c{concurrency}", "official"))
+        raw = med(("W8", f"per-request c{concurrency}", "raw"))
         for name, mode in variants:
             key = ("W8", f"{mode} c{concurrency}", name)
             row = med(key)
@@ -739,13 +744,13 @@ def w8_report(results, systems: list[str]) -> list[str]:
     out += _render(headers, rows)
     out.append(
         "  (>=20ms: measured calls at or over 20 ms, median over repetitions;"
-        " x official modern / x raw: calls/s ratios)"
+        " x official per-request / x raw: calls/s ratios)"
     )
     ratio_rows = []
     for concurrency in W8_CONCURRENCY:
-        mine = med(("W8", f"modern c{concurrency}", "mcpkit"))
+        mine = med(("W8", f"per-request c{concurrency}", "mcpkit"))
         cells = [f"  c{concurrency}"]
-        for other in (("modern", "official"), ("json", "mcpkit")):
+        for other in (("per-request", "official"), ("json", "mcpkit")):
             theirs = med(("W8", f"{other[0]} c{concurrency}", other[1]))
             for metric, inverse in (
                 ("calls_per_s", False),
@@ -755,7 +760,7 @@ def w8_report(results, systems: list[str]) -> list[str]:
                 a, b = mine and mine[metric], theirs and theirs[metric]
                 cells.append(_f(_ratio(b, a) if inverse else _ratio(a, b), ".2f", "x"))
         ratio_rows.append(cells)
-    out.append("\nW8  mcpkit modern relative to official modern and to mcpkit stateful JSON")
+    out.append("\nW8  mcpkit per-request relative to official per-request and to stateful JSON")
     out.append(
         "    (calls/s: mcpkit / other; srv CPU and p50: other / mcpkit; > 1 = mcpkit better)"
     )
@@ -839,18 +844,19 @@ def targets(results, workloads: list[str]) -> list[str]:
             return row and row["calls_per_s"]
 
         check(
-            "W8 modern, 32 concurrent >= 3x official modern calls/s",
-            _ratio(w8("modern c32", "mcpkit"), w8("modern c32", "official")),
+            "W8 per-request, 32 concurrent >= 3x official per-request calls/s",
+            _ratio(w8("per-request c32", "mcpkit"), w8("per-request c32", "official")),
             3,
             False,
         )
         for concurrency in (32, 1):
-            modern = ("W8", f"modern c{concurrency}", "mcpkit")
+            per_request = ("W8", f"per-request c{concurrency}", "mcpkit")
             stateful = ("W8", f"json c{concurrency}", "mcpkit")
-            medians = _ratio(w8(modern[1], "mcpkit"), w8(stateful[1], "mcpkit"))
+            medians = _ratio(w8(per_request[1], "mcpkit"), w8(stateful[1], "mcpkit"))
             check(
-                f"W8 modern >= stateful JSON calls/s (mcpkit), {concurrency} concurrent, paired",
-                paired_ratio(results, modern, stateful, "calls_per_s"),
+                f"W8 per-request >= stateful JSON calls/s (mcpkit), {concurrency} concurrent, "
+                "paired",
+                paired_ratio(results, per_request, stateful, "calls_per_s"),
                 1.0,
                 False,
             )

@@ -2,7 +2,7 @@
 
     python bench/run.py [--quick] [--only W1,W4] [--reps N] [--json out.json]
     python bench/run.py --only W6,W7    # HTTP workloads: not in the default run
-    python bench/run.py --only W8       # HTTP, 2026-07-28 (modern) tools/call: not in the default
+    python bench/run.py --only W8       # HTTP, 2026-07-28 (per-request) tools/call: not default
 
 All systems run in the same invocation, interleaved: each repetition goes through every
 workload, mode and system (system order rotated per repetition), so slow drifts of a

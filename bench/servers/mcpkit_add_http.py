@@ -1,9 +1,9 @@
 """W8: the mcpkit `add` server over Streamable HTTP on uvicorn (one worker, asyncio loop,
 httptools unless BENCH_UVICORN_HTTP=h11).
 
-    python mcpkit_add_http.py MODE PORT     MODE: modern | json | json+jwt | json+jwt-verify
+    python mcpkit_add_http.py MODE PORT     MODE: per-request | json | json+jwt | json+jwt-verify
 
-modern: the driver sends 2026-07-28 requests (no initialize, no session, the `_meta`
+per-request: the driver sends 2026-07-28 requests (no initialize, no session, the `_meta`
 envelope on every request); json: the driver opens a 2025-11-25 session (initialize +
 initialized, `Mcp-Session-Id`) and calls with it, the app answering JSON (W6's stateful JSON).
 json+jwt (bench/auth_cost.py): json behind `auth=BearerAuth(JWTVerifier(...))`, RS256 tokens
@@ -48,8 +48,9 @@ if __name__ == "__main__":
         options["auth"] = BearerAuth(
             verifier=verifier, resource=audience(port), required_scopes={SCOPE}
         )
-    elif mode not in ("modern", "json"):
-        sys.exit(f"mcpkit_add_http.py: MODE is modern, json, json+jwt or json+jwt-verify: {mode!r}")
+    elif mode not in ("per-request", "json"):
+        modes = "per-request, json, json+jwt or json+jwt-verify"
+        sys.exit(f"mcpkit_add_http.py: MODE is {modes}: {mode!r}")
     app = server.http_app(response_mode="json", **options)
     uvicorn.run(
         app, host="127.0.0.1", port=port, loop="asyncio", http=HTTP_PARSER, log_level="warning"

@@ -1,9 +1,9 @@
 """W8: the official SDK's (mcp==2.3.0) `add` server over Streamable HTTP on uvicorn (one worker,
 asyncio loop, httptools unless BENCH_UVICORN_HTTP=h11). Run with bench/.venv-official/bin/python.
 
-    python official_add_http.py MODE PORT     MODE: modern | json | json+jwt-verify
+    python official_add_http.py MODE PORT     MODE: per-request | json | json+jwt-verify
 
-MCPServer has no separate modern app: `streamable_http_app()` routes a POST whose
+MCPServer has no separate per-request app: `streamable_http_app()` routes a POST whose
 `MCP-Protocol-Version` header is not a handshake-era version (here 2026-07-28) to its
 single-exchange entry (`mcp.server._streamable_http_modern.handle_modern_request`), no session
 and no initialize. `json_response=True` answers it in the ASGI task as `application/json` (the
@@ -59,7 +59,7 @@ def protected_options(port: int) -> dict:
     return {"auth": settings, "token_verifier": JWTVerifier()}
 
 
-mode, port = (sys.argv[1], int(sys.argv[2])) if __name__ == "__main__" else ("modern", 0)
+mode, port = (sys.argv[1], int(sys.argv[2])) if __name__ == "__main__" else ("per-request", 0)
 server = MCPServer(
     "bench-add", version="1.0.0", **(protected_options(port) if mode.endswith("jwt-verify") else {})
 )
@@ -76,9 +76,10 @@ def add(a: int, b: int) -> int:
 
 
 if __name__ == "__main__":
-    if mode not in ("modern", "json", "json+jwt-verify"):
-        sys.exit(f"official_add_http.py: MODE is modern, json or json+jwt-verify, not {mode!r}")
-    app = server.streamable_http_app(json_response=True, stateless_http=mode == "modern")
+    if mode not in ("per-request", "json", "json+jwt-verify"):
+        modes = "per-request, json or json+jwt-verify"
+        sys.exit(f"official_add_http.py: MODE is {modes}, not {mode!r}")
+    app = server.streamable_http_app(json_response=True, stateless_http=mode == "per-request")
     uvicorn.run(
         app, host="127.0.0.1", port=port, loop="asyncio", http=HTTP_PARSER, log_level="warning"
     )

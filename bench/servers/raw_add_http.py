@@ -1,6 +1,6 @@
 """W8: the raw reference over HTTP with the `add` tool: the W6 raw ASGI app (orjson, no
 sessions, no validation, no envelope checks) answering a 2026-07-28 `tools/call add` with the
-result a modern server sends (`resultType: "complete"`, text and structured content, serverInfo
+result a per-request server sends (`resultType: "complete"`, text and structured content, serverInfo
 in `_meta`), on the same uvicorn settings (one worker, asyncio loop, httptools unless
 BENCH_UVICORN_HTTP=h11).
 
