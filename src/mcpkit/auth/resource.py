@@ -66,7 +66,10 @@ class BearerAuth:
     optional metadata for people; `clock` (keyword only): the current time in epoch seconds,
     the same clock as the verifier's (a test passes a fake one to both).
 
-    Raises ValueError for a `resource` that is not an absolute http(s) URL.
+    Raises ValueError for a `resource` that is not an absolute http(s) URL. A request's token
+    is never an exception: `authenticate` answers with the `Principal` or a `Refusal` (401,
+    400 or 403, with its WWW-Authenticate challenge); the verifier's `InvalidToken` becomes a
+    401 refusal.
     """
 
     verifier: TokenVerifier

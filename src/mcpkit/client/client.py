@@ -112,8 +112,13 @@ class Client(ClientCore):
     with the tail of a stdio server's stderr), `RequestTimeout`, `ProtocolError` (an error answer,
     with `code` and `data`; `URLElicitationRequired` for -32042), `CapabilityNotDeclared` (the
     server did not declare what a method needs; nothing was sent), `InvalidResult`,
-    `ToolError`, `ToolOutputInvalid`, `PaginationError`. Using the client outside `async with`
-    raises RuntimeError.
+    `ToolError`, `ToolOutputInvalid`, `PaginationError`. Every method that sends a request may
+    raise the first three; its docstring names what else. Using the client outside `async
+    with` raises RuntimeError. The constructor raises ValueError for `auth=` with a target
+    that is not an http(s) URL, or with `http=HTTPOptions(auth=...)` too; `async with` raises
+    ValueError for a URL scheme other than http(s) and TypeError for a target of another
+    kind; a failed OAuth login fails the request that needed it with the OAuthError's message
+    (step, URL, the server's error).
 
     The keyword arguments become one frozen `ClientOptions` (`client.options`);
     `Client.with_options(target, options)` takes one made beforehand.
@@ -405,6 +410,8 @@ class Client(ClientCore):
         return Subscription(host, wanted)
 
     async def unsubscribe_resource(self, uri: str) -> None:
+        """Stop `subscribe_resource`'s notifications. Handshake era only, as it is
+        (LocalProtocolViolation)."""
         self._handshake_only("resources/unsubscribe", "listen(resource_uris=[...])")
         await self.request("resources/unsubscribe", {"uri": uri})
 
@@ -475,7 +482,9 @@ class Client(ClientCore):
         """Suggestions for one argument (`completion/complete`).
 
         Name what is being completed with `prompt=` (a prompt name) or `resource=` (a
-        resource template URI); `context` gives the arguments already chosen.
+        resource template URI); `context` gives the arguments already chosen. Raises
+        TypeError unless exactly one is given, CapabilityNotDeclared when the server has no
+        `completions` capability.
         """
         from mcpkit.types import CompleteResult
 

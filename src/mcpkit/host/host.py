@@ -42,6 +42,12 @@ class Host:
     whenever the consent policy says "ask" (without it, "ask" means no). `elicit`: shows a
     server's form (or URL) to the user; without it servers are not offered elicitation.
     `auth(server_config)`: each remote server's `httpx.Auth` (an `OAuth()` of its own).
+
+    Errors (each an `mcpkit.errors.MCPError`): the constructor raises ConfigError for a
+    configuration it cannot use; `async with` raises DecisionStoreError (a corrupt consent
+    store); a call on a server that is not ready raises ServerUnavailable, a tool call the user
+    or the policy refuses ConsentDenied, and the client's errors (ProtocolError,
+    ConnectionClosed, RequestTimeout, ...) pass through.
     """
 
     def __init__(
@@ -103,7 +109,9 @@ class Host:
     def agent(self, *, model: str | None = None, **options: Unpack[AgentOptions]) -> Agent:
         """A conversation over the host's tools with its model (`Agent` options: `system`,
         `max_steps`, `max_tokens`, `on_event`). `model`: a name from the model table (default:
-        the first)."""
+        the first). Raises ValueError without a provider or for a model not in the table;
+        the agent's `send` raises StepLimitReached and what the provider raises
+        (ProviderError)."""
         from mcpkit.host.agent import Agent
 
         if self.sampler is None:
@@ -117,7 +125,9 @@ class Host:
 
     async def share(self, uri: str, *, server: str | None = None) -> None:
         """Share a resource's text with the server it came from (the context its sampling
-        requests may include; every server's, when `include_context="allServers"`)."""
+        requests may include; every server's, when `include_context="allServers"`). Raises
+        what `HostResources.read_resource` raises: KeyError (no server offers `uri`),
+        AmbiguousResource, ServerUnavailable, and the client's errors."""
         source = server or await self.resources.server_for(uri)
         read = await self.resources.read_resource(uri, server=source)
         for item in read.to_wire().get("contents", []):

@@ -98,6 +98,9 @@ class HostServers:
     `auth(server_config)`: the `httpx.Auth` for a remote server (e.g. an `OAuth()` of its own:
     one serves one server), or None; not asked for a server whose configured headers already
     carry an Authorization.
+
+    `start` and `enable` never raise for a server that fails: its status says why (`status`),
+    and `client(name)` then raises ServerUnavailable (KeyError for a name not configured).
     """
 
     def __init__(
@@ -167,7 +170,8 @@ class HostServers:
             slot.lost(client, reason)
 
     async def enable(self, name: str) -> ServerStatus:
-        """Start a disabled (or failed) server; its status once ready or failed."""
+        """Start a disabled (or failed) server; its status once ready or failed (a failure
+        is in the status, not raised). Raises KeyError for a server not configured."""
         slot = self._slots[name]
         await slot.stop()
         slot.start()
@@ -175,11 +179,13 @@ class HostServers:
         return slot.status()
 
     async def disable(self, name: str) -> None:
-        """Close a server and keep it configured (`enable` starts it again)."""
+        """Close a server and keep it configured (`enable` starts it again). Raises KeyError
+        for a server not configured."""
         await self._slots[name].stop()
 
     def logs(self, name: str) -> list[JSONObject]:
-        """The server's latest log messages (`level`, `logger`, `data`), oldest first."""
+        """The server's latest log messages (`level`, `logger`, `data`), oldest first.
+        Raises KeyError for a server not configured."""
         return list(self._logs[name])
 
     async def aclose(self) -> None:

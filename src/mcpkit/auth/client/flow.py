@@ -60,7 +60,8 @@ class OAuth(httpx.Auth):
     the authorization server, in seconds.
 
     Failures raise OAuthError (an `MCPError`; the MCP transports report it as a failed
-    request) naming the step, the URL and the server's error.
+    request) naming the step, the URL and the server's error. The constructor raises
+    ValueError for an unknown `grant`, or credentials and `assertion` that do not fit it.
     """
 
     requires_request_body = False
