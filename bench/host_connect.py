@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mcpkit.host import HostServers, State, Timing, load_config
+from mcpkit.host import HostServers, ServerState, Timing, load_config
 
 HERE = Path(__file__).resolve().parent
 ECHO = str(HERE / "servers" / "mcpkit_server.py")
@@ -41,13 +41,15 @@ async def ready_times(entries: dict[str, dict[str, object]], timeout: float) -> 
     starting = asyncio.ensure_future(servers.start())
     while len(seen) < len(entries):
         for name, status in servers.status().items():
-            if name not in seen and status.state in (State.READY, State.FAILED):
+            if name not in seen and status.state in (ServerState.READY, ServerState.FAILED):
                 seen[name] = time.monotonic() - started
         await asyncio.sleep(0.005)
     await starting
     states = {name: s.state for name, s in servers.status().items()}
     await servers.aclose()
-    assert all(states[n] is State.READY for n in entries if n.startswith(("echo", "slow"))), states
+    assert all(states[n] is ServerState.READY for n in entries if n.startswith(("echo", "slow"))), (
+        states
+    )
     return seen
 
 
