@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The Debian packages the test suite drives as real parts, installed when missing:
 # chromium and chromium-driver (the OAuth consent page in a real headless browser), and
-# redis-server (the Redis task store).
+# redis-server (the Redis task store and scale-out state), and haproxy (round robin in front
+# of several workers, tests/scaleout).
 # Uses sudo when not root; on a machine without apt-get it says what to install and fails.
 set -euo pipefail
-PACKAGES=(chromium chromium-driver redis-server)
-COMMANDS=(chromium chromedriver redis-server)
+PACKAGES=(chromium chromium-driver redis-server haproxy)
+COMMANDS=(chromium chromedriver redis-server haproxy)
 
 missing=()
 for i in "${!PACKAGES[@]}"; do
