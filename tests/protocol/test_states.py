@@ -12,9 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcpkit.errors import ConnectionClosed, LocalProtocolViolation
-from mcpkit.protocol import Initialized, State, Timeout
+from mcpkit.protocol import Initialized, RequestReceived, State, Timeout
 from mcpkit.protocol.eras import HandshakeEra, PerRequestEra
 from mcpkit.protocol.lifecycle import Role
+from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.protocol.states import SERVES_REQUESTS, TRANSITIONS, Step, next_state
 
 from .conftest import Pair, line, make_pair, sent
@@ -38,7 +39,7 @@ def test_closed_is_final() -> None:
 
 
 def test_each_role_takes_only_its_own_steps() -> None:
-    server_steps = {Step.RECEIVE_INITIALIZE, Step.RECEIVE_INITIALIZED, Step.LOST}
+    server_steps = {Step.RECEIVE_INITIALIZE, Step.RECEIVE_INITIALIZED, Step.RESTORE, Step.LOST}
     for state, steps in TRANSITIONS["server"].items():
         assert set(steps) <= server_steps, state
     for state, steps in TRANSITIONS["client"].items():
@@ -249,3 +250,37 @@ def test_a_server_changes_state_only_along_the_table(ops: list[str]) -> None:
         assert _followed_the_table("server", before, server.state), (op, before, server.state)
         if server.state is not State.CLOSED:
             assert (server.era is None) == (server.state is State.NEW)
+
+
+def test_a_restored_server_connection_serves_as_the_one_that_answered_initialize() -> None:
+    """Another worker's session: READY at the agreed revision, the client's facts kept, and a
+    request answered at once, with no initialize on this connection."""
+    pair = make_pair()
+    server = pair.server
+    client_caps = {"roots": {}}
+    snapshot = SessionSnapshot("2025-06-18", client_caps, {"name": "c", "version": "1"})
+    server.restore(snapshot)
+    assert server.state is State.READY and server.protocol_version == "2025-06-18"
+    assert type(server.era) is HandshakeEra
+    assert (server.peer_capabilities, server.peer_info) == (client_caps, snapshot.info)
+    [request] = server.receive(line({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}), 0)
+    assert isinstance(request, RequestReceived) and request.method == "tools/list"
+    events = server.receive(line({"jsonrpc": "2.0", "id": 8, "method": "ping"}), 0)
+    assert events == [] and sent(server)[-1] == {"jsonrpc": "2.0", "id": 8, "result": {}}
+    again = {"jsonrpc": "2.0", "id": 9, "method": "initialize", "params": INIT_PARAMS}
+    server.receive(line(again), 0)
+    assert sent(server)[-1]["error"]["code"] == -32600  # initialize was, in effect, received
+
+
+def test_restore_is_only_for_a_new_server_at_a_revision_it_speaks(pair: Pair) -> None:
+    snapshot = SessionSnapshot("2025-06-18")
+    with pytest.raises(LocalProtocolViolation):
+        pair.client.restore(snapshot)
+    with pytest.raises(LocalProtocolViolation, match="not a handshake revision"):
+        make_pair().server.restore(SessionSnapshot(MODERN))
+    pair.handshake()
+    with pytest.raises(LocalProtocolViolation):
+        pair.server.restore(snapshot)
+    pair.server.connection_lost()
+    with pytest.raises(ConnectionClosed):
+        pair.server.restore(snapshot)

@@ -96,6 +96,7 @@ from mcpkit.protocol.serving import (
     refusal,
     undeclared,
 )
+from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.protocol.states import (
     CLOSED,
     INITIALIZING,
@@ -309,6 +310,28 @@ class Connection:
             self._refuse("use_handshake undoes use_per_request, on a client")
         self.era = None
         self.peer_capabilities = self.peer_info = self.instructions = None
+
+    # -- restoring (server) ----------------------------------------------------------------------
+
+    def restore(self, snapshot: SessionSnapshot) -> None:
+        """Server: go on serving a handshake-era session agreed earlier (by another worker
+        sharing its sessions): READY at `snapshot.version`, with the client's capabilities and
+        info, as if this connection had answered its `initialize` and seen `initialized`. The
+        capabilities we serve by are our configuration's now.
+
+        Raises LocalProtocolViolation (a client, a connection that has received anything, or a
+        revision we do not speak in the handshake era), ConnectionClosed.
+        """
+        if not self._allows(Step.RESTORE):
+            self._refuse("restore is for a new server connection")
+        rules = self._rules()
+        if snapshot.version not in rules.config.versions:
+            raise LocalProtocolViolation(f"{snapshot.version} is not a handshake revision we speak")
+        self.config = rules.config
+        self.era = HandshakeEra("server", snapshot.version, rules.config.capabilities)
+        self.peer_info = snapshot.info
+        self.peer_capabilities = snapshot.capabilities
+        self._move(Step.RESTORE)
 
     # -- inbound -------------------------------------------------------------------------------
 

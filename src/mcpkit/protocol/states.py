@@ -13,6 +13,7 @@ the step calls for). `Connection._move` is the one place that applies the table.
             NEW, INITIALIZING, READY --use per-request revision--> READY
             READY --back to the handshake (the probe went unanswered)--> NEW
     server  NEW --initialize received--> INITIALIZING --notifications/initialized--> READY
+            NEW --restore (a session agreed earlier, elsewhere)--> READY
     both    any --transport lost--> CLOSED
 
 What each state permits is a table too (`SERVES_REQUESTS`, `SENDS`): the connection reads it
@@ -47,6 +48,7 @@ class Step(Enum):
     USE_HANDSHAKE = "back to the handshake era"  # client, the per-request probe failed
     RECEIVE_INITIALIZE = "initialize received and answered"  # server
     RECEIVE_INITIALIZED = "notifications/initialized received"  # server
+    RESTORE = "a session agreed earlier restored"  # server, another worker's handshake
     LOST = "transport lost"  # both
 
 
@@ -75,7 +77,7 @@ TRANSITIONS: Final[dict[Role, dict[State, dict[Step, State]]]] = {
         CLOSED: {Step.LOST: CLOSED},
     },
     "server": {
-        NEW: {Step.RECEIVE_INITIALIZE: INITIALIZING, Step.LOST: CLOSED},
+        NEW: {Step.RECEIVE_INITIALIZE: INITIALIZING, Step.RESTORE: READY, Step.LOST: CLOSED},
         INITIALIZING: {Step.RECEIVE_INITIALIZED: READY, Step.LOST: CLOSED},
         READY: {Step.LOST: CLOSED},
         CLOSED: {Step.LOST: CLOSED},
