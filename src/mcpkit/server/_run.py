@@ -39,7 +39,7 @@ class Serving:
     end long-lived 2026-07-28 requests gracefully before shutdown, and the scopes each
     request needs (with authorization)."""
 
-    serve: Callable[[MessageTransport], Coroutine[Any, Any, None]]
+    serve: Callable[..., Coroutine[Any, Any, None]]  # (transport, restored=None)
     sessionless: SessionlessServer
     running: Callable[[], contextlib.AbstractAsyncContextManager[Any]]
     tool_headers: ToolHeaders

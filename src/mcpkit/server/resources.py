@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 
 from mcpkit.errors import InvalidParams, ProtocolError
 from mcpkit.protocol import Prepared
+from mcpkit.runtime import Session
 from mcpkit.server.context import Context
 from mcpkit.server.pagination import Paginator
 from mcpkit.server.registry import Registry, deprecated, scope_set
@@ -581,6 +582,11 @@ class ResourceRegistry:
                 raise not_found(uri, ctx, detail)
         self._subscribers.add(session_of(ctx, "resources/subscribe"), uri)
         return {}
+
+    def resubscribe(self, session: Session, uris: Iterable[str]) -> None:
+        """A restored session's subscriptions (made on another worker) hold here too."""
+        for uri in uris:
+            self._subscribers.add(session, uri)
 
     def unsubscribe(self, ctx: Context) -> JSONObject:
         uri = _uri_param(ctx, "resources/unsubscribe")

@@ -19,7 +19,7 @@ import os
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, cast, overload
 
 from mcpkit.errors import MethodNotFound
 from mcpkit.protocol import (
@@ -36,10 +36,11 @@ from mcpkit.protocol.per_request import (
     INPUT_REQUIRED_METHODS,
     CacheHint,
 )
+from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime import MessageTransport, Peer, Session, SessionlessServer
 from mcpkit.server import mrtr
 from mcpkit.server.completion import Completions
-from mcpkit.server.context import Context, SessionState
+from mcpkit.server.context import Context, LogLevel, SessionState
 from mcpkit.server.logs import ClientLogHandler, set_level
 from mcpkit.server.pagination import Paginator
 from mcpkit.server.prompts import Prompt, PromptOptions, PromptRegistry
@@ -389,10 +390,18 @@ class Server:
             max_in_flight=self.max_requests_in_flight,
         )
 
-    async def serve(self, transport: MessageTransport) -> None:
-        """Serve one connection until the peer goes away."""
+    async def serve(
+        self, transport: MessageTransport, restored: SessionSnapshot | None = None
+    ) -> None:
+        """Serve one connection until the peer goes away. `restored`: a handshake-era session
+        agreed earlier (by another worker sharing sessions), served from its first message as
+        the worker that answered its `initialize` would (see `Connection.restore`)."""
         async with self.running():
             connection = Connection(self.connection_config(), rules=self.serving_rules)
+            state = SessionState()
+            if restored is not None:
+                connection.restore(restored)
+                state.log_level = cast("LogLevel | None", restored.log_level)
             changes = self._changes.copy()  # what the client will see when it lists
 
             def announce_missed(_: object) -> None:
@@ -404,7 +413,9 @@ class Server:
                 on_request=self._handle_request,
                 on_initialized=announce_missed,
             )
-            session.state = SessionState()
+            session.state = state
+            if restored is not None:
+                self.resources.resubscribe(session, restored.subscriptions)
             self._sessions.add(session)
             try:
                 await session.run()

@@ -14,6 +14,7 @@ nothing).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from mcpkit.errors import SERVER_ERROR
@@ -21,12 +22,13 @@ from mcpkit.protocol import Outgoing
 from mcpkit.protocol import http as rules
 from mcpkit.protocol.http import Body, Refusal
 from mcpkit.protocol.jsonrpc import Invalid, Request, encode_error
+from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime.principal import Principal
 from mcpkit.runtime.sessionless import RequestPeer, SessionlessServer
 from mcpkit.transports.http.event_store import EventStore
 from mcpkit.transports.http.options import StreamOptions
 from mcpkit.transports.http.requests import Headers, refuse, text
-from mcpkit.transports.http.sessions import HTTPSession, Serve, same_principal
+from mcpkit.transports.http.sessions import HTTPSession, Serve
 from mcpkit.transports.http.state import Sessions
 from mcpkit.transports.http.streams import (
     Receive,
@@ -37,6 +39,10 @@ from mcpkit.transports.http.streams import (
     send_json,
     stream_events,
 )
+
+# Requests whose success changes what a session remembers beyond its handshake: a registry
+# shared between workers writes the change before the answer leaves (`Sessions.changed`).
+REMEMBERED = frozenset({"logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 
 
 class SessionEndpoint:
@@ -78,9 +84,9 @@ class SessionEndpoint:
             await self._post_stateless(receive, send, body, version, principal)
             return
         if body.initialize:
-            session = self._new_session(body, principal)
+            session = await self._new_session(body, principal)
         else:
-            session = self._session(headers, principal)
+            session = await self._session(headers, principal)
             if type(session) is HTTPSession:
                 session = _check_revision(session, version_header) or session
                 if type(session) is HTTPSession:
@@ -90,14 +96,15 @@ class SessionEndpoint:
             return
         await self._answer(receive, send, session, body)  # type: ignore[arg-type]
 
-    def _new_session(self, body: Body, principal: Principal | None) -> HTTPSession | Refusal:
+    async def _new_session(self, body: Body, principal: Principal | None) -> HTTPSession | Refusal:
         refused = rules.check_batch(body, None)  # initialize is never part of a batch
         if refused is not None:
             return refused
-        if self.sessions.full():
+        session = await self.sessions.create(self._serve, principal)
+        if session is None:
             message = "Service Unavailable: too many sessions"
             return rules.refusal(503, message, SERVER_ERROR)
-        return self.sessions.create(self._serve, principal)
+        return session
 
     async def _answer(self, receive: Receive, send: Send, session: HTTPSession, body: Body) -> None:
         transport = session.transport
@@ -116,8 +123,14 @@ class SessionEndpoint:
         if stream is None:
             await send_json(send, 202, b"", headers)
             return
+        request = body.request
         if body.initialize:
             stream.on_final = self._on_initialize(session, headers)
+            await self._settle_initialize(session, stream, request)
+        elif request is not None and request.method in REMEMBERED:
+            answer = await _answered(stream)
+            if answer is not None and answer.code is None:
+                await self.sessions.changed(session, request.method, request.params or {})
         streams = self._streams
         resumable = session.version in rules.RESUMABLE_VERSIONS and self._store is not None
         await respond(
@@ -138,18 +151,38 @@ class SessionEndpoint:
         def remember(answer: Outgoing) -> None:
             session.version = answer.version
             if answer.version is None:  # the handshake failed: no session, no id given out
-                self.sessions.discard(session.id)
                 session.transport.shut()
                 headers.clear()
 
         return remember
 
-    def _session(self, headers: Headers, principal: Principal | None) -> HTTPSession | Refusal:
+    async def _settle_initialize(
+        self, session: HTTPSession, stream: ResponseStream, request: Request | None
+    ) -> None:
+        """Before the answer to `initialize` leaves: the registry forgets a failed handshake
+        or keeps what a good one agreed (a shared registry writes it, so that the client's
+        next request finds the session on any worker)."""
+        answer = await _answered(stream)
+        if answer is None or session.version is None:
+            await self.sessions.discard(session.id)
+            return
+        params = request.params if request is not None and request.params is not None else {}
+        capabilities, info = params.get("capabilities"), params.get("clientInfo")
+        snapshot = SessionSnapshot(
+            session.version,
+            capabilities if type(capabilities) is dict else {},
+            info if type(info) is dict else {},
+        )
+        await self.sessions.established(session, snapshot)
+
+    async def _session(
+        self, headers: Headers, principal: Principal | None
+    ) -> HTTPSession | Refusal:
         session_id = text(headers, b"mcp-session-id")
         if session_id is None:
             return rules.session_required()
-        session = self.sessions.get(session_id)
-        if session is None or not same_principal(session.transport.principal, principal):
+        session = await self.sessions.get(session_id, principal)
+        if session is None:
             return rules.session_not_found()  # another principal's session does not exist
         return session
 
@@ -203,7 +236,7 @@ class SessionEndpoint:
         refused = rules.check_get_headers(text(headers, b"accept"))
         found: HTTPSession | Refusal | None = None
         if refused is None:
-            found = self._session(headers, principal)
+            found = await self._session(headers, principal)
             refused = found if type(found) is Refusal else None
         if refused is None:
             _, refused = rules.check_protocol_version(text(headers, b"mcp-protocol-version"))
@@ -253,7 +286,7 @@ class SessionEndpoint:
         )
 
     async def delete(self, send: Send, headers: Headers, principal: Principal | None) -> None:
-        found = self._session(headers, principal)
+        found = await self._session(headers, principal)
         if type(found) is Refusal:
             await refuse(send, found)
             return
@@ -276,6 +309,27 @@ def _check_revision(session: HTTPSession, header: str | None) -> Refusal | None:
         f"({session.version})"
     )
     return rules.refusal(400, message)
+
+
+async def _answered(stream: ResponseStream) -> Outgoing | None:
+    """The answer of a stream's request once it is there (None: the stream ended without
+    one), leaving the stream as it is for the response to send."""
+    answered: asyncio.Future[Outgoing] = asyncio.get_running_loop().create_future()
+    previous = stream.on_final
+
+    def settle(out: Outgoing) -> None:
+        if previous is not None:
+            previous(out)
+        if not answered.done():
+            answered.set_result(out)
+
+    stream.on_final = settle
+    while not answered.done() and not stream.finished:
+        if stream.items:  # messages before the answer: wait for the answer itself
+            await asyncio.wait([answered], timeout=0.05)
+        else:
+            await stream.wait()
+    return answered.result() if answered.done() else None
 
 
 def _owes_reply(item: object) -> bool:

@@ -17,26 +17,40 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections import deque
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from mcpkit.protocol import Outgoing, RequestId
 from mcpkit.protocol.http import STANDALONE_STREAM, event_id
+from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime.principal import Principal
 from mcpkit.runtime.transport import Incoming, PullTransport
 from mcpkit.transports.http.event_store import EventStore
 from mcpkit.transports.http.streams import ResponseStream
 
-Serve = Callable[[PullTransport], Coroutine[Any, Any, None]]
+
+class Serve(Protocol):
+    """Runs one session on a transport until it closes; `restored`: a session agreed earlier
+    (on another worker), served without a handshake (`Server.serve`)."""
+
+    def __call__(
+        self, transport: PullTransport, restored: SessionSnapshot | None = None, /
+    ) -> Coroutine[Any, Any, None]: ...
 
 
 class HTTPSessionTransport(PullTransport):
     """The session side of Streamable HTTP, for one MCP session (or one HTTP+SSE session).
-    `principal`: who opened the session, when the endpoint authenticates."""
+    `principal`: who opened the session, when the endpoint authenticates. `numbering`: where
+    its stream and event numbers start (a session served by several workers gives each copy
+    its own range, so ids never collide in a shared event store)."""
 
     def __init__(
-        self, session_id: str, event_store: EventStore | None, principal: Principal | None = None
+        self,
+        session_id: str,
+        event_store: EventStore | None,
+        principal: Principal | None = None,
+        numbering: int = 0,
     ) -> None:
         self.session_id = session_id
         self.event_store = event_store
@@ -46,9 +60,10 @@ class HTTPSessionTransport(PullTransport):
         self.standalone.attached = False
         self._inbox: deque[Incoming | None] = deque()
         self._reader: asyncio.Future[None] | None = None
-        self._streams = 0
-        self._events = 0
+        self._streams = numbering
+        self._events = numbering
         self._closed = False
+        self.forget_events = True  # shut() drops the session's stored events
 
     # -- fed by the app ----------------------------------------------------------------------
 
@@ -148,7 +163,7 @@ class HTTPSessionTransport(PullTransport):
             stream.end()
         self.pending.clear()
         self.standalone.end()
-        if self.event_store is not None:
+        if self.event_store is not None and self.forget_events:
             self.event_store.forget(self.session_id)
 
     async def closed_reason(self) -> str:
@@ -193,7 +208,13 @@ class SessionRegistry:
     def full(self) -> bool:
         return self.max_sessions is not None and len(self.sessions) >= self.max_sessions
 
-    def create(self, serve: Serve, principal: Principal | None = None) -> HTTPSession:
+    async def create(self, serve: Serve, principal: Principal | None = None) -> HTTPSession | None:
+        if self.full():
+            return None
+        return self.start(serve, principal)
+
+    def start(self, serve: Serve, principal: Principal | None = None) -> HTTPSession:
+        """A new session, served from now on (no cap checked)."""
         loop = asyncio.get_running_loop()
         session_id = secrets.token_urlsafe(24)  # URL-safe base64: visible ASCII only
         transport = HTTPSessionTransport(session_id, self.event_store, principal)
@@ -204,13 +225,20 @@ class SessionRegistry:
         self._start_sweeper()
         return session
 
-    def get(self, session_id: str) -> HTTPSession | None:
+    async def get(self, session_id: str, principal: Principal | None = None) -> HTTPSession | None:
         session = self.sessions.get(session_id)
-        if session is not None:
-            session.last_seen = asyncio.get_running_loop().time()
+        if session is None or not same_principal(session.transport.principal, principal):
+            return None  # another principal's session does not exist
+        session.last_seen = asyncio.get_running_loop().time()
         return session
 
-    def discard(self, session_id: str) -> None:
+    async def established(self, session: HTTPSession, snapshot: SessionSnapshot) -> None:
+        """Its `initialize` was answered: kept in this process, nothing to write."""
+
+    async def changed(self, session: HTTPSession, method: str, params: dict[str, Any]) -> None:
+        """A request that changes what the session remembers was answered: nothing to write."""
+
+    async def discard(self, session_id: str) -> None:
         self.sessions.pop(session_id, None)
 
     async def terminate(self, session_id: str) -> bool:

@@ -5,36 +5,45 @@ The app asks its `HTTPState` for both in one place (`MCPHTTPApp.__init__`) and n
 creates them, so state shared between workers is one object given to the app. `LocalState`
 keeps them in this process: a bounded `SessionRegistry` and the event store given (a bounded
 `MemoryEventStore` by default). The handshake endpoint uses a registry only through the
-methods `Sessions` names.
+methods `Sessions` names. `RedisState` (redis_state.py) shares both between workers.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
+from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime.principal import Principal
 from mcpkit.transports.http.event_store import EventStore
 from mcpkit.transports.http.sessions import HTTPSession, Serve, SessionOptions, SessionRegistry
 
 
 class Sessions(Protocol):
-    """The live handshake-era sessions, as the endpoint uses them."""
+    """The live handshake-era sessions, as the endpoint uses them. Every method may await
+    (a registry shared between workers asks Redis)."""
 
-    def __len__(self) -> int: ...
-
-    def full(self) -> bool:
-        """Whether a new session would pass the cap (its `initialize` gets 503)."""
+    def __len__(self) -> int:
+        """The sessions this process serves now."""
         ...
 
-    def create(self, serve: Serve, principal: Principal | None = None) -> HTTPSession:
-        """A new session, served by `serve` from now on."""
+    async def create(self, serve: Serve, principal: Principal | None = None) -> HTTPSession | None:
+        """A new session, served by `serve` from now on; None past the cap (503)."""
         ...
 
-    def get(self, session_id: str) -> HTTPSession | None:
-        """The session (seen now: its idle time starts again), or None."""
+    async def get(self, session_id: str, principal: Principal | None = None) -> HTTPSession | None:
+        """The session, if `principal` opened it (seen now: its idle time starts again), else
+        None. A shared registry rebuilds here a session another worker made."""
         ...
 
-    def discard(self, session_id: str) -> None:
+    async def established(self, session: HTTPSession, snapshot: SessionSnapshot) -> None:
+        """Its `initialize` was answered with `snapshot` (before the answer leaves)."""
+        ...
+
+    async def changed(self, session: HTTPSession, method: str, params: dict[str, Any]) -> None:
+        """A `REMEMBERED` request succeeded (before its answer leaves)."""
+        ...
+
+    async def discard(self, session_id: str) -> None:
         """Forget a session whose `initialize` failed (its id was never given out)."""
         ...
 
@@ -43,7 +52,7 @@ class Sessions(Protocol):
         ...
 
     async def terminate_all(self) -> None:
-        """End every session (the app stops)."""
+        """End every session this process serves (the app stops)."""
         ...
 
 
