@@ -181,7 +181,7 @@ class SessionEndpoint:
         session_id = text(headers, b"mcp-session-id")
         if session_id is None:
             return rules.session_required()
-        session = await self.sessions.get(session_id, principal)
+        session = await self.sessions.get(session_id, principal, self._serve)
         if session is None:
             return rules.session_not_found()  # another principal's session does not exist
         return session

@@ -21,8 +21,10 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from mcpkit.errors import INTERNAL_ERROR
 from mcpkit.protocol import Outgoing, RequestId
 from mcpkit.protocol.http import STANDALONE_STREAM, event_id
+from mcpkit.protocol.jsonrpc import encode_error
 from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime.principal import Principal
 from mcpkit.runtime.transport import Incoming, PullTransport
@@ -64,6 +66,9 @@ class HTTPSessionTransport(PullTransport):
         self._events = numbering
         self._closed = False
         self.forget_events = True  # shut() drops the session's stored events
+        # Set: requests of ours are refused at once with this message instead of sent (a
+        # session shared between workers cannot route their answers back yet).
+        self.refuse_requests: str | None = None
 
     # -- fed by the app ----------------------------------------------------------------------
 
@@ -127,6 +132,9 @@ class HTTPSessionTransport(PullTransport):
     def write(self, messages: list[Outgoing]) -> None:
         pending = self.pending
         for out in messages:
+            if out.id is not None and self.refuse_requests is not None:
+                self.feed(encode_error(out.id, INTERNAL_ERROR, self.refuse_requests))
+                continue
             related = out.related
             stream = pending.get(related) if related is not None else None
             if stream is None:
@@ -225,7 +233,9 @@ class SessionRegistry:
         self._start_sweeper()
         return session
 
-    async def get(self, session_id: str, principal: Principal | None = None) -> HTTPSession | None:
+    async def get(
+        self, session_id: str, principal: Principal | None = None, serve: Serve | None = None
+    ) -> HTTPSession | None:
         session = self.sessions.get(session_id)
         if session is None or not same_principal(session.transport.principal, principal):
             return None  # another principal's session does not exist

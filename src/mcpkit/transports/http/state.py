@@ -30,9 +30,12 @@ class Sessions(Protocol):
         """A new session, served by `serve` from now on; None past the cap (503)."""
         ...
 
-    async def get(self, session_id: str, principal: Principal | None = None) -> HTTPSession | None:
+    async def get(
+        self, session_id: str, principal: Principal | None = None, serve: Serve | None = None
+    ) -> HTTPSession | None:
         """The session, if `principal` opened it (seen now: its idle time starts again), else
-        None. A shared registry rebuilds here a session another worker made."""
+        None. A shared registry rebuilds here, served by `serve`, a session another worker
+        made."""
         ...
 
     async def established(self, session: HTTPSession, snapshot: SessionSnapshot) -> None:

@@ -1,0 +1,217 @@
+"""`RedisSessionStore`: handshake-era HTTP sessions as records in Redis, so that any worker
+pointing at the same Redis serves any session (`pip install 'mcpkit[redis]'`).
+
+Layout (every key under `prefix`):
+- `session:{id}`: a hash. `owner` (who opened it: "p:" + the principal's key, "" for
+  nobody), `version`, `capabilities` and `info` (the client's, as JSON), `level` (its log
+  level), one `sub:{uri}` field per resource subscription, and `gen`, a counter bumped by
+  every change so a worker knows when its cached copy went stale. It expires after the idle
+  timeout; every request refreshes that (PEXPIRE), so a session expires on every worker at
+  once, and a DELETE on one worker is seen by all.
+- `sessions`: a sorted set of session ids by when they expire: the cap counts it.
+
+Each call is one round trip (a script or a pipeline). `touch`, the one made per request on
+a worker that has the session cached, refreshes the expiry and returns `gen`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from mcpkit.protocol.snapshot import SessionSnapshot
+
+JSONObject = dict[str, Any]
+
+# KEYS: the session, the expiry index. ARGV: id, now (ms), ttl (ms, 0: none), cap (-1: none),
+# owner. 1 when reserved, 0 past the cap.
+_RESERVE = """
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[2])
+local cap = tonumber(ARGV[4])
+if cap >= 0 and redis.call('ZCARD', KEYS[2]) >= cap then return 0 end
+redis.call('HSET', KEYS[1], 'owner', ARGV[5], 'gen', 0)
+local ttl = tonumber(ARGV[3])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('ZADD', KEYS[2], tonumber(ARGV[2]) + ttl, ARGV[1])
+else
+  redis.call('ZADD', KEYS[2], '+inf', ARGV[1])
+end
+return 1
+"""
+
+# KEYS: the session, the expiry index. ARGV: id, now (ms), ttl (ms, 0: none), the owner
+# required ('*': any; a session of another owner is left untouched), then 1 to return the
+# whole record. The record (or just `gen`) after its expiry moved on; nil when there is none.
+_TOUCH = """
+local owner = redis.call('HGET', KEYS[1], 'owner')
+if not owner or (ARGV[4] ~= '*' and owner ~= ARGV[4]) then return false end
+local ttl = tonumber(ARGV[3])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('ZADD', KEYS[2], 'XX', tonumber(ARGV[2]) + ttl, ARGV[1])
+end
+if ARGV[5] == '1' then return redis.call('HGETALL', KEYS[1]) end
+return redis.call('HGET', KEYS[1], 'gen')
+"""
+
+# KEYS: the session. ARGV: n, then n field/value pairs to set, then fields to delete. The new
+# `gen`; nil when the session is gone (nothing is written: a write never revives one).
+_UPDATE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local n = tonumber(ARGV[1])
+for i = 0, n - 1 do
+  redis.call('HSET', KEYS[1], ARGV[2 + 2 * i], ARGV[3 + 2 * i])
+end
+for i = 2 + 2 * n, #ARGV do
+  redis.call('HDEL', KEYS[1], ARGV[i])
+end
+return redis.call('HINCRBY', KEYS[1], 'gen', 1)
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSession:
+    """A session as Redis holds it: its owner, its `gen`, and what it agreed (None while its
+    `initialize` is being answered)."""
+
+    owner: str
+    gen: int
+    snapshot: SessionSnapshot | None
+
+
+def owner_key(principal_key: str | None) -> str:
+    """How a session's owner is stored ("" for a session opened without authorization)."""
+    return "" if principal_key is None else "p:" + principal_key
+
+
+class RedisSessionStore:
+    """Session records in Redis (see the module docstring). `client`: a `redis.asyncio.Redis`;
+    `ttl`: the idle timeout in seconds (None: sessions never expire); `max_sessions`: the cap
+    over every worker (None: none); `clock`: epoch seconds, for the cap's expiry index.
+
+    Its methods raise what redis-py raises when Redis fails (`redis.exceptions.RedisError`).
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        prefix: str = "mcpkit:http:",
+        ttl: float | None = 1800.0,
+        max_sessions: int | None = 10_000,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._redis = client
+        self._prefix = prefix
+        self._index = prefix + "sessions"
+        self._ttl_ms = 0 if ttl is None else max(1, round(ttl * 1000))
+        self._cap = -1 if max_sessions is None else max_sessions
+        self._clock = clock
+        self._reserve = client.register_script(_RESERVE)
+        self._touch = client.register_script(_TOUCH)
+        self._update = client.register_script(_UPDATE)
+
+    def key(self, session_id: str) -> str:
+        return f"{self._prefix}session:{session_id}"
+
+    def _now_ms(self) -> int:
+        return round(self._clock() * 1000)
+
+    async def reserve(self, session_id: str, owner: str) -> bool:
+        """Keep a new session's id for `owner`; False past the cap."""
+        args = [session_id, self._now_ms(), self._ttl_ms, self._cap, owner]
+        return bool(await self._reserve(keys=[self.key(session_id), self._index], args=args))
+
+    async def touch(self, session_id: str) -> int | None:
+        """The session was used: its idle time starts again. Its `gen`, or None when it is gone
+        (deleted, expired)."""
+        args = [session_id, self._now_ms(), self._ttl_ms, "*", "0"]
+        gen = await self._touch(keys=[self.key(session_id), self._index], args=args)
+        return None if gen is None else int(gen)
+
+    async def load(self, session_id: str, owner: str) -> StoredSession | None:
+        """The session if `owner` opened it (touched, like `touch`), else None."""
+        args = [session_id, self._now_ms(), self._ttl_ms, owner, "1"]
+        flat = await self._touch(keys=[self.key(session_id), self._index], args=args)
+        if not flat:
+            return None
+        return _stored({_text(flat[i]): flat[i + 1] for i in range(0, len(flat), 2)})
+
+    async def save(self, session_id: str, snapshot: SessionSnapshot) -> int | None:
+        """What `initialize` agreed; the new `gen`, None when the session is gone."""
+        pairs = {
+            "version": snapshot.version,
+            "capabilities": orjson.dumps(snapshot.capabilities),
+            "info": orjson.dumps(snapshot.info),
+        }
+        return await self.update(session_id, pairs, ())
+
+    async def update(
+        self, session_id: str, pairs: dict[str, Any], removed: Iterable[str]
+    ) -> int | None:
+        """Set `pairs` and delete `removed` fields; the new `gen`, None when it is gone."""
+        args: list[Any] = [len(pairs)]
+        for name, value in pairs.items():
+            args += [name, value]
+        args += list(removed)
+        gen = await self._update(keys=[self.key(session_id)], args=args)
+        return None if gen is None else int(gen)
+
+    async def delete(self, session_id: str) -> None:
+        async with self._redis.pipeline(transaction=True) as pipe:  # one round trip
+            pipe.delete(self.key(session_id))
+            pipe.zrem(self._index, session_id)
+            await pipe.execute()
+
+    async def alive(self, session_ids: Sequence[str], keep: Sequence[str]) -> set[str]:
+        """Which of `session_ids` still exist, refreshing the expiry of those in `keep` (busy
+        on this worker: a request or stream is open). One round trip."""
+        if not session_ids:
+            return set()
+        now, kept = self._now_ms(), set(keep)
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for session_id in session_ids:
+                if session_id in kept:
+                    args = [session_id, now, self._ttl_ms, "*", "0"]
+                    self._touch(keys=[self.key(session_id), self._index], args=args, client=pipe)
+                else:
+                    pipe.exists(self.key(session_id))
+            answers = await pipe.execute()
+        return {
+            session_id
+            for session_id, answer in zip(session_ids, answers, strict=True)
+            if answer is not None and answer != 0
+        }
+
+
+def subscription_field(uri: str) -> str:
+    return "sub:" + uri
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _stored(fields: dict[str, Any]) -> StoredSession:
+    owner = _text(fields.get("owner", b""))
+    gen = int(fields.get("gen", 0))
+    version = fields.get("version")
+    if version is None:
+        return StoredSession(owner, gen, None)
+    level = fields.get("level")
+    subscriptions = tuple(
+        sorted(_text(name)[4:] for name in fields if _text(name).startswith("sub:"))
+    )
+    snapshot = SessionSnapshot(
+        _text(version),
+        orjson.loads(fields.get("capabilities", b"{}")),
+        orjson.loads(fields.get("info", b"{}")),
+        None if level is None else _text(level),
+        subscriptions,
+    )
+    return StoredSession(owner, gen, snapshot)
