@@ -98,6 +98,21 @@ def test_no_internal_class_is_named_like_a_public_one() -> None:
     assert lookalikes == []
 
 
+def test_no_two_classes_anywhere_share_a_name() -> None:
+    # Internal modules too (their names show in tracebacks and completion lists): a second
+    # class under a taken name is renamed, made private (`_Name`), or allowed with a reason.
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for cls in _every_class():
+        if not cls.__name__.startswith("_"):
+            by_name[cls.__name__].append(_qualified(cls))
+    shared = {
+        name: sorted(found)
+        for name, found in by_name.items()
+        if len([each for each in found if each not in ALLOWED]) > 1
+    }
+    assert shared == {}
+
+
 def test_the_allow_list_is_current() -> None:
     public = _public_classes()
     classes = {_qualified(cls): cls for cls in _every_class()}

@@ -95,8 +95,8 @@ class RunningTask(Protocol):
         ...
 
 
-class TaskSwitch(Protocol):
-    """What lets an inline call become a task (`server.tasks.TaskSwitch`)."""
+class TaskSwitchLike(Protocol):
+    """What lets an inline call become a task: `server.tasks.TaskSwitch`, seen from here."""
 
     @property
     def future(self) -> asyncio.Future[JSONObject]: ...
@@ -125,7 +125,7 @@ class Context:
         # The task this handler runs in (see `server.tasks`), and, for an inline call that
         # may become one, the future that answers the request with the task.
         self.task: RunningTask | None = None
-        self.task_switch: TaskSwitch | None = None
+        self.task_switch: TaskSwitchLike | None = None
 
     # -- facts -----------------------------------------------------------------------------
 

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
 from mcpkit.auth.server.asgi import (
+    HTTPRequest,
+    HTTPResponse,
     OAuthErrorResponse,
     Receive,
-    Request,
-    Response,
     Send,
     error_response,
     json_response,
@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # the resource side is imported when `bearer_auth` is called
 ASGIApp = Callable[[dict[str, Any], Receive, Send], Awaitable[None]]
 
 logger = logging.getLogger("mcpkit.auth.server")
-Handler = Callable[[Request], Awaitable[Response]]
+Handler = Callable[[HTTPRequest], Awaitable[HTTPResponse]]
 PURGE_EVERY = 60.0
 _CORS = [
     (b"access-control-allow-origin", b"*"),
@@ -176,13 +176,13 @@ class AuthorizationServer:
 
     async def _respond(
         self, route: Route | None, scope: dict[str, Any], receive: Receive
-    ) -> Response:
+    ) -> HTTPResponse:
         method = scope["method"]
         if route is None:
             return json_response(404, {"error": "not_found"})
         if method == "OPTIONS" and route.cors:
             allow = ", ".join((*route.methods, "OPTIONS")).encode()
-            return Response(204, b"", [*_CORS[1:], (b"access-control-allow-methods", allow)])
+            return HTTPResponse(204, b"", [*_CORS[1:], (b"access-control-allow-methods", allow)])
         if method not in route.methods:
             allow = ", ".join(route.methods).encode()
             error = OAuthErrorResponse("invalid_request", f"method {method} not allowed", 405)
@@ -196,10 +196,10 @@ class AuthorizationServer:
             logger.exception("authorization server: unexpected failure on %s", scope["path"])
             return error_response(OAuthErrorResponse("server_error", "internal error", 500))
 
-    async def _metadata(self, request: Request) -> Response:
+    async def _metadata(self, request: HTTPRequest) -> HTTPResponse:
         return json_response(200, self._metadata_document, _PUBLIC_CACHE)
 
-    async def _jwks(self, request: Request) -> Response:
+    async def _jwks(self, request: HTTPRequest) -> HTTPResponse:
         return json_response(200, await self.keys.jwks(), _PUBLIC_CACHE)
 
     def _purge_now_and_then(self) -> None:
@@ -253,7 +253,7 @@ class _Mounted:
         return forward
 
 
-def _with(response: Response, header: tuple[bytes, bytes]) -> Response:
+def _with(response: HTTPResponse, header: tuple[bytes, bytes]) -> HTTPResponse:
     response.headers = [*response.headers, header]
     return response
 

@@ -1,7 +1,7 @@
 """The small HTTP layer the endpoints share: read a request, write a response, refuse.
 
-A `Request` is read whole (bodies are small here, and cut off at a limit); endpoints return a
-`Response`. OAuth failures are raised as `OAuthErrorResponse` with the RFC 6749 `error`
+A `HTTPRequest` is read whole (bodies are small here, and cut off at a limit); endpoints return a
+`HTTPResponse`. OAuth failures are raised as `OAuthErrorResponse` with the RFC 6749 `error`
 code, a short description that never carries a secret, and the status; `error_response`
 renders it as the JSON body RFC 6749 section 5.2 specifies. Form and query parameters are
 parsed strictly: a parameter given twice is refused (RFC 6749 section 3.1), an empty one
@@ -45,7 +45,7 @@ class BodyTooLarge(OAuthErrorResponse):
 
 
 @dataclass(frozen=True)
-class Request:
+class HTTPRequest:
     method: str
     path: str
     query: bytes
@@ -111,7 +111,7 @@ class Params:
 
 
 @dataclass
-class Response:
+class HTTPResponse:
     status: int
     body: bytes = b""
     headers: Headers = field(default_factory=list)
@@ -122,22 +122,22 @@ class Response:
         await send({"type": "http.response.body", "body": self.body})
 
 
-def json_response(status: int, document: Any, headers: Headers | None = None) -> Response:
+def json_response(status: int, document: Any, headers: Headers | None = None) -> HTTPResponse:
     body = json.dumps(document, separators=(",", ":")).encode()
-    return Response(status, body, [(b"content-type", b"application/json"), *(headers or [])])
+    return HTTPResponse(status, body, [(b"content-type", b"application/json"), *(headers or [])])
 
 
-def error_response(error: OAuthErrorResponse) -> Response:
+def error_response(error: OAuthErrorResponse) -> HTTPResponse:
     """The RFC 6749 section 5.2 JSON error; never cached."""
     document = {"error": error.error, "error_description": error.description}
     return json_response(error.status, document, [*NO_STORE, *error.headers])
 
 
-def redirect(location: str, status: int = 302) -> Response:
-    return Response(status, b"", [(b"location", location.encode()), *NO_STORE])
+def redirect(location: str, status: int = 302) -> HTTPResponse:
+    return HTTPResponse(status, b"", [(b"location", location.encode()), *NO_STORE])
 
 
-async def read_request(scope: dict[str, Any], receive: Receive, limit: int) -> Request:
+async def read_request(scope: dict[str, Any], receive: Receive, limit: int) -> HTTPRequest:
     """The request of `scope`, its body read whole. Raises BodyTooLarge past `limit` bytes
     (announced by Content-Length, or counted as it arrives)."""
     headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
@@ -156,7 +156,7 @@ async def read_request(scope: dict[str, Any], receive: Receive, limit: int) -> R
             if not message.get("more_body"):
                 break
     client, server = scope.get("client"), scope.get("server")
-    return Request(
+    return HTTPRequest(
         method=scope["method"],
         path=scope["path"],
         query=scope.get("query_string", b""),

@@ -20,7 +20,14 @@ import secrets
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from mcpkit.auth.server.asgi import Headers, OAuthErrorResponse, Params, Request, Response, redirect
+from mcpkit.auth.server.asgi import (
+    Headers,
+    HTTPRequest,
+    HTTPResponse,
+    OAuthErrorResponse,
+    Params,
+    redirect,
+)
 from mcpkit.auth.server.clients import ClientDirectory, OAuthClient
 from mcpkit.auth.server.consent import (
     FORM_LIFETIME,
@@ -96,7 +103,7 @@ class AuthorizeEndpoint:
         self._path = urlsplit(options.endpoint("authorize")).path
         self._origin = _origin(options.issuer)
 
-    async def handle(self, request: Request) -> Response:
+    async def handle(self, request: HTTPRequest) -> HTTPResponse:
         try:
             if request.method == "POST":
                 return await self._answer(request)
@@ -107,7 +114,7 @@ class AuthorizeEndpoint:
             status = 303 if request.method == "POST" else 302
             return back.response(self._options.issuer, status)
 
-    async def _ask(self, request: Request) -> Response:
+    async def _ask(self, request: HTTPRequest) -> HTTPResponse:
         try:
             params = request.query_params()
         except OAuthErrorResponse as exc:
@@ -118,7 +125,7 @@ class AuthorizeEndpoint:
         subject = await self._authenticate(LoginAttempt(request.headers))
         return await self._page(request, authorization, subject)
 
-    async def _answer(self, request: Request) -> Response:
+    async def _answer(self, request: HTTPRequest) -> HTTPResponse:
         try:
             form = request.form()
             fields = {name: form.get(name) for name in REQUEST_FIELDS}
@@ -226,7 +233,9 @@ class AuthorizeEndpoint:
             fields,
         )
 
-    async def _approve(self, authorization: Authorization, subject: str, status: int) -> Response:
+    async def _approve(
+        self, authorization: Authorization, subject: str, status: int
+    ) -> HTTPResponse:
         code = secrets.token_urlsafe(32)
         record = CodeRecord(
             code_hash=digest(code),
@@ -246,13 +255,13 @@ class AuthorizeEndpoint:
 
     def _refuse(
         self, authorization: Authorization, error: OAuthErrorResponse, status: int
-    ) -> Response:
+    ) -> HTTPResponse:
         return _Redirect(error, authorization.redirect_uri, authorization.state).response(
             self._options.issuer, status
         )
 
     async def _sign_in(
-        self, request: Request, username: str | None, password: str | None
+        self, request: HTTPRequest, username: str | None, password: str | None
     ) -> str | None:
         """Who signs in with the form. Raises PageError (429) after too many failed
         attempts for this username or from this address: then even the right password
@@ -282,11 +291,11 @@ class AuthorizeEndpoint:
 
     async def _page(
         self,
-        request: Request,
+        request: HTTPRequest,
         authorization: Authorization,
         subject: str | None,
         message: str | None = None,
-    ) -> Response:
+    ) -> HTTPResponse:
         guard = await self._guard()
         cookie = guard.cookie(request.headers) or guard.new_cookie()
         now = self._options.clock()
@@ -306,7 +315,7 @@ class AuthorizeEndpoint:
             message=message,
         )
         headers = [*page_headers(_origin(authorization.redirect_uri)), guard.set_cookie(cookie)]
-        return Response(200, render_consent(view), headers)
+        return HTTPResponse(200, render_consent(view), headers)
 
     async def _guard(self) -> CSRFGuard:
         if self._csrf is None:
@@ -324,7 +333,7 @@ class _Redirect(MCPError):
         self.redirect_uri = redirect_uri
         self.state = state
 
-    def response(self, issuer: str, status: int = 302) -> Response:
+    def response(self, issuer: str, status: int = 302) -> HTTPResponse:
         answer = {
             "error": self.error.error,
             "error_description": self.error.description,
@@ -344,7 +353,7 @@ def _redirect_uri(client: OAuthClient, asked: str | None) -> str:
     return asked
 
 
-def _local(request: Request) -> bool:
+def _local(request: HTTPRequest) -> bool:
     return bool(request.server_host and is_loopback(request.server_host)) and bool(
         request.client_host and is_loopback(request.client_host)
     )

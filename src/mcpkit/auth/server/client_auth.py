@@ -22,7 +22,7 @@ from urllib.parse import unquote_plus
 
 from mcpkit._extras import optional_dependency
 from mcpkit.auth.jws import MalformedJWS, parse
-from mcpkit.auth.server.asgi import OAuthErrorResponse, Params, Request
+from mcpkit.auth.server.asgi import HTTPRequest, OAuthErrorResponse, Params
 from mcpkit.auth.server.clients import ClientDirectory, OAuthClient
 from mcpkit.auth.server.fetch import FetchRefused, GuardedFetcher
 from mcpkit.auth.server.limits import Limiter
@@ -53,7 +53,9 @@ class ClientAuthenticator:
         self._limiter = limiter
         self._jwks: dict[str, tuple[Any, float]] = {}
 
-    async def authenticate(self, request: Request, params: Params, endpoint: str) -> OAuthClient:
+    async def authenticate(
+        self, request: HTTPRequest, params: Params, endpoint: str
+    ) -> OAuthClient:
         """The client that sent `request` to `endpoint` (its absolute URL), authenticated.
         Raises OAuthErrorResponse: invalid_request for conflicting credentials, invalid_client
         (401) when authentication fails, RateLimited (429) after too many failures from
@@ -70,7 +72,9 @@ class ClientAuthenticator:
                 limiter.spend(_FAILURES, claimed, limits.failed_client_auth_per_client)
             raise
 
-    async def _authenticate(self, request: Request, params: Params, endpoint: str) -> OAuthClient:
+    async def _authenticate(
+        self, request: HTTPRequest, params: Params, endpoint: str
+    ) -> OAuthClient:
         basic = _basic_credentials(request.header("authorization"))
         secret = params.get("client_secret")
         assertion = params.get("client_assertion")
@@ -176,7 +180,7 @@ def _basic_credentials(header: str | None) -> tuple[str, str] | None:
     return unquote_plus(client_id), unquote_plus(secret)
 
 
-def _claimed_client(request: Request, params: Params) -> str | None:
+def _claimed_client(request: HTTPRequest, params: Params) -> str | None:
     """The client id a request names (to count its failures), without checking anything."""
     try:
         basic = _basic_credentials(request.header("authorization"))

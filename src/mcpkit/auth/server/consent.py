@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from html import escape
 
-from mcpkit.auth.server.asgi import NO_STORE, Headers, Response
+from mcpkit.auth.server.asgi import NO_STORE, Headers, HTTPResponse
 
 FORM_LIFETIME = 600.0
 
@@ -131,8 +131,8 @@ def render_error(error: str, description: str) -> bytes:
     return _document("Authorization error", body)
 
 
-def error_page(error: str, description: str, status: int = 400) -> Response:
-    return Response(status, render_error(error, description), page_headers())
+def error_page(error: str, description: str, status: int = 400) -> HTTPResponse:
+    return HTTPResponse(status, render_error(error, description), page_headers())
 
 
 def fields_digest(fields: Mapping[str, str]) -> str:

@@ -20,10 +20,10 @@ from __future__ import annotations
 from mcpkit.auth import pkce
 from mcpkit.auth.server.asgi import (
     NO_STORE,
+    HTTPRequest,
+    HTTPResponse,
     OAuthErrorResponse,
     Params,
-    Request,
-    Response,
     json_response,
 )
 from mcpkit.auth.server.client_auth import ClientAuthenticator
@@ -47,7 +47,7 @@ class TokenEndpoint:
         self._authenticator = authenticator
         self._minter = minter
 
-    async def handle(self, request: Request) -> Response:
+    async def handle(self, request: HTTPRequest) -> HTTPResponse:
         """Raises OAuthErrorResponse for every refusal (rendered by the app as RFC 6749 JSON)."""
         params = request.form()
         grant_type = params.require("grant_type")

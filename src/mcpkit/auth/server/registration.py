@@ -14,7 +14,13 @@ import hmac
 import secrets
 from typing import Any
 
-from mcpkit.auth.server.asgi import NO_STORE, OAuthErrorResponse, Request, Response, json_response
+from mcpkit.auth.server.asgi import (
+    NO_STORE,
+    HTTPRequest,
+    HTTPResponse,
+    OAuthErrorResponse,
+    json_response,
+)
 from mcpkit.auth.server.clients import ClientDirectory, MetadataError, check_metadata
 from mcpkit.auth.server.issuing import new_id
 from mcpkit.auth.server.limits import Limiter
@@ -33,7 +39,7 @@ class RegistrationEndpoint:
         self._directory = directory
         self._limiter = limiter
 
-    async def handle(self, request: Request) -> Response:
+    async def handle(self, request: HTTPRequest) -> HTTPResponse:
         """Raises OAuthErrorResponse for every refusal (RateLimited past the registrations an
         address may make)."""
         rate = self._options.rate_limits.registrations_per_address

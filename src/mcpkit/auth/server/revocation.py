@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcpkit.auth.errors import InvalidToken
-from mcpkit.auth.server.asgi import NO_STORE, Request, Response, json_response
+from mcpkit.auth.server.asgi import NO_STORE, HTTPRequest, HTTPResponse, json_response
 from mcpkit.auth.server.client_auth import ClientAuthenticator
 from mcpkit.auth.server.issuing import TokenMinter, grant_of
 from mcpkit.auth.server.keys import KeyRing
@@ -43,7 +43,7 @@ class TokenRegistry:
         self._keys = keys
         self._minter = minter
 
-    async def revoke(self, request: Request) -> Response:
+    async def revoke(self, request: HTTPRequest) -> HTTPResponse:
         """Raises OAuthErrorResponse (invalid_request, invalid_client)."""
         params = request.form()
         endpoint = self._options.endpoint("revoke")
@@ -57,9 +57,9 @@ class TokenRegistry:
             claims = await self._access_claims(token)
             if claims is not None and claims["client_id"] == client.client_id:
                 await self._store.revoke(claims["jti"], float(claims["exp"]))
-        return Response(200, b"", [*NO_STORE])
+        return HTTPResponse(200, b"", [*NO_STORE])
 
-    async def introspect(self, request: Request) -> Response:
+    async def introspect(self, request: HTTPRequest) -> HTTPResponse:
         """Raises OAuthErrorResponse (invalid_request, invalid_client)."""
         params = request.form()
         endpoint = self._options.endpoint("introspect")
