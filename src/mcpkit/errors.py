@@ -23,6 +23,13 @@ Which exception means what:
   it had already given).
 - `MissingExtra`: an optional dependency is not installed; the message names the extra to
   install. Also an `ImportError`.
+
+The other layers define their errors beside the code that raises them (`OAuthError` in
+`mcpkit.auth.client`, `ServerUnavailable` in `mcpkit.host`, `StoreUnavailable` in
+`mcpkit.stores`, ...), every one under `MCPError`, keeping a builtin base (ValueError,
+LookupError) where callers caught that before; a dependency's exceptions (httpx, redis, PyJWT,
+the LLM SDKs) are mapped to ours where mcpkit calls it. tests/test_exception_tree.py holds
+every module to this.
 """
 
 from __future__ import annotations
