@@ -1,6 +1,6 @@
 """The `mcpkit` command: run a server, or talk to one from the shell.
 
-    mcpkit run app.py[:server] [--transport http --host H --port P]
+    mcpkit run app.py[:server] [--transport http --host H --port P [--redis URL] [--workers N]]
     mcpkit list TARGET [--resources --templates --prompts]
     mcpkit call TARGET TOOL key=value ...        values parse as JSON where they can
     mcpkit read TARGET URI
@@ -50,6 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--transport", default="stdio", choices=["stdio", "http"])
     run.add_argument("--host", default="127.0.0.1", help="HTTP: address to bind")
     run.add_argument("--port", type=int, default=8000, help="HTTP: port to bind")
+    run.add_argument(
+        "--redis", metavar="URL", help="HTTP: share sessions and stream events through Redis"
+    )
+    run.add_argument(
+        "--workers", type=int, default=1, help="HTTP: worker processes on the port (needs --redis)"
+    )
 
     def talking(
         name: str, help_text: str, action: list[str] | None = None
@@ -153,7 +159,7 @@ def _dispatch(args: Any, run_command: Callable[[Any], Coroutine[Any, Any, int]])
 
         server = load_server(args.app)
         if args.transport == "http":
-            server.run("http", host=args.host, port=args.port)
+            _run_http(server, args)
         else:
             server.run()
         return 0
@@ -170,6 +176,32 @@ def _dispatch(args: Any, run_command: Callable[[Any], Coroutine[Any, Any, int]])
 
         return asyncio.run(auth.login(args)) if args.command == "login" else auth.logout(args)
     return asyncio.run(run_command(args))
+
+
+def _run_http(server: Any, args: Any) -> None:
+    """One process, or `--workers N` sharing sessions through `--redis` (cli/workers.py).
+    Raises UsageError for workers without Redis."""
+    from mcpkit.cli.loading import UsageError
+
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    if args.workers > 1:
+        if args.redis is None:
+            raise UsageError(
+                "--workers needs --redis URL: workers share sessions and stream events there"
+            )
+        from mcpkit.cli import workers
+
+        workers.serve(
+            args.app, host=args.host, port=args.port, redis=args.redis, workers=args.workers
+        )
+        return
+    if args.redis is not None:
+        from mcpkit.transports.http.redis_state import RedisState
+
+        server.run("http", host=args.host, port=args.port, state=RedisState(args.redis))
+        return
+    server.run("http", host=args.host, port=args.port)
 
 
 def _stdout_gone() -> bool:

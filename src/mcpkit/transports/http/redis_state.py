@@ -227,8 +227,13 @@ class RedisSessions:
             copy.gen = gen
 
     def _retire(self, session_id: str) -> None:
-        """A stale copy: out of the table now, ended once its open requests are answered."""
+        """A stale copy: out of the table now, ended once its open requests are answered. Its
+        GET stream ends now: the client comes back (GET, Last-Event-ID) to the fresh copy,
+        which sends what the client now wants (a new subscription's updates)."""
         copy = self.copies.pop(session_id)
+        standalone = copy.session.transport.standalone
+        if standalone.attached:
+            standalone.end()
         if copy.session.transport.busy():
             self._retired.append(copy.session)
         else:

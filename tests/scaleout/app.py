@@ -1,0 +1,68 @@
+"""The server every scale-out test runs on each worker: tools that say which worker answered,
+stream progress, log, change a resource and ask the client something."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from mcpkit import Context, Server
+
+server = Server("scaleout")
+
+
+@server.tool()
+def which_worker() -> str:
+    """This worker's process id."""
+    return str(os.getpid())
+
+
+@server.tool()
+async def steps(ctx: Context, count: int = 3, pause: float = 0.0) -> str:
+    """Report `count` progress steps, `pause` s apart, then name the worker."""
+    for step in range(1, count + 1):
+        await ctx.report_progress(step, count, f"step {step}")
+        if pause:
+            await asyncio.sleep(pause)
+    return f"{count} steps on {os.getpid()}"
+
+
+@server.tool()
+async def chatter(ctx: Context) -> str:
+    """A debug and a warning log message (the client's level decides which it gets)."""
+    await ctx.debug("a debug line")
+    await ctx.warning("a warning line")
+    return str(os.getpid())
+
+
+@server.tool()
+def touch(uri: str) -> int:
+    """Say `uri` changed; how many sessions of this worker were told."""
+    return server.resources.notify_updated(uri)
+
+
+@server.tool()
+async def ask(ctx: Context) -> str:
+    """Ask the client to sample (a server-to-client request)."""
+    result = await ctx.sample("hello?", max_tokens=5)
+    return str(result)
+
+
+@server.resource("data://note")
+def note() -> str:
+    return "a note"
+
+
+if __name__ == "__main__":  # python app.py PORT REDIS PREFIX IDLE_TIMEOUT MAX_SESSIONS
+    import sys
+
+    from mcpkit.transports.http.redis_state import RedisState
+
+    port, url, prefix, idle, cap = sys.argv[1:6]
+    server.run(
+        "http",
+        port=int(port),
+        state=RedisState(url, prefix=prefix),
+        idle_timeout=float(idle),
+        max_sessions=int(cap),
+    )
