@@ -112,7 +112,7 @@ def text_of(result: Any) -> str:
     return "".join(getattr(block, "text", "") for block in result.content)
 
 
-@pytest.mark.parametrize("mode", ["handshake", "2026-07-28"])
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])  # the official client's modes
 async def test_the_official_oauth_client_logs_in_and_calls_tools(example: str, mode: str) -> None:
     storage = Storage()
     landed: list[dict[str, str]] = []

@@ -83,7 +83,7 @@ def text_of(result: Any) -> str:
     return "".join(getattr(block, "text", "") for block in result.content)
 
 
-@pytest.mark.parametrize("mode", ["handshake", "2026-07-28"])
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])  # the official client's modes
 async def test_the_official_client_steps_up_with_the_persons_consent(mode: str) -> None:
     port = unused_port()
     authorization = AuthorizationServer(options(port, dev_approve=False))
