@@ -11,10 +11,13 @@ era" would be read as that. "per-request" is what the protocol core calls it too
 (`protocol.eras.PerRequestEra`).
 
 The names replace "legacy" and "modern" (which said only how old an era is, and "legacy" also
-named the 2024-11-05 HTTP+SSE transport). For one release the old names still work, each with
-a DeprecationWarning: as a client mode (`mode="legacy"`), as `mcpkit.testing.connect`'s `era=`,
-and in comparisons (`client.era == "modern"` is True for `Era.PER_REQUEST`). `Era` is a `str`
-enum, so `client.era == "per-request"` and printing it show the new value.
+named the 2024-11-05 HTTP+SSE transport, now `http_app(http_sse=True)`). For one release the
+old spellings still work, each with a DeprecationWarning at the user's line: a client mode
+(`mode="legacy"`), `mcpkit.testing.connect(era="legacy")`, comparisons (`client.era ==
+"modern"` is True for `Era.PER_REQUEST`), `ctx.modern`, `mcpkit.types.MODERN_VERSIONS`,
+`Connection.modern` / `use_modern`, the module `mcpkit.protocol.modern` and
+`http_app(legacy_sse=...)`. `Era` is a `str` enum, so `client.era == "per-request"` holds and
+printing it shows the new value.
 """
 
 from __future__ import annotations
