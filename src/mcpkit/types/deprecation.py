@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from typing import Any
+from typing import Any, Protocol
 
 __all__ = ["DictReads", "warn_deprecated"]
 
@@ -32,22 +32,28 @@ def warn_deprecated(message: str) -> None:
     warnings.warn(message, DeprecationWarning, stacklevel=level)
 
 
+class _Wire(Protocol):
+    """What `DictReads` is mixed into: a model with its wire form (`MCPModel`)."""
+
+    def to_wire(self) -> dict[str, Any]: ...
+
+
 class DictReads:
     """Deprecated dict-style reads of a model (its wire form's keys), for one release."""
 
     __slots__ = ()
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self: _Wire, key: str) -> Any:
         _warn(self, key)
-        return self.to_wire()[key]  # type: ignore[attr-defined]
+        return self.to_wire()[key]
 
-    def get(self, key: str, default: Any = None) -> Any:
+    def get(self: _Wire, key: str, default: Any = None) -> Any:
         _warn(self, key)
-        return self.to_wire().get(key, default)  # type: ignore[attr-defined]
+        return self.to_wire().get(key, default)
 
-    def __contains__(self, key: object) -> bool:
+    def __contains__(self: _Wire, key: object) -> bool:
         _warn(self, str(key))
-        return key in self.to_wire()  # type: ignore[attr-defined]
+        return key in self.to_wire()
 
 
 def _warn(model: object, key: str) -> None:
