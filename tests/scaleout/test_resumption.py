@@ -1,0 +1,103 @@
+"""A dropped SSE stream resumed on the other worker: the events live in Redis, so a GET with
+`Last-Event-ID` through haproxy gets, on a worker that never saw the request, every event
+that followed, exactly once and in order."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+import redis.asyncio
+
+from tests.scaleout.conftest import Cluster
+
+VERSION = "2025-11-25"
+ACCEPT = "application/json, text/event-stream"
+
+
+def events(text: str) -> list[tuple[str | None, dict[str, Any] | None]]:
+    """(id, JSON data) of each SSE event in `text` (data None: a priming event)."""
+    found = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+        if "id" in fields or "data" in fields:
+            data = fields.get("data")
+            found.append((fields.get("id"), json.loads(data) if data else None))
+    return found
+
+
+async def open_session(http: httpx.AsyncClient, url: str) -> dict[str, str]:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t"}},
+    }
+    answer = await http.post(url, json=init, headers={"accept": ACCEPT})
+    headers = {
+        "accept": ACCEPT,
+        "mcp-session-id": answer.headers["mcp-session-id"],
+        "mcp-protocol-version": VERSION,
+    }
+    done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert (await http.post(url, json=done, headers=headers)).status_code == 202
+    return headers
+
+
+async def stored_answer(redis_url: str, session_id: str, request_id: int) -> None:
+    """Until the request's answer is in the session's stored events (bounded)."""
+    client = redis.asyncio.Redis.from_url(redis_url)
+    try:
+        for _ in range(500):
+            entries = await client.xrange(f"mcpkit:http:events:{session_id}")
+            if any(b'"id":%d,"result"' % request_id in e[b"d"] for _, e in entries):
+                return
+            await asyncio.sleep(0.02)
+        raise AssertionError("the answer never reached Redis")
+    finally:
+        await client.aclose()
+
+
+async def test_a_dropped_post_stream_resumes_on_the_other_worker(cluster: Cluster) -> None:
+    async with httpx.AsyncClient(timeout=10) as http:
+        headers = await open_session(http, cluster.url)
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {
+                "name": "steps",
+                "arguments": {"count": 4, "pause": 0.2},
+                "_meta": {"progressToken": "p"},
+            },
+        }
+        seen: list[tuple[str | None, dict[str, Any] | None]] = []
+        async with http.stream("POST", cluster.url, json=call, headers=headers) as response:
+            producer = response.headers["x-worker"]
+            buffer = ""
+            async for chunk in response.aiter_text():
+                buffer += chunk
+                seen = events(buffer)
+                if any(data is not None for _, data in seen):
+                    break  # the first progress event: drop the stream here
+        [first] = [data for _, data in seen if data is not None]
+        assert first["params"]["progress"] == 1
+        last_id = seen[-1][0]
+        assert last_id is not None
+
+        await stored_answer(cluster.redis, headers["mcp-session-id"], 2)
+        resume = dict(headers, **{"last-event-id": last_id})
+        for _ in range(4):  # round robin: at most a few tries land on the other worker
+            replayed = await http.get(cluster.url, headers=resume)
+            if replayed.headers["x-worker"] != producer:
+                break
+        assert replayed.status_code == 200 and replayed.headers["x-worker"] != producer
+
+    rest = events(replayed.text)
+    ids = [eid for eid, _ in rest if eid is not None]
+    assert len(ids) == len(set(ids)) and not set(ids) & {eid for eid, _ in seen}
+    messages = [data for _, data in rest if data is not None]
+    assert [m["params"]["progress"] for m in messages[:-1]] == [2, 3, 4]  # once, in order
+    assert messages[-1]["id"] == 2 and "4 steps on" in messages[-1]["result"]["content"][0]["text"]
