@@ -13,53 +13,25 @@ needs pydantic, which a server that never asks does not load).
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, TypeVar
 
 from mcpkit.errors import InvalidResult
 from mcpkit.types import CreateMessageResult, ElicitResult, ListRootsResult, MCPModel, Root
+from mcpkit.types.deprecation import DictReads
 
 JSONObject = dict[str, Any]
 M = TypeVar("M", bound=MCPModel)
 
 
-class _DictReads:
-    """Deprecated dict-style reads of a model: the wire form's keys, as before."""
-
-    __slots__ = ()
-
-    def __getitem__(self, key: str) -> Any:
-        _warn(key)
-        return self.to_wire()[key]  # type: ignore[attr-defined]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        _warn(key)
-        return self.to_wire().get(key, default)  # type: ignore[attr-defined]
-
-    def __contains__(self, key: object) -> bool:
-        _warn(str(key))
-        return key in self.to_wire()  # type: ignore[attr-defined]
-
-
-def _warn(key: str) -> None:
-    warnings.warn(
-        f"reading an answer as a dict ([{key!r}]) is deprecated: it is a model from "
-        "mcpkit.types; read its attribute (snake_case: result.stop_reason, root.uri) or "
-        "call .to_wire() for the wire dict",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-
-
-class Sampled(_DictReads, CreateMessageResult):
+class Sampled(DictReads, CreateMessageResult):
     """A `CreateMessageResult` (see the module docstring for the deprecated dict reads)."""
 
 
-class ListedRoot(_DictReads, Root):
+class ListedRoot(DictReads, Root):
     """A `Root` (see the module docstring for the deprecated dict reads)."""
 
 
-class ElicitedURL(_DictReads, ElicitResult):
+class ElicitedURL(DictReads, ElicitResult):
     """An `ElicitResult` (see the module docstring for the deprecated dict reads)."""
 
 

@@ -61,6 +61,6 @@ def _warn(model: object, key: str) -> None:
     kind = mro[mro.index(DictReads) + 1].__name__  # the model it stands for
     warn_deprecated(
         f"reading a result as a dict ([{key!r}]) is deprecated: it is a mcpkit.types.{kind}; "
-        "read its attributes (snake_case: result.content, result.structured_content) or call "
+        "read its attributes (snake_case: .structured_content, .stop_reason, .uri) or call "
         ".to_wire() for the wire dict"
     )
