@@ -140,7 +140,9 @@ from mcpkit import Client, Server
 from mcpkit.auth.client import OAuth
 from mcpkit.auth.server import AuthorizationServer
 from mcpkit.client import HTTPOptions
-from mcpkit.host import Host
+from mcpkit.client import HTTPOptons  # wrong
+from mcpkit.errors import ProtocolErrr  # wrong
+from mcpkit.host import Host, ServerStat  # wrong
 from mcpkit.testing import connect
 
 

@@ -243,15 +243,18 @@ class MissingExtra(MCPError, ImportError):
         self.extra = extra
 
 
-def __getattr__(name: str) -> type[MCPError]:
-    # `RequestCancelled` was an exception nothing raised, named like the protocol's event.
-    if name == "RequestCancelled":
-        from mcpkit.types.deprecation import warn_deprecated
+# Hidden from type checkers: a typo in `from mcpkit.errors import ...` stays an error there.
+if not TYPE_CHECKING:
 
-        warn_deprecated(
-            "mcpkit.errors.RequestCancelled is deprecated and never raised: a cancelled "
-            "request's handler sees asyncio.CancelledError; mcpkit.protocol.RequestCancelled is "
-            "the event"
-        )
-        return _RequestCancelled
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    def __getattr__(name: str) -> type[MCPError]:
+        # `RequestCancelled` was an exception nothing raised, named like the protocol's event.
+        if name == "RequestCancelled":
+            from mcpkit.types.deprecation import warn_deprecated
+
+            warn_deprecated(
+                "mcpkit.errors.RequestCancelled is deprecated and never raised: a cancelled "
+                "request's handler sees asyncio.CancelledError; mcpkit.protocol.RequestCancelled"
+                " is the event"
+            )
+            return _RequestCancelled
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

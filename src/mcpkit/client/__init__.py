@@ -7,7 +7,7 @@ the protocol era is chosen (2026-07-28 or the initialize handshake), `mcpkit.cli
 input_required rounds and `mcpkit.client.listen` for `client.listen(...)`.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpkit._renamed import renamed
 from mcpkit.client._targets import HTTPAuth, HTTPOptions, InProcessServer, Target
@@ -41,6 +41,9 @@ __all__ = [
 # Old spellings, answered for one release with a DeprecationWarning (issue 23).
 _RENAMED = {"HttpOptions": "HTTPOptions"}
 
+# Hidden from type checkers: a typo in `from ... import` stays an error there, and so does
+# an old spelling (it works at run time, with its warning).
+if not TYPE_CHECKING:
 
-def __getattr__(name: str) -> Any:
-    return globals()[renamed(__name__, name, _RENAMED)]
+    def __getattr__(name: str) -> Any:
+        return globals()[renamed(__name__, name, _RENAMED)]

@@ -8,7 +8,7 @@ request and elicitation (`ConsentPolicy`), servers' sampling served by the host'
 `mcpkit.host.providers`. docs/host.md shows an agent in 30 lines.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpkit._renamed import renamed
 from mcpkit.host.agent import Agent, AgentEvent, AgentOptions, StepLimitReached
@@ -72,6 +72,9 @@ __all__ = [
 # named mcpkit.protocol's connection state.
 _RENAMED = {"State": "ServerState"}
 
+# Hidden from type checkers: a typo in `from ... import` stays an error there, and so does
+# an old spelling (it works at run time, with its warning).
+if not TYPE_CHECKING:
 
-def __getattr__(name: str) -> Any:
-    return globals()[renamed(__name__, name, _RENAMED)]
+    def __getattr__(name: str) -> Any:
+        return globals()[renamed(__name__, name, _RENAMED)]

@@ -14,7 +14,7 @@ response), `token_endpoint` (client authentication and grants), `approval` and `
 `records`, `config`, `errors`.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpkit._renamed import renamed
 from mcpkit.auth.client.approval import Approver, Browser, Callback, Headless
@@ -47,6 +47,9 @@ __all__ = [
 # classes of other packages (mcpkit.auth.server's store, mcpkit.host's consent answer).
 _RENAMED = {"MemoryStore": "MemoryTokenStore", "Approval": "Approver"}
 
+# Hidden from type checkers: a typo in `from ... import` stays an error there, and so does
+# an old spelling (it works at run time, with its warning).
+if not TYPE_CHECKING:
 
-def __getattr__(name: str) -> Any:
-    return globals()[renamed(__name__, name, _RENAMED)]
+    def __getattr__(name: str) -> Any:
+        return globals()[renamed(__name__, name, _RENAMED)]
