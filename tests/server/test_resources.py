@@ -433,8 +433,8 @@ async def test_context_parameter_and_reading_own_resources_from_a_tool() -> None
     async def combine(ctx: Context) -> str:
         first = await ctx.read_resource("memo://a")
         second = await ctx.read_resource("echo://hi")
-        first["contents"][0]["text"] = "mutated"  # a copy: the static answer is unchanged
-        return second["contents"][0]["text"]
+        first.contents[0].text = "mutated"  # type: ignore[union-attr]  # a copy
+        return second.contents[0].text  # type: ignore[union-attr]
 
     @server.tool()
     async def missing(ctx: Context) -> str:

@@ -2,8 +2,10 @@
 
 `ctx.sample` gives a `mcpkit.types.CreateMessageResult`, `ctx.list_roots` a list of
 `mcpkit.types.Root`, `ctx.elicit_url` an `mcpkit.types.ElicitResult` (`ctx.elicit` has its own
-`Elicited`). An answer that does not have its method's shape raises InvalidResult naming what
-is wrong, as the client does for a server's results.
+`Elicited`); `ctx.read_resource`, reading the server's own resource, a
+`mcpkit.types.ReadResourceResult` as the client's `read_resource` does. An answer that does
+not have its method's shape raises InvalidResult naming what is wrong, as the client does for
+a server's results.
 
 For one release the models also answer the reads handler code did when these were wire dicts
 (`result["content"]`, `root["uri"]`, `.get(...)`, `"key" in result`), each with a
@@ -16,7 +18,14 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from mcpkit.errors import InvalidResult
-from mcpkit.types import CreateMessageResult, ElicitResult, ListRootsResult, MCPModel, Root
+from mcpkit.types import (
+    CreateMessageResult,
+    ElicitResult,
+    ListRootsResult,
+    MCPModel,
+    ReadResourceResult,
+    Root,
+)
 from mcpkit.types.deprecation import DictReads
 
 JSONObject = dict[str, Any]
@@ -35,6 +44,10 @@ class ElicitedURL(DictReads, ElicitResult):
     """An `ElicitResult` (see the module docstring for the deprecated dict reads)."""
 
 
+class ReadResult(DictReads, ReadResourceResult):
+    """A `ReadResourceResult` of `ctx.read_resource` (deprecated dict reads as above)."""
+
+
 def sampled(result: JSONObject) -> CreateMessageResult:
     """Raises InvalidResult for a result that is not a CreateMessageResult."""
     return _parse(Sampled, result, "sampling/createMessage")
@@ -49,6 +62,11 @@ def roots(result: JSONObject) -> list[Root]:
 def elicited_url(result: JSONObject) -> ElicitResult:
     """Raises InvalidResult for a result that is not an ElicitResult."""
     return _parse(ElicitedURL, result, "elicitation/create")
+
+
+def read_result(result: JSONObject) -> ReadResourceResult:
+    """Raises InvalidResult for a result that is not a ReadResourceResult."""
+    return _parse(ReadResult, result, "resources/read")
 
 
 def _parse(model: type[M], result: Any, method: str) -> M:

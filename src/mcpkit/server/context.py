@@ -45,7 +45,13 @@ from mcpkit.types.deprecation import warn_deprecated
 from mcpkit.types.eras import Era
 
 if TYPE_CHECKING:
-    from mcpkit.types import CreateMessageResult, ElicitResult, Root, SamplingMessage
+    from mcpkit.types import (
+        CreateMessageResult,
+        ElicitResult,
+        ReadResourceResult,
+        Root,
+        SamplingMessage,
+    )
 
 JSONObject = dict[str, Any]
 T = TypeVar("T")
@@ -293,12 +299,14 @@ class Context:
     async def error(self, data: Any) -> bool:
         return await self.log("error", data)
 
-    async def read_resource(self, uri: str) -> JSONObject:
-        """Read one of this server's own resources (a ReadResourceResult dict).
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        """Read one of this server's own resources: a `mcpkit.types.ReadResourceResult`, the
+        model the client's `read_resource` returns (`.contents[0].text`); reading it as a dict,
+        as before, still answers for one release with a DeprecationWarning.
 
         Raises ProtocolError (resource not found) like the resources/read request would.
         """
-        return await self.server.read_resource(uri, self)
+        return _read(await self.server.read_resource(uri, self))
 
     def close_sse_stream(self) -> bool:
         """Streamable HTTP (2025-11-25, with an event store): end this request's SSE stream
@@ -481,6 +489,12 @@ def _roots(result: JSONObject) -> list[Root]:
     from mcpkit.server.answers import roots
 
     return roots(result)
+
+
+def _read(result: JSONObject) -> ReadResourceResult:
+    from mcpkit.server.answers import read_result
+
+    return read_result(result)
 
 
 def context_parameter(fn: Callable[..., Any], hints: JSONObject) -> str | None:
