@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcpkit._extras import optional_dependency
@@ -69,6 +70,7 @@ class RedisState:
         max_events: int = 1000,
         cache_idle: float = 60.0,
     ) -> None:
+        self._owns_client = client is None
         if client is None:
             with optional_dependency():
                 import redis.asyncio
@@ -90,7 +92,10 @@ class RedisState:
             max_sessions=options.max_sessions,
         )
         self._events.ttl = options.idle_timeout  # a session's events live as long as it
-        return RedisSessions(store, self._events, options.idle_timeout, self.cache_idle)
+        sessions = RedisSessions(store, self._events, options.idle_timeout, self.cache_idle)
+        if self._owns_client:  # the app stops: its connections close (a new start reopens)
+            sessions.on_stop = self.client.aclose
+        return sessions
 
 
 class _Copy:
@@ -120,6 +125,7 @@ class RedisSessions:
         self.copies: dict[str, _Copy] = {}
         self._retired: list[HTTPSession] = []  # stale copies still answering a request
         self._sweeper: asyncio.Task[None] | None = None
+        self.on_stop: Callable[[], Awaitable[None]] | None = None
 
     def __len__(self) -> int:
         return len(self.copies)
@@ -193,6 +199,8 @@ class RedisSessions:
             self._sweeper.cancel()
             self._sweeper = None
         await self.events.flush()
+        if self.on_stop is not None:
+            await self.on_stop()
 
     # -- copies ------------------------------------------------------------------------------
 

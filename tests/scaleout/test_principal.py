@@ -1,0 +1,65 @@
+"""A session belongs to whoever opened it, on every worker: a worker that never saw the
+session rebuilds it only for its owner; anyone else presenting its id finds nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from mcpkit.protocol.http import Refusal
+from mcpkit.runtime.principal import Principal
+from mcpkit.transports.http.redis_state import RedisState
+from tests.http.servers import serving
+from tests.scaleout.app import server
+from tests.scaleout.test_resumption import ACCEPT, VERSION
+
+
+class HeaderAuth:
+    """The caller is who the X-User header names (a test's stand-in for verified tokens)."""
+
+    def metadata_paths(self, endpoint_path: str) -> tuple[str, ...]:
+        return ()
+
+    def metadata(self, scope: dict[str, Any]) -> bytes:
+        return b"{}"
+
+    async def authenticate(
+        self, scope: dict[str, Any], headers: dict[bytes, bytes]
+    ) -> Principal | Refusal:
+        user = headers.get(b"x-user")
+        return Principal(user.decode()) if user else Refusal(401, b"")
+
+    def insufficient_scope(self, scope: dict[str, Any], needed: frozenset[str]) -> Refusal:
+        return Refusal(403, b"")
+
+
+async def test_another_principal_cannot_use_a_session_on_a_worker_that_never_saw_it(
+    redis_url: str,
+) -> None:
+    apps = [
+        server.http_app(state=RedisState(redis_url, prefix="owner:"), auth=HeaderAuth())
+        for _ in "ab"
+    ]
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t"}},
+    }
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    async with serving(apps[0]) as a, serving(apps[1]) as b, httpx.AsyncClient() as http:
+        opened = await http.post(
+            a + "/mcp", json=init, headers={"accept": ACCEPT, "x-user": "alice"}
+        )
+        session = {
+            "accept": ACCEPT,
+            "mcp-session-id": opened.headers["mcp-session-id"],
+            "mcp-protocol-version": VERSION,
+        }
+        bob = await http.post(b + "/mcp", json=ping, headers=dict(session, **{"x-user": "bob"}))
+        assert bob.status_code == 404 and len(apps[1].sessions) == 0
+        alice = await http.post(b + "/mcp", json=ping, headers=dict(session, **{"x-user": "alice"}))
+        assert alice.status_code == 200 and len(apps[1].sessions) == 1
+        again = await http.post(b + "/mcp", json=ping, headers=dict(session, **{"x-user": "bob"}))
+        assert again.status_code == 404  # the copy b now holds is alice's too
