@@ -19,6 +19,9 @@ from starlette.routing import Mount
 from mcpkit import Server
 from mcpkit.protocol.per_request import CLIENT_CAPABILITIES, PROTOCOL_VERSION
 from mcpkit.runtime import RequestPeer, Session
+from mcpkit.transports.http.event_store import MemoryEventStore
+from mcpkit.transports.http.state import LocalState
+from tests.clock import FakeClock
 
 from .server_fixture import HEADERS, call, initialize_body, make_server, open_session, read_events
 from .servers import serving, unused_port
@@ -49,7 +52,9 @@ async def test_max_sessions() -> None:
 
 
 async def test_idle_sessions_expire_and_memory_goes_back() -> None:
-    app = make_server().http_app(idle_timeout=1.0)
+    clock = FakeClock()
+    state = LocalState(MemoryEventStore(), clock=clock)
+    app = make_server().http_app(idle_timeout=1.0, state=state)
     async with serving(app) as base, httpx.AsyncClient(base_url=base) as c:
         sessions = [await open_session(c) for _ in range(10)]
         ids = {headers["mcp-session-id"] for headers in sessions}
@@ -57,7 +62,11 @@ async def test_idle_sessions_expire_and_memory_goes_back() -> None:
         for headers in sessions[:5]:
             assert (await c.delete("/mcp", headers=headers)).status_code == 200
         assert live_sessions(ids) == 5
-        await asyncio.sleep(1.6)
+        clock.advance(0.9)
+        assert await app.sessions.end_idle() == 0  # not idle long enough yet
+        assert live_sessions(ids) == 5
+        clock.advance(0.7)
+        await app.sessions.end_idle()  # (the sweeper may have ended them already)
         ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
         assert (await c.post("/mcp", headers=sessions[9], json=ping)).status_code == 404
         assert live_sessions(ids) == 0
@@ -65,13 +74,15 @@ async def test_idle_sessions_expire_and_memory_goes_back() -> None:
 
 
 async def test_an_open_get_stream_keeps_a_session_alive() -> None:
-    app = make_server().http_app(idle_timeout=0.2)
+    clock = FakeClock()
+    app = make_server().http_app(idle_timeout=0.2, state=LocalState(clock=clock))
     async with serving(app) as base, httpx.AsyncClient(base_url=base) as c:
         headers = await open_session(c)
         listen = {**headers, "accept": "text/event-stream"}
         async with c.stream("GET", "/mcp", headers=listen) as stream:
             assert stream.status_code == 200
-            await asyncio.sleep(0.5)
+            clock.advance(0.5)
+            assert await app.sessions.end_idle() == 0  # idle by the clock, but listening
             ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
             assert (await c.post("/mcp", headers=headers, json=ping)).status_code == 200
 

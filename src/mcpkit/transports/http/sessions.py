@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import time
 from collections import deque
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -202,11 +203,17 @@ class SessionRegistry:
     """Live sessions by id, at most `max_sessions`; idle ones end after `idle_timeout` s."""
 
     def __init__(
-        self, max_sessions: int | None, idle_timeout: float | None, event_store: EventStore | None
+        self,
+        max_sessions: int | None,
+        idle_timeout: float | None,
+        event_store: EventStore | None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
         self.event_store = event_store
+        self.clock = clock  # when a session was last used, and when it is idle
         self.sessions: dict[str, HTTPSession] = {}
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -226,7 +233,7 @@ class SessionRegistry:
         loop = asyncio.get_running_loop()
         session_id = secrets.token_urlsafe(24)  # URL-safe base64: visible ASCII only
         transport = HTTPSessionTransport(session_id, self.event_store, principal)
-        session = HTTPSession(session_id, transport, loop.time())
+        session = HTTPSession(session_id, transport, self.clock())
         session.task = loop.create_task(serve(transport))
         session.task.add_done_callback(lambda _: self._forget(session_id))
         self.sessions[session_id] = session
@@ -239,7 +246,7 @@ class SessionRegistry:
         session = self.sessions.get(session_id)
         if session is None or not same_principal(session.transport.principal, principal):
             return None  # another principal's session does not exist
-        session.last_seen = asyncio.get_running_loop().time()
+        session.last_seen = self.clock()
         return session
 
     async def established(self, session: HTTPSession, snapshot: SessionSnapshot) -> None:
@@ -278,16 +285,27 @@ class SessionRegistry:
         self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
 
     async def _sweep(self) -> None:
-        timeout: float = self.idle_timeout  # type: ignore[assignment]
-        loop = asyncio.get_running_loop()
+        timeout = self.idle_timeout or 0.0
         period = max(min(timeout / 4, 30.0), 0.01)
         while self.sessions:
             await asyncio.sleep(period)
-            limit = loop.time() - timeout
-            for session in list(self.sessions.values()):
-                if session.last_seen < limit and not session.transport.busy():
-                    await self.terminate(session.id)
+            await self.end_idle()
         self._sweeper = None
+
+    async def end_idle(self) -> int:
+        """End the sessions idle (no request open) for `idle_timeout` s by `clock`; how many.
+        The sweeper runs it every quarter of the timeout (at most every 30 s)."""
+        if self.idle_timeout is None:
+            return 0
+        limit = self.clock() - self.idle_timeout
+        idle = [
+            session.id
+            for session in self.sessions.values()
+            if session.last_seen < limit and not session.transport.busy()
+        ]
+        for session_id in idle:
+            await self.terminate(session_id)
+        return len(idle)
 
 
 def same_principal(owner: Principal | None, caller: Principal | None) -> bool:

@@ -10,6 +10,8 @@ methods `Sessions` names. `RedisState` (redis_state.py) shares both between work
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from mcpkit.protocol.snapshot import SessionSnapshot
@@ -73,14 +75,23 @@ class HTTPState(Protocol):
 
 
 class LocalState:
-    """In this process: the default."""
+    """In this process: the default. `clock` (seconds, monotonic) is what idle expiry reads:
+    a test gives a fake one instead of waiting the timeout out."""
 
-    def __init__(self, event_store: EventStore | None = None) -> None:
+    def __init__(
+        self,
+        event_store: EventStore | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._event_store = event_store
+        self._clock = clock
 
     @property
     def event_store(self) -> EventStore | None:
         return self._event_store
 
     def sessions(self, options: SessionOptions) -> SessionRegistry:
-        return SessionRegistry(options.max_sessions, options.idle_timeout, self._event_store)
+        return SessionRegistry(
+            options.max_sessions, options.idle_timeout, self._event_store, clock=self._clock
+        )
