@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from mcpkit._extras import optional_dependency
-from mcpkit.runtime import MessageTransport, SessionlessServer
+from mcpkit.runtime import SessionlessServer
 
 if TYPE_CHECKING:
     # Re-exported for server.py's hints (server/ imports no transport but through here).
