@@ -24,7 +24,9 @@ reach another worker.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -59,7 +61,8 @@ class RedisState:
     """Sessions and events in the Redis at `url` (or the `redis.asyncio.Redis` `client`).
     `prefix` namespaces the keys (one per service; every worker of it the same); at most
     `max_events` SSE events kept per session; a worker drops its copy of a session unused for
-    `cache_idle` s. Raises ImportError (naming the extra) without the `redis` package."""
+    `cache_idle` s by `clock` (seconds; intervals only). Raises ImportError (naming the
+    extra) without the `redis` package."""
 
     def __init__(
         self,
@@ -69,6 +72,7 @@ class RedisState:
         prefix: str = "mcpkit:http:",
         max_events: int = 1000,
         cache_idle: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._owns_client = client is None
         if client is None:
@@ -78,6 +82,7 @@ class RedisState:
         self.client = client
         self.prefix = prefix
         self.cache_idle = cache_idle
+        self.clock = clock
         self._events = RedisEventStore(client, prefix=prefix, max_events=max_events)
 
     @property
@@ -92,7 +97,9 @@ class RedisState:
             max_sessions=options.max_sessions,
         )
         self._events.ttl = options.idle_timeout  # a session's events live as long as it
-        sessions = RedisSessions(store, self._events, options.idle_timeout, self.cache_idle)
+        sessions = RedisSessions(
+            store, self._events, options.idle_timeout, self.cache_idle, clock=self.clock
+        )
         if self._owns_client:  # the app stops: its connections close (a new start reopens)
             sessions.on_stop = self.client.aclose
         return sessions
@@ -117,8 +124,11 @@ class RedisSessions:
         events: RedisEventStore,
         idle_timeout: float | None,
         cache_idle: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
+        self.clock = clock  # when a copy was last used here, and when it is unused
         self.events = events
         self.idle_timeout = idle_timeout
         self.cache_idle = cache_idle if idle_timeout is None else min(cache_idle, idle_timeout)
@@ -149,7 +159,7 @@ class RedisSessions:
                 self._drop(session_id, forget=False)
                 return None
             if gen == copy.gen or session.version is None:
-                session.last_seen = asyncio.get_running_loop().time()
+                session.last_seen = self.clock()
                 return session
             self._retire(session_id)  # changed elsewhere: rebuilt from the record below
         stored = await self.store.load(session_id, _owner(principal))
@@ -216,7 +226,7 @@ class RedisSessions:
         numbering = _NUMBERING + secrets.randbelow(_NUMBERING)
         transport = HTTPSessionTransport(session_id, self.events, principal, numbering)
         transport.refuse_requests = NOT_ROUTED
-        session = HTTPSession(session_id, transport, loop.time())
+        session = HTTPSession(session_id, transport, self.clock())
         session.version = None if restored is None else restored.version
         session.task = loop.create_task(serve(transport, restored))
         self.copies[session_id] = _Copy(session, gen)
@@ -274,25 +284,26 @@ class RedisSessions:
         period = max(min(self.cache_idle / 4, 5.0), 0.05)
         if self.idle_timeout is not None:
             period = max(min(period, self.idle_timeout / 4), 0.05)
-        loop = asyncio.get_running_loop()
         while self.copies or self._retired:
             await asyncio.sleep(period)
-            self._end_retired()
-            limit = loop.time() - self.cache_idle
-            for session_id, copy in list(self.copies.items()):
-                session = copy.session
-                if session.last_seen < limit and not session.transport.busy():
-                    self._drop(session_id, forget=False)
-            ids = list(self.copies)
-            busy = [i for i in ids if self.copies[i].session.transport.busy()]
-            try:
-                alive = await self.store.alive(ids, busy)
-            except Exception:  # Redis away for a moment: try again next period
-                continue
-            for session_id in ids:
-                if session_id not in alive:
-                    self._drop(session_id, forget=False)
+            with contextlib.suppress(Exception):  # Redis away for a moment: next period
+                await self.sweep_once()
         self._sweeper = None
+
+    async def sweep_once(self) -> None:
+        """One pass of the sweeper (see `_sweep`). Raises what redis-py raises."""
+        self._end_retired()
+        limit = self.clock() - self.cache_idle
+        for session_id, copy in list(self.copies.items()):
+            session = copy.session
+            if session.last_seen < limit and not session.transport.busy():
+                self._drop(session_id, forget=False)
+        ids = list(self.copies)
+        busy = [i for i in ids if self.copies[i].session.transport.busy()]
+        alive = await self.store.alive(ids, busy)
+        for session_id in ids:
+            if session_id not in alive:
+                self._drop(session_id, forget=False)
 
     def _end_retired(self) -> None:
         still = []

@@ -1,5 +1,6 @@
-"""A session belongs to whoever opened it, on every worker: a worker that never saw the
-session rebuilds it only for its owner; anyone else presenting its id finds nothing."""
+"""Two workers in this process sharing one Redis: a session belongs to whoever opened it, on
+every worker (a worker that never saw the session rebuilds it only for its owner; anyone else
+presenting its id finds nothing), and a worker's copies of sessions are a cache it drops."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import httpx
 from mcpkit.protocol.http import Refusal
 from mcpkit.runtime.principal import Principal
 from mcpkit.transports.http.redis_state import RedisState
+from tests.clock import FakeClock
 from tests.http.servers import serving
 from tests.scaleout.app import server
-from tests.scaleout.test_resumption import ACCEPT, VERSION
+from tests.scaleout.test_resumption import ACCEPT, VERSION, open_session
 
 
 class HeaderAuth:
@@ -63,3 +65,24 @@ async def test_another_principal_cannot_use_a_session_on_a_worker_that_never_saw
         assert alice.status_code == 200 and len(apps[1].sessions) == 1
         again = await http.post(b + "/mcp", json=ping, headers=dict(session, **{"x-user": "bob"}))
         assert again.status_code == 404  # the copy b now holds is alice's too
+
+
+async def test_a_worker_drops_copies_unused_for_a_while_and_rebuilds_them(redis_url: str) -> None:
+    """A worker's sessions are a cache: a copy unused for `cache_idle` is dropped (the record
+    stays, so idle sessions cost workers nothing) and rebuilt by the next request."""
+    clock = FakeClock()
+    state = RedisState(redis_url, prefix="cache:", cache_idle=60, clock=clock)
+    app = server.http_app(state=state)
+    sessions: Any = app.sessions
+    async with serving(app) as base, httpx.AsyncClient() as http:
+        url = base + "/mcp"
+        headers = await open_session(http, url)
+        clock.advance(30)
+        await sessions.sweep_once()
+        assert len(app.sessions) == 1  # used 30 s ago: kept
+        clock.advance(31)
+        await sessions.sweep_once()
+        assert len(app.sessions) == 0  # unused for 61 s: dropped here, kept in Redis
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        assert (await http.post(url, json=ping, headers=headers)).status_code == 200
+        assert len(app.sessions) == 1
