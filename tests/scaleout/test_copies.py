@@ -4,6 +4,7 @@ presenting its id finds nothing), and a worker's copies of sessions are a cache 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
@@ -86,3 +87,39 @@ async def test_a_worker_drops_copies_unused_for_a_while_and_rebuilds_them(redis_
         ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
         assert (await http.post(url, json=ping, headers=headers)).status_code == 200
         assert len(app.sessions) == 1
+
+
+async def test_a_stale_copy_finishes_its_request_while_a_fresh_one_serves(redis_url: str) -> None:
+    """Another worker changed the session (the log level) while this worker's copy answers
+    a long call: the next request here is served by a copy rebuilt from the record, and the
+    long call still gets its answer from the old copy, which then ends."""
+    a_app, b_app = (server.http_app(state=RedisState(redis_url, prefix="stale:")) for _ in "ab")
+    async with serving(a_app) as a, serving(b_app) as b, httpx.AsyncClient(timeout=10) as http:
+        headers = await open_session(http, a + "/mcp")
+        steps = {"name": "steps", "arguments": {"count": 3, "pause": 0.2}}
+        call = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": steps}
+        a_sessions: Any = a_app.sessions
+        [old] = [copy.session for copy in a_sessions.copies.values()]
+        long_call = asyncio.ensure_future(http.post(a + "/mcp", json=call, headers=headers))
+        for _ in range(500):  # until the long call is open on a's copy
+            if old.transport.pending:
+                break
+            await asyncio.sleep(0.01)
+        assert old.transport.pending
+        level = {
+            "jsonrpc": "2.0",
+            "id": 6,
+            "method": "logging/setLevel",
+            "params": {"level": "error"},
+        }
+        assert (await http.post(b + "/mcp", json=level, headers=headers)).status_code == 200
+        ping = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
+        assert (await http.post(a + "/mcp", json=ping, headers=headers)).status_code == 200
+        [fresh] = [copy.session for copy in a_sessions.copies.values()]
+        assert fresh is not old and not long_call.done() and old.transport.pending
+        answer = await long_call
+        assert answer.status_code == 200 and "3 steps on" in answer.text
+        await a_sessions.sweep_once()  # the old copy is idle now: it ends
+        assert old.task is not None and fresh.task is not None
+        await asyncio.wait_for(old.task, 5)
+        assert not fresh.task.done()
