@@ -53,6 +53,13 @@ def note() -> str:
     return "a note"
 
 
+@server.resource("notes://{name}")
+def named_note(name: str) -> str:
+    """A note per name: each test subscribes to its own, so that sessions other tests left
+    on the shared workers are not told."""
+    return f"note {name}"
+
+
 if __name__ == "__main__":  # python app.py PORT REDIS PREFIX IDLE_TIMEOUT MAX_SESSIONS
     import sys
 

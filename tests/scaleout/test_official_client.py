@@ -40,8 +40,8 @@ async def test_the_official_client_runs_a_session_on_both_workers(cluster: Clust
         steps = await session.call_tool("steps", {"count": 2}, progress_callback=on_progress)
         assert text(steps).startswith("2 steps") and progress == [1, 2]
         await session.set_logging_level("error")
-        await session.subscribe_resource("data://note")
-        told = {text(await session.call_tool("touch", {"uri": "data://note"})) for _ in "ab"}
+        await session.subscribe_resource("notes://official")
+        told = {text(await session.call_tool("touch", {"uri": "notes://official"})) for _ in "ab"}
         assert told == {"1"}  # both workers know the subscription
 
     assert session_id not in await session_ids(cluster.redis)

@@ -94,6 +94,7 @@ async def test_a_dropped_post_stream_resumes_on_the_other_worker(cluster: Cluste
             if replayed.headers["x-worker"] != producer:
                 break
         assert replayed.status_code == 200 and replayed.headers["x-worker"] != producer
+        assert (await http.delete(cluster.url, headers=headers)).status_code == 200
 
     rest = events(replayed.text)
     ids = [eid for eid, _ in rest if eid is not None]
@@ -101,3 +102,72 @@ async def test_a_dropped_post_stream_resumes_on_the_other_worker(cluster: Cluste
     messages = [data for _, data in rest if data is not None]
     assert [m["params"]["progress"] for m in messages[:-1]] == [2, 3, 4]  # once, in order
     assert messages[-1]["id"] == 2 and "4 steps on" in messages[-1]["result"]["content"][0]["text"]
+
+
+async def test_a_dropped_get_stream_resumes_on_the_other_worker(cluster: Cluster) -> None:
+    """A notification made while the client's GET stream was down is stored; the client's
+    GET with the stream's last event id, on the other worker, gets it once."""
+    async with httpx.AsyncClient(timeout=10) as http:
+        headers = await open_session(http, cluster.url)
+        subscribe = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "resources/subscribe",
+            "params": {"uri": "notes://get"},
+        }
+        assert (await http.post(cluster.url, json=subscribe, headers=headers)).status_code == 200
+        async with http.stream("GET", cluster.url, headers=headers) as stream:
+            listener = stream.headers["x-worker"]
+            buffer = ""
+            async for chunk in stream.aiter_text():
+                buffer += chunk
+                if events(buffer):
+                    break  # the priming event: its id is where the stream resumes from
+        [(primer, nothing)] = events(buffer)
+        assert primer is not None and nothing is None
+
+        touch = {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "touch", "arguments": {"uri": "notes://get"}},
+        }
+        told = await http.post(cluster.url, json=touch, headers=headers)
+        assert '"text":"1"' in told.text  # one session told, on whichever worker
+        await stored_notification(cluster.redis, headers["mcp-session-id"])
+
+        resume = dict(headers, **{"last-event-id": primer})
+        for _ in range(4):  # round robin: land on the worker that did not hold the stream
+            async with http.stream("GET", cluster.url, headers=resume) as again:
+                if again.headers["x-worker"] == listener:
+                    continue
+                buffer = ""
+                async for chunk in again.aiter_text():
+                    buffer += chunk
+                    if any(data is not None for _, data in events(buffer)):
+                        break
+                break
+        # Ended, so that its subscription does not count in other tests' touch calls.
+        assert (await http.delete(cluster.url, headers=headers)).status_code == 200
+    assert again.headers["x-worker"] != listener
+    replayed = [data for _, data in events(buffer) if data is not None]
+    assert replayed == [
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/resources/updated",
+            "params": {"uri": "notes://get"},
+        }
+    ]
+
+
+async def stored_notification(redis_url: str, session_id: str) -> None:
+    client = redis.asyncio.Redis.from_url(redis_url)
+    try:
+        for _ in range(500):
+            entries = await client.xrange(f"mcpkit:http:events:{session_id}")
+            if any(b"resources/updated" in e[b"d"] for _, e in entries):
+                return
+            await asyncio.sleep(0.02)
+        raise AssertionError("the notification never reached Redis")
+    finally:
+        await client.aclose()

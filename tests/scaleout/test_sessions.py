@@ -64,12 +64,12 @@ async def test_our_client_runs_a_whole_session_on_both_workers(cluster: Cluster)
         assert seen == pids
         assert logs == [("warning", "a warning line")] * 2
 
-        await client.subscribe_resource("data://note")  # on one worker; both know it
-        told = [text_of(await client.call_tool("touch", {"uri": "data://note"})) for _ in "ab"]
+        await client.subscribe_resource("notes://ours")  # on one worker; both know it
+        told = [text_of(await client.call_tool("touch", {"uri": "notes://ours"})) for _ in "ab"]
         assert told == ["1", "1"]
         # The notification travels on the GET stream of the worker that made it: the one
         # holding the client's GET stream delivers it (fan-out between workers: not yet).
-        assert await asyncio.wait_for(updates.get(), 10) == "data://note"
+        assert await asyncio.wait_for(updates.get(), 10) == "notes://ours"
 
     assert session_id not in await session_ids(cluster.redis)  # DELETE removed the record
     headers = {

@@ -108,11 +108,12 @@ class RedisState:
 class _Copy:
     """This worker's copy of a session, and the record `gen` it was made from."""
 
-    __slots__ = ("gen", "session")
+    __slots__ = ("gen", "restored", "session")
 
-    def __init__(self, session: HTTPSession, gen: int) -> None:
+    def __init__(self, session: HTTPSession, gen: int, restored: bool) -> None:
         self.session = session
         self.gen = gen
+        self.restored = restored  # rebuilt from the record, not the copy that answered
 
 
 class RedisSessions:
@@ -172,6 +173,11 @@ class RedisSessions:
         self._seen(session.id, gen)
 
     async def changed(self, session: HTTPSession, method: str, params: dict[str, Any]) -> None:
+        copy = self.copies.get(session.id)
+        if method == "notifications/initialized" and (copy is None or not copy.restored):
+            return  # the copy that answered initialize saw it: nobody else waits for it
+        # Otherwise the copy that answered initialize waits for initialized (it sends no
+        # notification until then): bumping `gen` makes it rebuild, ready, from the record.
         pairs: dict[str, Any] = {}
         removed: list[str] = []
         uri = params.get("uri")
@@ -229,7 +235,7 @@ class RedisSessions:
         session = HTTPSession(session_id, transport, self.clock())
         session.version = None if restored is None else restored.version
         session.task = loop.create_task(serve(transport, restored))
-        self.copies[session_id] = _Copy(session, gen)
+        self.copies[session_id] = _Copy(session, gen, restored is not None)
         session.task.add_done_callback(lambda _: self._ended(session))
         self._start_sweeper()
         return session
@@ -281,7 +287,7 @@ class RedisSessions:
         """Every so often: drop copies unused here for `cache_idle` s and those whose record
         is gone (deleted elsewhere, expired), end retired copies once idle, and keep the
         records of busy copies alive (an open request or stream is not idleness)."""
-        period = max(min(self.cache_idle / 4, 5.0), 0.05)
+        period = max(min(self.cache_idle / 4, 1.0), 0.05)  # a DELETE elsewhere: seen within 1 s
         if self.idle_timeout is not None:
             period = max(min(period, self.idle_timeout / 4), 0.05)
         while self.copies or self._retired:
