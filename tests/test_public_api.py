@@ -12,11 +12,11 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
-import subprocess
-import sys
 import typing
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from tests.typecheck import mypy_strict
 
 PUBLIC = (
     "mcpkit",
@@ -166,17 +166,7 @@ async def use(server: Server, host: Host, authorization: AuthorizationServer) ->
 
 
 def test_mypy_refuses_a_wrong_argument_at_the_front_door(tmp_path: Path) -> None:
-    snippet = tmp_path / "snippet.py"
-    snippet.write_text(SNIPPET)
-    checked = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(snippet)],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-    )
-    refused = {
-        int(line.split(":")[1]) for line in checked.stdout.splitlines() if ": error:" in line
-    }
+    checked = mypy_strict(SNIPPET, tmp_path)
+    refused = checked.error_lines
     wrong = {n for n, line in enumerate(SNIPPET.splitlines(), 1) if line.endswith("# wrong")}
     assert refused == wrong, checked.stdout

@@ -3,9 +3,9 @@ type-checked in strict mode, with `assert_type` where a return type depends on a
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.typecheck import mypy_strict
 
 SNIPPET = """
 from typing import assert_type
@@ -31,13 +31,5 @@ async def use(client: Client) -> None:
 
 
 def test_input_required_return_types_are_what_the_argument_says(tmp_path: Path) -> None:
-    snippet = tmp_path / "snippet.py"
-    snippet.write_text(SNIPPET)
-    checked = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(snippet)],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-    )
+    checked = mypy_strict(SNIPPET, tmp_path)
     assert checked.returncode == 0, checked.stdout

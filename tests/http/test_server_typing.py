@@ -4,14 +4,13 @@ that does not exist or a value of the wrong type (issue 23, "the front door is t
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from mcpkit import Server
 from mcpkit.transports.http.app import MCPHTTPApp
+from tests.typecheck import mypy_strict
 
 TYPED_SNIPPET = """
 from mcpkit import Server
@@ -54,15 +53,7 @@ def serve() -> None:
 
 
 def test_mypy_catches_a_wrong_keyword_or_value(tmp_path: Path) -> None:
-    snippet = tmp_path / "snippet.py"
-    snippet.write_text(TYPED_SNIPPET)
-    checked = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(snippet)],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-    )
+    checked = mypy_strict(TYPED_SNIPPET, tmp_path)
     assert checked.returncode == 0, checked.stdout
 
 

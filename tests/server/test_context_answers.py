@@ -4,8 +4,6 @@ spellings and dict reads of before keep working for one release, with a warning.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ from mcpkit.protocol import RequestReceived
 from mcpkit.runtime import Session
 from mcpkit.server.context import Context
 from mcpkit.types import CreateMessageResult, ElicitResult, ModelPreferences, Root, TextContent
+from tests.typecheck import mypy_strict
 
 from .peer import connect
 
@@ -203,15 +202,6 @@ async def handler(ctx: Context) -> str:
 
 
 def test_mypy_knows_the_keywords_and_the_models(tmp_path: Path) -> None:
-    snippet = tmp_path / "snippet.py"
-    snippet.write_text(TYPED)
-    checked = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(snippet)],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-    )
+    checked = mypy_strict(TYPED, tmp_path)
     wanted = {i for i, line in enumerate(TYPED.splitlines(), 1) if "# E" in line}
-    errors = [line for line in checked.stdout.splitlines() if ": error:" in line]
-    assert {int(line.split(":")[1]) for line in errors} == wanted, checked.stdout
+    assert checked.error_lines == wanted, checked.stdout

@@ -3,8 +3,6 @@ its called form does, or refuses with a clear error; it never registers nothing 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +10,7 @@ import pytest
 
 from mcpkit import Server
 from mcpkit.testing import call, connect, texts, tools_by_name
+from tests.typecheck import mypy_strict
 
 
 def add(a: int, b: int = 1) -> int:
@@ -159,13 +158,5 @@ registry_tool("x")  # type: ignore[arg-type]
 
 
 def test_both_forms_keep_the_function_type_for_mypy(tmp_path: Path) -> None:
-    snippet = tmp_path / "snippet.py"
-    snippet.write_text(TYPED_SNIPPET)
-    checked = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(snippet)],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-    )
+    checked = mypy_strict(TYPED_SNIPPET, tmp_path)
     assert checked.returncode == 0, checked.stdout

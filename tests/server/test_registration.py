@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import inspect
 import re
-import subprocess
-import sys
 import typing
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +24,7 @@ from mcpkit.server import (
 )
 from mcpkit.server.resources import ResourceRegistry
 from mcpkit.testing import call, connect, texts, tools_by_name
+from tests.typecheck import mypy_strict
 
 
 def add(a: int, b: int = 1) -> int:
@@ -226,19 +225,9 @@ server.add_resource(None, Path("."), include_hidden=True)
 
 
 def test_mypy_refuses_a_wrong_keyword(tmp_path: Path) -> None:
-    snippet = tmp_path / "snippet.py"
-    snippet.write_text(WRONG_KEYWORDS)
-    checked = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(snippet)],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-    )
+    checked = mypy_strict(WRONG_KEYWORDS, tmp_path)
     wanted = {i for i, line in enumerate(WRONG_KEYWORDS.splitlines(), 1) if "# E:" in line}
-    flagged = {
-        int(line.split(":")[1]) for line in checked.stdout.splitlines() if ": error:" in line
-    }
+    flagged = checked.error_lines
     assert flagged == wanted, checked.stdout
 
 
