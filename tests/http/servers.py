@@ -18,11 +18,11 @@ import uvicorn
 
 
 @contextlib.asynccontextmanager
-async def serving(app: Any, port: int = 0) -> AsyncIterator[str]:
-    """Serve an ASGI app on 127.0.0.1 (at `port`, else an ephemeral one); yields its base URL
-    (no trailing slash)."""
+async def serving(app: Any, port: int = 0, host: str = "127.0.0.1") -> AsyncIterator[str]:
+    """Serve an ASGI app on `host` (a loopback address; at `port`, else an ephemeral one);
+    yields its base URL (no trailing slash)."""
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", lifespan="auto", ws="none"
+        app, host=host, port=port, log_level="warning", lifespan="auto", ws="none"
     )
     server = uvicorn.Server(config)
     task = asyncio.get_running_loop().create_task(server.serve())
@@ -32,7 +32,7 @@ async def serving(app: Any, port: int = 0) -> AsyncIterator[str]:
         await asyncio.sleep(0.01)
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://{host}:{port}"
     finally:
         server.should_exit = True
         await asyncio.wait_for(task, 5)

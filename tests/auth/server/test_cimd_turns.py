@@ -17,10 +17,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-import uvicorn
 
 from mcpkit.auth.server import CIMDOptions
 from mcpkit.auth.server.fetch import CONCURRENT_FETCHES, FETCHES_PER_HOST, QUEUED_PER_HOST
+from tests.http.servers import serving
 
 from .support import Flow, Running, redirected_to, running
 from .test_cimd import DocumentServer, documents  # noqa: F401 (a fixture)
@@ -53,20 +53,11 @@ class Hanging:
 async def hanging_server() -> AsyncIterator[tuple[str, Hanging]]:
     """The attacker's document server, on 127.0.0.2 (another host than 127.0.0.1)."""
     app = Hanging()
-    config = uvicorn.Config(app, host="127.0.0.2", port=0, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
-    task = asyncio.get_running_loop().create_task(server.serve())
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.2:{port}", app
-    finally:
-        app.release.set()
-        server.should_exit = True
-        await asyncio.wait_for(task, 10)
+    async with serving(app, host="127.0.0.2") as url:
+        try:
+            yield url, app
+        finally:
+            app.release.set()  # let the held requests end before the server stops
 
 
 async def login(run: Running, client_id: str) -> None:
