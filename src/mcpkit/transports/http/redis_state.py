@@ -64,6 +64,8 @@ class RedisState:
     `cache_idle` s by `clock` (seconds; intervals only). Raises ImportError (naming the
     extra) without the `redis` package."""
 
+    shared = True
+
     def __init__(
         self,
         url: str | None = None,

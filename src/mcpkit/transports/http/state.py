@@ -64,6 +64,10 @@ class Sessions(Protocol):
 class HTTPState(Protocol):
     """The app's state beyond one request (see the module docstring)."""
 
+    # True when several worker processes share it: what each would otherwise keep for
+    # itself (the 2026-07-28 request-state sealing keys, tasks) must be shared too.
+    shared: bool
+
     @property
     def event_store(self) -> EventStore | None:
         """Where SSE events wait for a resume; None: no resumability."""
@@ -77,6 +81,8 @@ class HTTPState(Protocol):
 class LocalState:
     """In this process: the default. `clock` (seconds, monotonic) is what idle expiry reads:
     a test gives a fake one instead of waiting the timeout out."""
+
+    shared = False
 
     def __init__(
         self,
