@@ -60,6 +60,20 @@ def named_note(name: str) -> str:
     return f"note {name}"
 
 
+@server.tool()
+async def announce(ctx: Context, text: str) -> str:
+    """A warning log message related to no request: it goes on the session's GET stream."""
+    ctx.peer.notify("notifications/message", {"level": "warning", "data": text})
+    return str(os.getpid())
+
+
+@server.tool()
+def add_tool(name: str) -> str:
+    """Register a tool at run time (tools/list_changed to every client); this worker's pid."""
+    server.add_tool(lambda: name, name=name)
+    return str(os.getpid())
+
+
 if __name__ == "__main__":  # python app.py PORT REDIS PREFIX IDLE_TIMEOUT MAX_SESSIONS
     import sys
 
