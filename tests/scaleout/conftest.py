@@ -117,3 +117,15 @@ def cluster(redis_url: str) -> Iterator[Cluster]:
             wait_until_listening(url, 20)
         with haproxy(ports) as url:
             yield Cluster(url, urls, redis_url)
+
+
+@pytest.fixture(scope="package")
+def cluster3(redis_url: str) -> Iterator[Cluster]:
+    """Three `mcpkit run APP --transport http --redis URL` workers behind haproxy."""
+    ports = [unused_port() for _ in range(3)]
+    with processes([mcpkit_run(port, redis_url) for port in ports]):
+        urls = tuple(f"http://127.0.0.1:{port}/mcp" for port in ports)
+        for url in urls:
+            wait_until_listening(url, 20)
+        with haproxy(ports) as url:
+            yield Cluster(url, urls, redis_url)
