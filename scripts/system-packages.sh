@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The Debian packages the test suite drives as real parts, installed when missing:
 # chromium and chromium-driver (the OAuth consent page in a real headless browser), and
-# redis-server (the Redis task store and scale-out state), and haproxy (round robin in front
-# of several workers, tests/scaleout).
+# redis-server (the Redis task store and scale-out state), and haproxy and nginx-light (round
+# robin in front of several workers: tests/scaleout, the configurations of examples/deploy).
 # Uses sudo when not root; on a machine without apt-get it says what to install and fails.
 set -euo pipefail
-PACKAGES=(chromium chromium-driver redis-server haproxy)
-COMMANDS=(chromium chromedriver redis-server haproxy)
+PACKAGES=(chromium chromium-driver redis-server haproxy nginx-light)
+COMMANDS=(chromium chromedriver redis-server haproxy nginx)
 
 missing=()
 for i in "${!PACKAGES[@]}"; do
