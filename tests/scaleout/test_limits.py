@@ -17,12 +17,10 @@ import httpx
 import pytest
 import redis.asyncio
 
-from mcpkit import Client
-from mcpkit.errors import ProtocolError
 from mcpkit.transports.http.redis_state import RedisState
 from tests.http.servers import serving, unused_port, wait_until_listening
 from tests.scaleout.app import server
-from tests.scaleout.conftest import Cluster, processes, script_worker
+from tests.scaleout.conftest import processes, script_worker
 from tests.scaleout.test_resumption import ACCEPT, VERSION, open_session
 
 
@@ -107,19 +105,6 @@ async def test_a_stateful_json_tools_call_costs_one_redis_round_trip(redis_url: 
             assert answer.headers["content-type"] == "application/json"
         assert CountingConnection.sent - before == 10
     await pool.aclose()
-
-
-async def test_a_server_to_client_request_is_refused_at_once(cluster: Cluster) -> None:
-    asked: list[Any] = []
-
-    async def sampling(params: Any) -> dict[str, Any]:
-        asked.append(params)
-        return {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
-
-    async with Client(cluster.url, mode="handshake", sampling=sampling) as client:
-        with pytest.raises(ProtocolError, match="not yet supported with RedisState"):
-            await asyncio.wait_for(client.call_tool("ask", {}), 10)
-    assert asked == []  # nothing was sent to the client
 
 
 def test_mcpkit_run_workers_serves_one_port_from_several_processes(redis_url: str) -> None:

@@ -313,11 +313,12 @@ class Connection:
 
     # -- restoring (server) ----------------------------------------------------------------------
 
-    def restore(self, snapshot: SessionSnapshot) -> None:
+    def restore(self, snapshot: SessionSnapshot, *, first_request_id: int = 1) -> None:
         """Server: go on serving a handshake-era session agreed earlier (by another worker
         sharing its sessions): READY at `snapshot.version`, with the client's capabilities and
         info, as if this connection had answered its `initialize` and seen `initialized`. The
-        capabilities we serve by are our configuration's now.
+        capabilities we serve by are our configuration's now. Our requests to the client are
+        numbered from `first_request_id` (each worker's copy of a session its own range).
 
         Raises LocalProtocolViolation (a client, a connection that has received anything, or a
         revision we do not speak in the handshake era), ConnectionClosed.
@@ -331,6 +332,7 @@ class Connection:
         self.era = HandshakeEra("server", snapshot.version, rules.config.capabilities)
         self.peer_info = snapshot.info
         self.peer_capabilities = snapshot.capabilities
+        self._outbound.next_id = first_request_id
         self._move(Step.RESTORE)
 
     # -- inbound -------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from mcpkit._extras import optional_dependency
 from mcpkit.runtime import SessionlessServer
+from mcpkit.runtime.fanout import FanOutTarget
 
 if TYPE_CHECKING:
     # Re-exported for server.py's hints (server/ imports no transport but through here).
@@ -36,8 +37,8 @@ ToolHeaders = Callable[[str], "dict[str, tuple[str, ...]] | None"]
 class Serving:
     """What a transport needs from a server: run a session (`serve`), serve sessionless
     requests, enter the lifespan (`running`), the Mcp-Param headers of each tool, and a way to
-    end long-lived 2026-07-28 requests gracefully before shutdown, and the scopes each
-    request needs (with authorization)."""
+    end long-lived 2026-07-28 requests gracefully before shutdown, the scopes each request
+    needs (with authorization), and the server itself for its fan-out."""
 
     serve: Callable[..., Coroutine[Any, Any, None]]  # (transport, restored=None)
     sessionless: SessionlessServer
@@ -45,6 +46,7 @@ class Serving:
     tool_headers: ToolHeaders
     close_subscriptions: Callable[[], Any]
     required_scopes: Callable[[str, dict[str, Any] | None], frozenset[str]]
+    fanout_target: FanOutTarget  # the server, whose fan-out workers sharing a state carry
 
 
 class StdioRunOptions(TypedDict, total=False):
@@ -91,6 +93,7 @@ def http_app(server: Serving, options: HTTPAppOptions) -> MCPHTTPApp:
         options,
         tool_headers=server.tool_headers,
         close_subscriptions=server.close_subscriptions,
+        fanout_target=server.fanout_target,
     )
 
 

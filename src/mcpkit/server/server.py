@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import secrets
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -38,6 +39,7 @@ from mcpkit.protocol.per_request import (
 )
 from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime import MessageTransport, Peer, Session, SessionlessServer
+from mcpkit.runtime.fanout import FanOut, FanOutEvent
 from mcpkit.server import mrtr
 from mcpkit.server.completion import Completions
 from mcpkit.server.context import Context, LogLevel, SessionState
@@ -143,13 +145,17 @@ class Server:
         self._clock = clock
         self._state_codec: RequestStateCodec | None = None
         self.subscriptions = SubscriptionHub()
+        # Set by an HTTP app whose workers share their clients (RedisState): what this
+        # server tells all its clients, it tells the other workers' too.
+        self.fanout: FanOut | None = None
+        self._delivering = False  # telling our clients what another worker made
         self.tools = ToolRegistry(self.paginator, self._registry_changed)
         self.resources = ResourceRegistry(
-            self.paginator, self._registry_changed, self.subscriptions.resource_updated
+            self.paginator, self._registry_changed, self._resource_updated
         )
         self.prompts = PromptRegistry(self.paginator, self._registry_changed)
         self.completions = Completions(self.prompts, self.resources)
-        self.tasks = TaskManager(tasks, self.subscriptions.task_status)
+        self.tasks = TaskManager(tasks, self._task_status)
         self.tools.tasks = self.tasks
         self.subscriptions.task_filter = self.tasks.followable
         self.hide_out_of_scope = hide_out_of_scope
@@ -400,7 +406,9 @@ class Server:
             connection = Connection(self.connection_config(), rules=self.serving_rules)
             state = SessionState()
             if restored is not None:
-                connection.restore(restored)
+                # Copies of one session on several workers each number their requests to the
+                # client from their own random base, so the client's answers name one of them.
+                connection.restore(restored, first_request_id=_request_numbering())
                 state.log_level = cast("LogLevel | None", restored.log_level)
             changes = self._changes.copy()  # what the client will see when it lists
 
@@ -487,6 +495,7 @@ class Server:
             self.tools.header_paths,
             self.subscriptions.aclose_all,
             self.required_scopes,
+            self,
         )
 
     def sessions(self) -> list[Session]:
@@ -546,10 +555,43 @@ class Server:
     def _registry_changed(self, kind: str) -> None:
         self._rules = None  # a capability may have appeared
         self._changes[kind] = self._changes.get(kind, 0) + 1
-        method = f"notifications/{kind}s/list_changed"
-        self.subscriptions.publish(method)
+        self._list_changed(kind)
+        self._fan_out(("list_changed", kind))
+
+    def _list_changed(self, kind: str) -> None:
+        self.subscriptions.publish(f"notifications/{kind}s/list_changed")
         for session in self.sessions():
             _notify_list_changed(session, kind)
+
+    def _resource_updated(self, uri: str, match: Callable[[str], bool] | None) -> int:
+        sent = self.subscriptions.resource_updated(uri, match)
+        self._fan_out(("resource_updated", uri))  # called once per notify_updated
+        return sent
+
+    def _task_status(self, task_id: str, task: JSONObject) -> int:
+        sent = self.subscriptions.task_status(task_id, task)
+        self._fan_out(("task_status", task_id, task))
+        return sent
+
+    def _fan_out(self, event: FanOutEvent) -> None:
+        if self.fanout is not None and not self._delivering:
+            self.fanout.publish(event)
+
+    def deliver(self, event: FanOutEvent) -> None:
+        """Tell this process's clients what another worker's server told its own (a list
+        changed, a resource was updated, a task moved); see `mcpkit.runtime.fanout`. An event
+        of an unknown kind is ignored (a newer worker's)."""
+        self._delivering = True
+        try:
+            kind = event[0]
+            if kind == "list_changed" and event[1] in ("tool", "prompt", "resource"):
+                self._list_changed(event[1])
+            elif kind == "resource_updated" and type(event[1]) is str:
+                self.resources.notify_updated(event[1])
+            elif kind == "task_status" and type(event[2]) is dict:
+                self.subscriptions.task_status(str(event[1]), event[2])
+        finally:
+            self._delivering = False
 
     def _announce_since(self, session: Session, seen: Mapping[str, int]) -> None:
         """A session just became ready: announce the lists that changed while its handshake
@@ -558,6 +600,11 @@ class Server:
         for kind, count in self._changes.items():
             if count != seen.get(kind, 0):
                 _notify_list_changed(session, kind)
+
+
+def _request_numbering() -> int:
+    # Below 2**53: a JavaScript client reads the id back exactly.
+    return 2**40 + secrets.randbelow(2**52)
 
 
 def _notify_list_changed(session: Session, kind: str) -> None:

@@ -39,6 +39,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from mcpkit.runtime.fanout import FanOutTarget
 from mcpkit.runtime.sessionless import SessionlessServer
 from mcpkit.transports.http.asgi import ASGIApp, Scope, direct
 from mcpkit.transports.http.event_store import EventStore
@@ -66,7 +67,8 @@ class MCPHTTPApp:
     makes one from `http_app`'s keywords). `tool_headers` (unless `config.tool_headers`)
     names the Mcp-Param headers a tools/call must carry; `close_subscriptions` is called by
     `drain()` to end long-lived 2026-07-28 requests (subscriptions/listen) gracefully, and
-    may return an awaitable.
+    may return an awaitable. `fanout_target`: the server whose fan-out a state shared
+    between workers carries (`HTTPState.open`).
     """
 
     def __init__(
@@ -78,8 +80,10 @@ class MCPHTTPApp:
         *,
         tool_headers: ToolHeaders | None = None,
         close_subscriptions: Callable[[], Any] | None = None,
+        fanout_target: FanOutTarget | None = None,
     ) -> None:
         self.config = config
+        self._fanout_target = fanout_target
         self.sessionless = sessionless
         self.event_store: EventStore | None = config.state.event_store
         streams = config.streams
@@ -165,6 +169,7 @@ class MCPHTTPApp:
         assert self._started is not None and self._stop is not None
         try:
             async with self._running():
+                await self.config.state.open(self._fanout_target)
                 self._started.set_result(None)
                 self.started = True
                 await self._stop.wait()
@@ -239,6 +244,7 @@ def build(
     *,
     tool_headers: ToolHeaders | None = None,
     close_subscriptions: Callable[[], Any] | None = None,
+    fanout_target: FanOutTarget | None = None,
 ) -> MCPHTTPApp:
     """The app for `http_app`'s keywords (see `app_config` for what it raises)."""
     return MCPHTTPApp(
@@ -248,4 +254,5 @@ def build(
         app_config(options),
         tool_headers=tool_headers,
         close_subscriptions=close_subscriptions,
+        fanout_target=fanout_target,
     )

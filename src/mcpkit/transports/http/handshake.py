@@ -274,6 +274,8 @@ class SessionEndpoint:
             await refuse(send, rules.refusal(409, "Conflict: this stream is already open"))
             return
         stream.attached = True  # from now on new messages wait in the stream, not the store
+        if stream is transport.standalone:
+            transport.open_home()
         if last_event_id is not None and self._store is not None:
             replay = await self._store.replay_after(session.id, last_event_id) or []
         resumable = session.version in rules.RESUMABLE_VERSIONS and self._store is not None

@@ -15,10 +15,11 @@ every worker's copy then answers 404 and is dropped. A copy unused here for `cac
 dropped (the record stays), so idle sessions cost workers no memory. The cap
 (`max_sessions`) and the idle timeout hold across workers: Redis counts and expires them.
 
-Not yet across workers (see docs/scale-out.md): an unrelated notification made on one worker
-reaches only a stream open on that worker; a server-to-client request (sampling, elicitation,
-roots) is refused at once with a clear error (`NOT_ROUTED`), since the client's answer may
-reach another worker.
+The workers talk over a Redis channel (`RedisBus`): a client's answer to a request another
+worker's copy made (sampling, elicitation, roots) goes to that copy; a message for the GET
+stream goes to the copy where it is open (the session's "home"); what a server tells every
+client (list_changed, resources/updated, task status) every worker's server tells its own
+(`Server.deliver`). See docs/scale-out.md.
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcpkit._extras import optional_dependency
+from mcpkit.protocol import Outgoing
+from mcpkit.protocol.jsonrpc import ErrorResponse, Response, dumps, encode_result, parse
 from mcpkit.protocol.snapshot import SessionSnapshot
+from mcpkit.runtime.fanout import FanOutEvent, FanOutTarget
 from mcpkit.runtime.principal import Principal
 from mcpkit.stores.redis_events import RedisEventStore
 from mcpkit.stores.redis_sessions import (
@@ -40,6 +44,8 @@ from mcpkit.stores.redis_sessions import (
     owner_key,
     subscription_field,
 )
+from mcpkit.transports.http.handshake import INITIALIZED
+from mcpkit.transports.http.redis_bus import RedisBus
 from mcpkit.transports.http.sessions import (
     HTTPSession,
     HTTPSessionTransport,
@@ -50,10 +56,6 @@ from mcpkit.transports.http.sessions import (
 
 __all__ = ["RedisSessions", "RedisState"]
 
-NOT_ROUTED = (
-    "server-to-client requests (sampling, elicitation, roots) are not yet supported with "
-    "RedisState: the client's answer may reach another worker (see docs/scale-out.md)"
-)
 _NUMBERING = 10**16  # a copy numbers its streams and events from a random base above this
 
 
@@ -86,10 +88,29 @@ class RedisState:
         self.cache_idle = cache_idle
         self.clock = clock
         self._events = RedisEventStore(client, prefix=prefix, max_events=max_events)
+        self.bus = RedisBus(client, prefix)
+        self._target: FanOutTarget | None = None
 
     @property
     def event_store(self) -> RedisEventStore:
         return self._events
+
+    async def open(self, server: FanOutTarget | None) -> None:
+        """The app starts: join the other workers' channel; `server`'s fan-out goes through
+        it. Raises what redis-py raises when Redis cannot be reached."""
+        self._target = server
+        self.bus.handlers["f"] = self._fanned_in
+        await self.bus.start()
+        if server is not None:
+            server.fanout = self
+
+    def publish(self, event: FanOutEvent) -> None:
+        self.bus.publish("f", {"e": event})
+
+    def _fanned_in(self, message: dict[str, Any]) -> None:
+        event = message.get("e")
+        if self._target is not None and type(event) is list and event:
+            self._target.deliver(tuple(event))
 
     def sessions(self, options: SessionOptions) -> RedisSessions:
         store = RedisSessionStore(
@@ -100,22 +121,32 @@ class RedisState:
         )
         self._events.ttl = options.idle_timeout  # a session's events live as long as it
         sessions = RedisSessions(
-            store, self._events, options.idle_timeout, self.cache_idle, clock=self.clock
+            store, self._events, options.idle_timeout, self.cache_idle, self.bus, clock=self.clock
         )
-        if self._owns_client:  # the app stops: its connections close (a new start reopens)
-            sessions.on_stop = self.client.aclose
+        sessions.on_stop = self._stop
         return sessions
+
+    async def _stop(self) -> None:
+        await self.bus.stop()
+        if self._target is not None and self._target.fanout is self:
+            self._target.fanout = None
+        if self._owns_client:  # the app stops: its connections close (a new start reopens)
+            await self.client.aclose()
 
 
 class _Copy:
-    """This worker's copy of a session, and the record `gen` it was made from."""
+    """This worker's copy of a session: the record `gen` it is up to date with, and what it
+    remembers of the record (to bring it up to date when another worker changed it)."""
 
-    __slots__ = ("gen", "restored", "session")
+    __slots__ = ("gen", "level", "ready", "restored", "session", "subscriptions")
 
-    def __init__(self, session: HTTPSession, gen: int, restored: bool) -> None:
+    def __init__(self, session: HTTPSession, gen: int, restored: SessionSnapshot | None) -> None:
         self.session = session
         self.gen = gen
-        self.restored = restored  # rebuilt from the record, not the copy that answered
+        self.restored = restored is not None  # rebuilt from the record, not made here
+        self.ready = self.restored  # the client's `initialized` seen (or implied)
+        self.level = None if restored is None else restored.log_level
+        self.subscriptions = set() if restored is None else set(restored.subscriptions)
 
 
 class RedisSessions:
@@ -127,16 +158,20 @@ class RedisSessions:
         events: RedisEventStore,
         idle_timeout: float | None,
         cache_idle: float,
+        bus: RedisBus,
         *,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
+        self.bus = bus
+        bus.handlers.update(
+            a=self._answered, c=self._changed_elsewhere, n=self._for_home, h=self._home_moved
+        )
         self.clock = clock  # when a copy was last used here, and when it is unused
         self.events = events
         self.idle_timeout = idle_timeout
         self.cache_idle = cache_idle if idle_timeout is None else min(cache_idle, idle_timeout)
         self.copies: dict[str, _Copy] = {}
-        self._retired: list[HTTPSession] = []  # stale copies still answering a request
         self._sweeper: asyncio.Task[None] | None = None
         self.on_stop: Callable[[], Awaitable[None]] | None = None
 
@@ -158,13 +193,17 @@ class RedisSessions:
             if not same_principal(session.transport.principal, principal):
                 return None  # another principal's session does not exist
             gen = await self.store.touch(session_id)  # the hot path's one round trip
+            if gen is not None and gen != copy.gen and session.version is not None:
+                # changed elsewhere, and the bus has not told us yet: read the record
+                stored = await self.store.load(session_id, _owner(principal))
+                gen = None if stored is None or stored.snapshot is None else stored.gen
+                if stored is not None and stored.snapshot is not None:
+                    _catch_up(copy, stored.snapshot, stored.gen)
             if gen is None:  # deleted or expired, on whichever worker
                 self._drop(session_id, forget=False)
                 return None
-            if gen == copy.gen or session.version is None:
-                session.last_seen = self.clock()
-                return session
-            self._retire(session_id)  # changed elsewhere: rebuilt from the record below
+            session.last_seen = self.clock()
+            return session
         stored = await self.store.load(session_id, _owner(principal))
         if stored is None or stored.snapshot is None or serve is None:
             return None
@@ -176,10 +215,12 @@ class RedisSessions:
 
     async def changed(self, session: HTTPSession, method: str, params: dict[str, Any]) -> None:
         copy = self.copies.get(session.id)
-        if method == "notifications/initialized" and (copy is None or not copy.restored):
-            return  # the copy that answered initialize saw it: nobody else waits for it
-        # Otherwise the copy that answered initialize waits for initialized (it sends no
-        # notification until then): bumping `gen` makes it rebuild, ready, from the record.
+        if method == INITIALIZED and copy is not None and not copy.restored:
+            copy.ready = True  # the copy that answered initialize saw it: nobody else waits
+            return
+        # Otherwise the record changes (`gen` moves) and the other workers' copies are told
+        # (the copy that answered initialize, still waiting for initialized, sends nothing
+        # until then), before the answer leaves.
         pairs: dict[str, Any] = {}
         removed: list[str] = []
         uri = params.get("uri")
@@ -190,7 +231,12 @@ class RedisSessions:
         elif method == "resources/unsubscribe" and type(uri) is str:
             removed.append(subscription_field(uri))
         gen = await self.store.update(session.id, pairs, removed)
-        self._seen(session.id, gen)
+        if copy is None or gen is None:
+            return
+        _remember(copy, method, params)
+        copy.gen = gen
+        self.bus.publish("c", {"s": session.id, "g": gen, "m": method, "p": params})
+        await self.bus.flush()  # the others hear it before the client's next request
 
     async def discard(self, session_id: str) -> None:
         self.copies.pop(session_id, None)
@@ -210,9 +256,6 @@ class RedisSessions:
         for session_id in list(self.copies):
             copy = self.copies.pop(session_id)
             await _end(copy.session, forget=False)
-        for session in self._retired:
-            await _end(session, forget=False)
-        self._retired.clear()
         if self._sweeper is not None:
             self._sweeper.cancel()
             self._sweeper = None
@@ -233,11 +276,12 @@ class RedisSessions:
         loop = asyncio.get_running_loop()
         numbering = _NUMBERING + secrets.randbelow(_NUMBERING)
         transport = HTTPSessionTransport(session_id, self.events, principal, numbering)
-        transport.refuse_requests = NOT_ROUTED
+        transport.relay = self
+        transport.home = False  # until its GET stream opens here
         session = HTTPSession(session_id, transport, self.clock())
         session.version = None if restored is None else restored.version
         session.task = loop.create_task(serve(transport, restored))
-        self.copies[session_id] = _Copy(session, gen, restored is not None)
+        self.copies[session_id] = _Copy(session, gen, restored)
         session.task.add_done_callback(lambda _: self._ended(session))
         self._start_sweeper()
         return session
@@ -252,20 +296,6 @@ class RedisSessions:
         if copy is not None and gen is not None:
             copy.gen = gen
 
-    def _retire(self, session_id: str) -> None:
-        """A stale copy: out of the table now, ended once its open requests are answered. Its
-        GET stream ends now: the client comes back (GET, Last-Event-ID) to the fresh copy,
-        which sends what the client now wants (a new subscription's updates)."""
-        copy = self.copies.pop(session_id)
-        standalone = copy.session.transport.standalone
-        if standalone.attached:
-            standalone.end()
-        if copy.session.transport.busy():
-            self._retired.append(copy.session)
-        else:
-            copy.session.transport.forget_events = False
-            copy.session.transport.shut()
-
     def _drop(self, session_id: str, *, forget: bool) -> None:
         copy = self.copies.pop(session_id, None)
         if copy is not None:
@@ -278,6 +308,51 @@ class RedisSessions:
             del self.copies[session.id]
             session.transport.forget_events = False
             session.transport.shut()
+
+    # -- the other copies (Relay), through the bus --------------------------------------------
+
+    def answer_elsewhere(self, session_id: str, item: Response | ErrorResponse) -> None:
+        self.bus.publish("a", {"s": session_id, "d": _answer_bytes(item).decode()})
+
+    def to_home(self, session_id: str, out: Outgoing) -> None:
+        self.bus.publish("n", {"s": session_id, "d": out.data.decode(), "m": out.method})
+
+    def opened_here(self, session_id: str) -> None:
+        self.bus.publish("h", {"s": session_id})
+
+    def _copies_of(self, session_id: Any) -> list[HTTPSessionTransport]:
+        copy = self.copies.get(session_id)
+        return [] if copy is None else [copy.session.transport]
+
+    def _changed_elsewhere(self, message: dict[str, Any]) -> None:
+        """Another worker's copy served a change: this copy serves it too, when it is up to
+        date but for it (else the record brings it up to date at its next request)."""
+        copy = self.copies.get(message.get("s"))  # type: ignore[arg-type]
+        gen, method, params = message.get("g"), message.get("m"), message.get("p")
+        if copy is None or type(gen) is not int or copy.gen != gen - 1:
+            return
+        if type(method) is str and type(params) is dict:
+            _apply(copy, method, params)
+            copy.gen = gen
+
+    def _answered(self, message: dict[str, Any]) -> None:
+        item = parse(message.get("d", ""))
+        if type(item) is Response or type(item) is ErrorResponse:
+            for transport in self._copies_of(message.get("s")):
+                if transport.take_answer(item):
+                    return
+
+    def _for_home(self, message: dict[str, Any]) -> None:
+        data, method = message.get("d"), message.get("m")
+        if type(data) is not str:
+            return
+        out = Outgoing(data.encode(), method=method if type(method) is str else None)
+        for transport in self._copies_of(message.get("s")):
+            transport.deliver_home(out)
+
+    def _home_moved(self, message: dict[str, Any]) -> None:
+        for transport in self._copies_of(message.get("s")):
+            transport.home = False
 
     # -- the sweeper -------------------------------------------------------------------------
 
@@ -292,7 +367,7 @@ class RedisSessions:
         period = max(min(self.cache_idle / 4, 1.0), 0.05)  # a DELETE elsewhere: seen within 1 s
         if self.idle_timeout is not None:
             period = max(min(period, self.idle_timeout / 4), 0.05)
-        while self.copies or self._retired:
+        while self.copies:
             await asyncio.sleep(period)
             with contextlib.suppress(Exception):  # Redis away for a moment: next period
                 await self.sweep_once()
@@ -300,7 +375,6 @@ class RedisSessions:
 
     async def sweep_once(self) -> None:
         """One pass of the sweeper (see `_sweep`). Raises what redis-py raises."""
-        self._end_retired()
         limit = self.clock() - self.cache_idle
         for session_id, copy in list(self.copies.items()):
             session = copy.session
@@ -313,15 +387,43 @@ class RedisSessions:
             if session_id not in alive:
                 self._drop(session_id, forget=False)
 
-    def _end_retired(self) -> None:
-        still = []
-        for session in self._retired:
-            if session.transport.busy():
-                still.append(session)
-            else:
-                session.transport.forget_events = False
-                session.transport.shut()
-        self._retired = still
+
+def _remember(copy: _Copy, method: str, params: dict[str, Any]) -> None:
+    uri = params.get("uri")
+    if method == INITIALIZED:
+        copy.ready = True
+    elif method == "logging/setLevel":
+        copy.level = str(params.get("level"))
+    elif method == "resources/subscribe" and type(uri) is str:
+        copy.subscriptions.add(uri)
+    elif method == "resources/unsubscribe" and type(uri) is str:
+        copy.subscriptions.discard(uri)
+
+
+def _apply(copy: _Copy, method: str, params: dict[str, Any]) -> None:
+    """Serve on `copy` a change another copy served (unless it has it already)."""
+    if method == INITIALIZED and copy.ready:
+        return
+    copy.session.transport.apply(method, params)
+    _remember(copy, method, params)
+
+
+def _catch_up(copy: _Copy, snapshot: SessionSnapshot, gen: int) -> None:
+    """Bring `copy` up to the record (`snapshot` at `gen`): what changed since it was made."""
+    _apply(copy, INITIALIZED, {})  # the record moved on: the handshake ended elsewhere
+    if snapshot.log_level is not None and snapshot.log_level != copy.level:
+        _apply(copy, "logging/setLevel", {"level": snapshot.log_level})
+    for uri in sorted(set(snapshot.subscriptions) - copy.subscriptions):
+        _apply(copy, "resources/subscribe", {"uri": uri})
+    for uri in sorted(copy.subscriptions - set(snapshot.subscriptions)):
+        _apply(copy, "resources/unsubscribe", {"uri": uri})
+    copy.gen = gen
+
+
+def _answer_bytes(item: Response | ErrorResponse) -> bytes:
+    if type(item) is Response:
+        return encode_result(item.id, item.result)
+    return dumps({"jsonrpc": "2.0", "id": item.id, "error": item.error})
 
 
 def _owner(principal: Principal | None) -> str:

@@ -22,10 +22,9 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from mcpkit.errors import INTERNAL_ERROR
 from mcpkit.protocol import Outgoing, RequestId
 from mcpkit.protocol.http import STANDALONE_STREAM, event_id
-from mcpkit.protocol.jsonrpc import encode_error
+from mcpkit.protocol.jsonrpc import ErrorResponse, Notification, Request, Response
 from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime.principal import Principal
 from mcpkit.runtime.transport import Incoming, PullTransport
@@ -67,19 +66,74 @@ class HTTPSessionTransport(PullTransport):
         self._events = numbering
         self._closed = False
         self.forget_events = True  # shut() drops the session's stored events
-        # Set: requests of ours are refused at once with this message instead of sent (a
-        # session shared between workers cannot route their answers back yet).
-        self.refuse_requests: str | None = None
+        # A session served by several workers (RedisState): the other copies, through the
+        # workers' bus. Unset, this is the session's only copy.
+        self.relay: Relay | None = None
+        # Where the session's GET stream is open, or was open last: the copy that sends, or
+        # keeps for a resume, what goes on it. The only copy always is.
+        self.home = True
+        self.asked: set[RequestId] = set()  # our requests the client has not answered
+        self._silent: set[RequestId] = set()  # requests `apply` made: answers dropped
 
     # -- fed by the app ----------------------------------------------------------------------
 
     def feed(self, message: Incoming | None) -> None:
         if self._closed:
             return
+        if self.relay is not None and message is not None:
+            message = self._keep_ours(message)
+            if message is None:
+                return
         self._inbox.append(message)
         reader = self._reader
         if reader is not None and not reader.done():
             reader.set_result(None)
+
+    def _keep_ours(self, message: Incoming) -> Incoming | None:
+        """The client's answers to requests another copy made go to that copy."""
+        relay = self.relay
+        assert relay is not None
+        if type(message) is list:
+            kept = [item for item in message if self._ours(item, relay)]
+            return kept or None
+        return message if self._ours(message, relay) else None
+
+    def _ours(self, item: object, relay: Relay) -> bool:
+        if type(item) is not Response and type(item) is not ErrorResponse:
+            return True
+        request_id = item.id
+        if request_id in self.asked:
+            self.asked.discard(request_id)
+            return True
+        relay.answer_elsewhere(self.session_id, item)
+        return False
+
+    def take_answer(self, item: Response | ErrorResponse) -> bool:
+        """An answer another worker received: taken when it answers a request of ours."""
+        if item.id not in self.asked or self._closed:
+            return False
+        self.asked.discard(item.id)
+        self._inbox.append(item)
+        reader = self._reader
+        if reader is not None and not reader.done():
+            reader.set_result(None)
+        return True
+
+    def apply(self, method: str, params: dict[str, Any]) -> None:
+        """Serve here what the client asked another copy (a log level, a subscription, its
+        `initialized`), so this copy remembers it too; its answer goes nowhere."""
+        if method.startswith("notifications/"):
+            self.feed(Notification(method, params))
+            return
+        request_id = f"mcpkit-copy-{len(self._silent)}-{secrets.token_hex(4)}"
+        self._silent.add(request_id)
+        self.feed(Request(request_id, method, params))
+
+    def open_home(self) -> None:
+        """The session's GET stream opened here: this copy sends (or keeps) what goes on it."""
+        self.home = True
+        if self.relay is not None:
+            self.relay.opened_here(self.session_id)
 
     def open_stream(self, request_ids: tuple[RequestId, ...]) -> ResponseStream:
         self._streams += 1
@@ -133,12 +187,15 @@ class HTTPSessionTransport(PullTransport):
     def write(self, messages: list[Outgoing]) -> None:
         pending = self.pending
         for out in messages:
-            if out.id is not None and self.refuse_requests is not None:
-                self.feed(encode_error(out.id, INTERNAL_ERROR, self.refuse_requests))
-                continue
+            if out.id is not None and self.relay is not None:
+                self.asked.add(out.id)
             related = out.related
             stream = pending.get(related) if related is not None else None
             if stream is None:
+                if related is not None and related in self._silent:
+                    if out.final:
+                        self._silent.discard(related)
+                    continue
                 self._deliver(self.standalone, out)
                 continue
             if out.final:  # the answer: the stream (every request of its batch) is done
@@ -153,8 +210,23 @@ class HTTPSessionTransport(PullTransport):
     def _deliver(self, stream: ResponseStream, out: Outgoing) -> None:
         if stream.attached:
             stream.push(out)
+        elif stream is self.standalone and not self.home:
+            self._send_home(out)
         else:  # nobody is listening: keep it for a resume, or drop it
             self.record(stream.stream_id, out.data)
+
+    def _send_home(self, out: Outgoing) -> None:
+        """A message for the GET stream, which another copy serves. What the server tells
+        every client (list_changed, resources/updated) that copy's server tells it too."""
+        if self.relay is not None and out.method not in FANNED_OUT:
+            self.relay.to_home(self.session_id, out)
+
+    def deliver_home(self, out: Outgoing) -> None:
+        """A message for the GET stream made by another copy: sent, or kept for a resume."""
+        if self.standalone.attached:
+            self.standalone.push(out)
+        elif self.home:
+            self.record(self.standalone.stream_id, out.data)
 
     async def close(self) -> None:
         self.shut()
@@ -177,6 +249,34 @@ class HTTPSessionTransport(PullTransport):
 
     async def closed_reason(self) -> str:
         return "the HTTP session ended"
+
+
+class Relay(Protocol):
+    """How a copy of a session reaches the session's other copies (on other workers)."""
+
+    def answer_elsewhere(self, session_id: str, item: Response | ErrorResponse) -> None:
+        """The client answered a request another copy made."""
+        ...
+
+    def to_home(self, session_id: str, out: Outgoing) -> None:
+        """A message for the GET stream, open (or kept) on another copy."""
+        ...
+
+    def opened_here(self, session_id: str) -> None:
+        """The GET stream opened on this copy."""
+        ...
+
+
+# What every worker's server tells its own clients (runtime/fanout.py): a copy that is not
+# the session's home drops it, the home copy's server sends it.
+FANNED_OUT = frozenset(
+    {
+        "notifications/resources/updated",
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+    }
+)
 
 
 class HTTPSession:

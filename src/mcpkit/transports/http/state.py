@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from mcpkit.protocol.snapshot import SessionSnapshot
+from mcpkit.runtime.fanout import FanOutTarget
 from mcpkit.runtime.principal import Principal
 from mcpkit.transports.http.event_store import EventStore
 from mcpkit.transports.http.sessions import HTTPSession, Serve, SessionOptions, SessionRegistry
@@ -77,6 +78,11 @@ class HTTPState(Protocol):
         """The registry of handshake-era sessions, made once per app."""
         ...
 
+    async def open(self, server: FanOutTarget | None) -> None:
+        """The app starts serving `server` (None: an app not made by a `Server`): a state
+        shared between workers joins them here and carries the server's fan-out."""
+        ...
+
 
 class LocalState:
     """In this process: the default. `clock` (seconds, monotonic) is what idle expiry reads:
@@ -96,6 +102,9 @@ class LocalState:
     @property
     def event_store(self) -> EventStore | None:
         return self._event_store
+
+    async def open(self, server: FanOutTarget | None) -> None:
+        """Nothing to join: this process's clients are all the server's clients."""
 
     def sessions(self, options: SessionOptions) -> SessionRegistry:
         return SessionRegistry(
