@@ -48,6 +48,18 @@ class Cluster:
     redis: str
 
 
+# Workers sharing a state must share the requestState sealing keys (a startup error else):
+# every app and worker process of these tests reads this one from the environment.
+REQUEST_STATE_KEY = "scaleout-tests-request-state-key-1"
+
+
+@pytest.fixture(scope="package", autouse=True)
+def request_state_keys() -> Iterator[str]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MCPKIT_REQUEST_STATE_KEYS", REQUEST_STATE_KEY)
+        yield REQUEST_STATE_KEY
+
+
 @pytest.fixture(scope="package")
 def redis_url() -> Iterator[str]:
     with redis_server() as url:
