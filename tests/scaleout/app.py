@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import os
 
+from pydantic import BaseModel
+
 from mcpkit import Context, Server
 
 server = Server("scaleout")
@@ -72,6 +74,26 @@ def add_tool(name: str) -> str:
     """Register a tool at run time (tools/list_changed to every client); this worker's pid."""
     server.add_tool(lambda: name, name=name)
     return str(os.getpid())
+
+
+class Go(BaseModel):
+    go: bool
+
+
+@server.tool()
+async def confirm(ctx: Context) -> str:
+    """Ask the client whether to go on (at 2026-07-28 an input_required round, whose sealed
+    requestState any worker opens); the answer and this worker's pid."""
+    answer = await ctx.elicit("Go on?", Go)
+    go = answer.data is not None and answer.data.go
+    return f"{'go' if go else 'stop'} on {os.getpid()}"
+
+
+@server.tool(task=True)
+async def slow_task(seconds: float = 0.0) -> str:
+    """May run as a task: wait `seconds`, then name the worker that ran it."""
+    await asyncio.sleep(seconds)
+    return f"done on {os.getpid()}"
 
 
 if __name__ == "__main__":  # python app.py PORT REDIS PREFIX IDLE_TIMEOUT MAX_SESSIONS
