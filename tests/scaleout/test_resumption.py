@@ -171,3 +171,44 @@ async def stored_notification(redis_url: str, session_id: str) -> None:
         raise AssertionError("the notification never reached Redis")
     finally:
         await client.aclose()
+
+
+async def test_a_stream_resumed_on_another_worker_follows_the_request_still_running(
+    cluster: Cluster,
+) -> None:
+    """The stream drops while its request still runs on the first worker; resumed on the
+    second, it gets what was stored, then what is stored after, until the answer."""
+    producer, other = cluster.workers
+    async with httpx.AsyncClient(timeout=10) as http:
+        headers = await open_session(http, producer)
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {
+                "name": "steps",
+                "arguments": {"count": 5, "pause": 0.3},
+                "_meta": {"progressToken": "p"},
+            },
+        }
+        seen: list[tuple[str | None, dict[str, Any] | None]] = []
+        async with http.stream("POST", producer, json=call, headers=headers) as response:
+            buffer = ""
+            async for chunk in response.aiter_text():
+                buffer += chunk
+                seen = events(buffer)
+                if any(data is not None for _, data in seen):
+                    break  # the first progress event: drop the stream here
+        last_id = seen[-1][0]
+        assert last_id is not None
+        resume = dict(headers, **{"last-event-id": last_id})
+        followed = await http.get(other, headers=resume)  # returns once the answer came
+        assert followed.status_code == 200
+        assert (await http.delete(producer, headers=headers)).status_code == 200
+
+    rest = events(followed.text)
+    ids = [eid for eid, _ in rest if eid is not None]
+    assert len(ids) == len(set(ids)) and not set(ids) & {eid for eid, _ in seen}
+    messages = [data for _, data in rest if data is not None]
+    assert [m["params"]["progress"] for m in messages[:-1]] == [2, 3, 4, 5]  # once, in order
+    assert messages[-1]["id"] == 2 and "5 steps on" in messages[-1]["result"]["content"][0]["text"]

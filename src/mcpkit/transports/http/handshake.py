@@ -29,7 +29,7 @@ from mcpkit.transports.http.event_store import EventStore
 from mcpkit.transports.http.options import StreamOptions
 from mcpkit.transports.http.requests import Headers, refuse, text
 from mcpkit.transports.http.sessions import HTTPSession, Serve
-from mcpkit.transports.http.state import Sessions
+from mcpkit.transports.http.state import Followed, Sessions
 from mcpkit.transports.http.streams import (
     Receive,
     ResponseStream,
@@ -260,6 +260,7 @@ class SessionEndpoint:
         transport = session.transport
         stream_id = rules.STANDALONE_STREAM
         replay: list[tuple[str, bytes]] = []
+        record = transport.record
         if last_event_id is not None:
             stream_id = rules.event_stream(last_event_id) or rules.STANDALONE_STREAM
         if stream_id == rules.STANDALONE_STREAM:
@@ -267,6 +268,11 @@ class SessionEndpoint:
         else:
             live = [s for s in transport.pending.values() if s.stream_id == stream_id]
             stream = live[0] if live else ResponseStream(stream_id)
+            if not live and last_event_id is not None:  # served by another worker?
+                followed = await self.sessions.follow(session, last_event_id)
+                if followed is not None:
+                    await self._follow(session, followed, receive, send)
+                    return
             if not live:  # its request is answered: replay, then end
                 stream.attached = False
                 stream.finished = True
@@ -284,11 +290,28 @@ class SessionEndpoint:
             receive,
             stream,
             headers=[(b"mcp-session-id", session.id.encode())],
-            record=transport.record,
+            record=record,
             priming_retry=self._streams.retry_ms if resumable else None,
             keepalive=self._streams.keepalive,
             replay=replay,
         )
+
+    async def _follow(
+        self, session: HTTPSession, followed: Followed, receive: Receive, send: Send
+    ) -> None:
+        """A lost stream whose request another worker serves: what it stores, as it comes."""
+        try:
+            await stream_events(
+                send,
+                receive,
+                followed.stream,
+                headers=[(b"mcp-session-id", session.id.encode())],
+                record=followed.record,
+                priming_retry=None,
+                keepalive=self._streams.keepalive,
+            )
+        finally:
+            followed.stop()
 
     async def delete(self, send: Send, headers: Headers, principal: Principal | None) -> None:
         found = await self._session(headers, principal)

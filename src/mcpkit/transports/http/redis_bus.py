@@ -38,7 +38,7 @@ class RedisBus:
     by message kind; a message this worker published is not handed back to it."""
 
     def __init__(self, client: Any, prefix: str) -> None:
-        self._redis = client
+        self.client = client
         self.channel = prefix + "bus"
         self.worker = secrets.token_hex(8)
         self.handlers: dict[str, Handler] = {}
@@ -80,7 +80,7 @@ class RedisBus:
             while self._buffer:
                 burst, self._buffer = self._buffer, []
                 try:
-                    async with self._redis.pipeline(transaction=False) as pipe:
+                    async with self.client.pipeline(transaction=False) as pipe:
                         for data in burst:
                             pipe.publish(self.channel, data)
                         await pipe.execute()
@@ -96,7 +96,7 @@ class RedisBus:
     async def _listen(self) -> None:
         attempt = 0
         while True:
-            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            pubsub = self.client.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(self.channel)
                 attempt = 0

@@ -28,11 +28,15 @@ import asyncio
 import contextlib
 import secrets
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import orjson
+
 from mcpkit._extras import optional_dependency
 from mcpkit.protocol import Outgoing
+from mcpkit.protocol.http import event_stream
 from mcpkit.protocol.jsonrpc import ErrorResponse, Response, dumps, encode_result, parse
 from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime.fanout import FanOutEvent, FanOutTarget
@@ -53,10 +57,13 @@ from mcpkit.transports.http.sessions import (
     SessionOptions,
     same_principal,
 )
+from mcpkit.transports.http.state import Followed
+from mcpkit.transports.http.streams import ResponseStream
 
 __all__ = ["RedisSessions", "RedisState"]
 
 _NUMBERING = 10**16  # a copy numbers its streams and events from a random base above this
+_BLOCK_MS = 1000  # a followed stream waits this long per read (under the client's timeout)
 
 
 class RedisState:
@@ -164,6 +171,7 @@ class RedisSessions:
     ) -> None:
         self.store = store
         self.bus = bus
+        self.follow_idle = 10.0  # a followed stream with nothing new this long ends (resumable)
         bus.handlers.update(
             a=self._answered, c=self._changed_elsewhere, n=self._for_home, h=self._home_moved
         )
@@ -309,6 +317,54 @@ class RedisSessions:
             session.transport.forget_events = False
             session.transport.shut()
 
+    # -- a stream still open on another worker ----------------------------------------------
+
+    async def follow(self, session: HTTPSession, last_event_id: str) -> Followed | None:
+        """A lost POST stream resumed here while its request may still run elsewhere: what
+        is stored after `last_event_id` and, as the worker serving the request stores more,
+        that too, with the ids it was stored under, until its answer (or `follow_idle` s
+        with nothing new: the client may resume again). None when the event is unknown."""
+        stream_id = event_stream(last_event_id)
+        key = self.events.key(session.id)
+        await self.events.flush()
+        entries = await self.bus.client.xrange(key)
+        wanted = last_event_id.encode()
+        position = next((i for i, (_, f) in enumerate(entries) if f[b"i"] == wanted), None)
+        if stream_id is None or position is None:
+            return None
+        ids: deque[str] = deque()
+        stream = ResponseStream(stream_id)
+        last = _follow(entries[position + 1 :], stream_id, stream, ids)
+
+        def stored_as(_stream_id: str, _data: bytes) -> str | None:
+            return ids.popleft() if ids else None  # sent with the id it was stored under
+
+        if stream.finished:
+            return Followed(stream, stored_as, lambda: None)
+        task = asyncio.get_running_loop().create_task(
+            self._tail(key, last or entries[position][0], stream_id, stream, ids)
+        )
+
+        def stop() -> None:
+            task.cancel()
+
+        return Followed(stream, stored_as, stop)
+
+    async def _tail(
+        self, key: str, after: Any, stream_id: str, stream: ResponseStream, ids: deque[str]
+    ) -> None:
+        idle = 0.0
+        with contextlib.suppress(Exception):  # Redis away: the stream ends, the client resumes
+            while not stream.finished and idle < self.follow_idle:
+                found = await self.bus.client.xread({key: after}, block=_BLOCK_MS)
+                if not found:
+                    idle += _BLOCK_MS / 1000
+                    continue
+                idle = 0.0
+                entries = found[0][1]
+                after = _follow(entries, stream_id, stream, ids) or entries[-1][0]
+        stream.end()
+
     # -- the other copies (Relay), through the bus --------------------------------------------
 
     def answer_elsewhere(self, session_id: str, item: Response | ErrorResponse) -> None:
@@ -386,6 +442,36 @@ class RedisSessions:
         for session_id in ids:
             if session_id not in alive:
                 self._drop(session_id, forget=False)
+
+
+def _follow(
+    entries: list[tuple[Any, dict[bytes, bytes]]],
+    stream_id: str,
+    stream: ResponseStream,
+    ids: deque[str],
+) -> Any:
+    """Push the events of `stream_id` among `entries` (the answer ends the stream); the
+    last entry's id."""
+    prefix = stream_id + "."
+    last = None
+    for entry_id, fields in entries:
+        last = entry_id
+        eid, data = fields[b"i"].decode(), fields[b"d"]
+        if not eid.startswith(prefix) or not data:
+            continue
+        ids.append(eid)
+        stream.push(Outgoing(data, final=_is_answer(data)))
+        if stream.finished:
+            break
+    return last
+
+
+def _is_answer(data: bytes) -> bool:
+    """A stored event is its request's answer: a response (no method) to the client."""
+    with contextlib.suppress(ValueError):
+        message = orjson.loads(data)
+        return type(message) is dict and "method" not in message
+    return False
 
 
 def _remember(copy: _Copy, method: str, params: dict[str, Any]) -> None:

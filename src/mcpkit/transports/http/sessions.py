@@ -374,6 +374,9 @@ class SessionRegistry:
             self._sweeper.cancel()
             self._sweeper = None
 
+    async def follow(self, session: HTTPSession, last_event_id: str) -> None:
+        """Every request of a session is served here: one not open here is answered."""
+
     def _forget(self, session_id: str) -> None:
         session = self.sessions.pop(session_id, None)  # serve ended on its own
         if session is not None:

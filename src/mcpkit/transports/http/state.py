@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime.fanout import FanOutTarget
 from mcpkit.runtime.principal import Principal
 from mcpkit.transports.http.event_store import EventStore
 from mcpkit.transports.http.sessions import HTTPSession, Serve, SessionOptions, SessionRegistry
+from mcpkit.transports.http.streams import ResponseStream
 
 
 class Sessions(Protocol):
@@ -60,6 +61,21 @@ class Sessions(Protocol):
     async def terminate_all(self) -> None:
         """End every session this process serves (the app stops)."""
         ...
+
+    async def follow(self, session: HTTPSession, last_event_id: str) -> Followed | None:
+        """A lost stream whose request this process does not serve (None: it is answered,
+        or unknown: what is stored is replayed and the stream ends)."""
+        ...
+
+
+class Followed(NamedTuple):
+    """A lost stream resumed on a worker other than the one whose request still writes it:
+    `stream` gets what that worker stores, each sent with the id `record` gives (the one it
+    was stored under); `stop()` when the client leaves."""
+
+    stream: ResponseStream
+    record: Callable[[str, bytes], str | None]
+    stop: Callable[[], None]
 
 
 class HTTPState(Protocol):
