@@ -34,13 +34,13 @@ from typing import Any
 
 import orjson
 
-from mcpkit._extras import optional_dependency
 from mcpkit.protocol import Outgoing
 from mcpkit.protocol.http import event_stream
 from mcpkit.protocol.jsonrpc import ErrorResponse, Response, dumps, encode_result, parse
 from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime.fanout import FanOutEvent, FanOutTarget
 from mcpkit.runtime.principal import Principal
+from mcpkit.stores.redis_client import connect
 from mcpkit.stores.redis_events import RedisEventStore
 from mcpkit.stores.redis_sessions import (
     RedisSessionStore,
@@ -70,7 +70,9 @@ class RedisState:
     """Sessions and events in the Redis at `url` (or the `redis.asyncio.Redis` `client`).
     `prefix` namespaces the keys (one per service; every worker of it the same); at most
     `max_events` SSE events kept per session; a worker drops its copy of a session unused for
-    `cache_idle` s by `clock` (seconds; intervals only). Raises ImportError (naming the
+    `cache_idle` s by `clock` (seconds; intervals only). The client made from `url` waits at
+    most `timeout` s to connect and for each reply (see stores/redis_client.py): a request
+    meeting a failed Redis gets 503 instead of hanging. Raises ImportError (naming the
     extra) without the `redis` package."""
 
     shared = True
@@ -84,12 +86,11 @@ class RedisState:
         max_events: int = 1000,
         cache_idle: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
+        timeout: float = 2.0,
     ) -> None:
         self._owns_client = client is None
         if client is None:
-            with optional_dependency():
-                import redis.asyncio
-            client = redis.asyncio.Redis.from_url(url or "redis://127.0.0.1:6379/0")
+            client = connect(url or "redis://127.0.0.1:6379/0", timeout=timeout)
         self.client = client
         self.prefix = prefix
         self.cache_idle = cache_idle
