@@ -99,6 +99,8 @@ class RedisBus:
             pubsub = self.client.pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(self.channel)
+                if attempt:
+                    logger.warning("joined the other workers' channel again")
                 attempt = 0
                 if self._subscribed is not None and not self._subscribed.done():
                     self._subscribed.set_result(None)
@@ -111,9 +113,9 @@ class RedisBus:
                     self._subscribed.set_exception(exc)
                     self._subscribed = asyncio.get_running_loop().create_future()
                     self._subscribed.set_result(None)  # later starts do not wait again
-                logger.warning(
-                    "lost the other workers' channel (%s); resubscribing", type(exc).__name__
-                )
+                if not attempt:  # once per outage, not once per retry
+                    name = type(exc).__name__
+                    logger.warning("lost the other workers' channel (%s); retrying", name)
                 await asyncio.sleep(_RECONNECT[min(attempt, len(_RECONNECT) - 1)])
                 attempt += 1
             finally:
