@@ -5,6 +5,7 @@ which worker gets which request is chosen, not left to the balancer."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -122,7 +123,7 @@ async def test_a_message_made_on_one_worker_reaches_the_get_stream_on_another(
         async with http.stream("GET", first_worker, headers=headers) as response:
             stream = Stream(response)
             assert response.status_code == 200
-            await _until_home(http, second_worker, headers)
+            await _copy_on(http, second_worker, headers)
             made = await http.post(second_worker, json=call(3, "announce", text="hi"),
                                    headers=headers)  # fmt: skip
             assert made.status_code == 200
@@ -131,12 +132,11 @@ async def test_a_message_made_on_one_worker_reaches_the_get_stream_on_another(
     assert message["params"]["data"] == "hi"
 
 
-async def _until_home(http: httpx.AsyncClient, url: str, headers: dict[str, str]) -> None:
-    """A request on the other worker: its copy of the session is built (and heard that the
-    GET stream opened elsewhere, the bus being in order)."""
+async def _copy_on(http: httpx.AsyncClient, url: str, headers: dict[str, str]) -> None:
+    """A request on that worker: it builds its copy of the session (not the GET stream's
+    home: that stream is open elsewhere)."""
     ping = {"jsonrpc": "2.0", "id": 99, "method": "ping"}
     assert (await http.post(url, json=ping, headers=headers)).status_code == 200
-    await asyncio.sleep(0.05)  # the GET stream's "opened here" crosses the bus
 
 
 @pytest.mark.parametrize("copy_on_both", [True, False])
@@ -155,7 +155,7 @@ async def test_a_resource_update_made_on_one_worker_reaches_a_subscriber_on_anot
         async with http.stream("GET", first_worker, headers=headers) as response:
             stream = Stream(response)
             if copy_on_both:  # the second worker holds a copy that is not the stream's home
-                await _until_home(http, second_worker, headers)
+                await _copy_on(http, second_worker, headers)
             other = await open_session(http, second_worker)  # the change, made elsewhere
             updates: list[Message] = []
             for request_id, each in enumerate((uri, later), 4):
@@ -205,3 +205,27 @@ async def test_a_per_request_listen_stream_hears_an_update_made_on_another_worke
         assert touched.status_code == 200, touched.text
         update = await first(stream, method("resources/updated"), seen)
     assert update["params"]["uri"] == uri
+
+
+async def test_a_get_stream_reopened_on_another_worker_takes_the_session_s_messages(
+    cluster: Cluster,
+) -> None:
+    """The GET stream was open on the second worker, then opens on the first: the second
+    stops keeping the session's messages and sends them to the first."""
+    first_worker, second_worker = cluster.workers
+    async with httpx.AsyncClient(timeout=10) as http:
+        headers = await open_session(http, second_worker)
+        async with http.stream("GET", second_worker, headers=headers) as response:
+            assert response.status_code == 200  # the second worker is home, then the stream ends
+        async with http.stream("GET", first_worker, headers=headers) as response:
+            stream = Stream(response)
+            arrived = None
+            for attempt in range(5):  # "home moved" crosses the bus while the POST is made
+                told = call(10 + attempt, "announce", text=f"hello {attempt}")
+                assert (await http.post(second_worker, json=told, headers=headers)).is_success
+                with contextlib.suppress(TimeoutError):
+                    arrived = await asyncio.wait_for(
+                        stream.first(method("notifications/message"), []), 1
+                    )
+                    break
+    assert arrived is not None and arrived["params"]["data"].startswith("hello")
