@@ -21,6 +21,9 @@ from mcpkit.runtime import SessionlessServer
 from mcpkit.runtime.fanout import FanOutTarget
 
 if TYPE_CHECKING:
+    from mcpkit.server.request_state import RequestStateCodec
+    from mcpkit.server.tasks import TaskManager
+
     # Re-exported for server.py's hints (server/ imports no transport but through here).
     from mcpkit.transports.http.app import MCPHTTPApp as MCPHTTPApp  # noqa: PLC0414
     from mcpkit.transports.http.options import (
@@ -47,6 +50,9 @@ class Serving:
     close_subscriptions: Callable[[], Any]
     required_scopes: Callable[[str, dict[str, Any] | None], frozenset[str]]
     fanout_target: FanOutTarget  # the server, whose fan-out workers sharing a state carry
+    # What workers sharing one HTTP state must share too (see `_share`).
+    tasks: TaskManager
+    request_state: Callable[[], RequestStateCodec]
 
 
 class StdioRunOptions(TypedDict, total=False):
@@ -86,6 +92,9 @@ def http_app(server: Serving, options: HTTPAppOptions) -> MCPHTTPApp:
     from mcpkit.transports.http.app import build
 
     options.setdefault("required_scopes", server.required_scopes)
+    state = options.get("state")
+    if state is not None and state.shared:
+        _share(server, state)
     return build(
         server.serve,
         server.sessionless,
@@ -95,6 +104,25 @@ def http_app(server: Serving, options: HTTPAppOptions) -> MCPHTTPApp:
         close_subscriptions=server.close_subscriptions,
         fanout_target=server.fanout_target,
     )
+
+
+def _share(server: Serving, state: Any) -> None:
+    """Several workers serve `server` through `state`: what each would otherwise keep for
+    itself must be the same on all. Raises ValueError when no requestState sealing keys are
+    configured (each worker would invent its own: a retry landing on another worker would be
+    refused), or for tasks kept in one process (see `TaskManager.share`)."""
+    if server.request_state().keys.random:
+        raise ValueError(NO_SHARED_KEYS)
+    server.tasks.share(getattr(state, "client", None), getattr(state, "prefix", "mcpkit:"))
+
+
+NO_SHARED_KEYS = (
+    "several workers share this HTTP app's state, so they must seal 2026-07-28 requestState "
+    "with the same keys: set $MCPKIT_REQUEST_STATE_KEYS (comma-separated secrets, newest "
+    "first) or Server(request_state_keys=[...]) to the same secret on every worker; make one "
+    "with: python -c 'from mcpkit.server.request_state import RequestStateKeys; "
+    "print(RequestStateKeys.generate())'"
+)
 
 
 def _serve_http(

@@ -496,6 +496,8 @@ class Server:
             self.subscriptions.aclose_all,
             self.required_scopes,
             self,
+            self.tasks,
+            self.request_state,
         )
 
     def sessions(self) -> list[Session]:

@@ -23,6 +23,8 @@ principal, else the handshake session); anyone else gets "not found", never the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import logging
 import secrets
 import time
@@ -38,8 +40,9 @@ from mcpkit.errors import (
     ProtocolError,
 )
 from mcpkit.protocol import tasks as wire
+from mcpkit.server.task_heartbeat import Heartbeat
 from mcpkit.server.task_run import TaskRun
-from mcpkit.stores.tasks import MemoryTaskStore, StoreFull, TaskRecord, TaskStore
+from mcpkit.stores.tasks import Heartbeats, MemoryTaskStore, StoreFull, TaskRecord, TaskStore
 from mcpkit.types.eras import Era
 
 if TYPE_CHECKING:
@@ -65,7 +68,9 @@ class TaskSettings:
     what it asks; `poll_interval_ms` is the polling pace suggested to clients; `page_size`
     for tasks/list. `clock`: the current time in epoch seconds (default `time.time`), which
     stamps new tasks and is the default store's clock too (a store you give has its own
-    `clock=`: give it the same one).
+    `clock=`: give it the same one). `heartbeat`: on a store several processes share
+    (`RedisTaskStore`), the seconds between the beats of a process running tasks; a process
+    silent for 3 of them has stopped, and its unfinished tasks read as failed.
     """
 
     store: TaskStore | None = None
@@ -76,6 +81,7 @@ class TaskSettings:
     poll_interval_ms: int = 500
     page_size: int = 100
     clock: Callable[[], float] = time.time
+    heartbeat: float = 5.0
 
 
 def task_support(value: bool | str | None) -> TaskSupport | None:
@@ -100,7 +106,16 @@ def owner_of(ctx: Context) -> str | None:
     if ctx.envelope is not None:
         return None  # 2026-07-28 has no sessions, even over stdio
     state = ctx.state
-    return None if state is None else state.key
+    if state is None:
+        return None
+    # An HTTP session is served by whichever worker its request lands on, each with its own
+    # SessionState: its tasks belong to its id, which they all know. Hashed: the owner is
+    # stored and logged, the id is a bearer secret.
+    session_id = getattr(getattr(ctx.peer, "transport", None), "session_id", None)
+    if type(session_id) is str:
+        digest = hashlib.sha256(b"mcpkit task owner\0" + session_id.encode()).hexdigest()
+        return "session:" + digest[:32]
+    return state.key
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,12 +144,45 @@ class TaskManager:
         self.runs: dict[str, TaskRun] = {}  # handlers running in this process
         # 2026-07-28: (task id, detailed task) to the subscriptions following it
         self.notify_per_request = notify
+        self._heartbeat: Heartbeat | None = None
 
     @property
     def store(self) -> TaskStore:
         if self._store is None:
             self._store = MemoryTaskStore(self.settings.max_stored, clock=self.settings.clock)
         return self._store
+
+    @property
+    def heartbeat(self) -> Heartbeat | None:
+        """This process's heartbeat, on a store that keeps them (None: one process)."""
+        store = self.store
+        if self._heartbeat is None and isinstance(store, Heartbeats):
+            self._heartbeat = Heartbeat(store, store, self.settings.heartbeat, self.runs)
+        return self._heartbeat
+
+    def share(self, client: Any, prefix: str) -> None:
+        """Several worker processes serve this server through one HTTP state (`RedisState`,
+        whose Redis `client` and key `prefix` are given): tasks must be on a store they all
+        read. The default store becomes a `RedisTaskStore` on that client, under
+        `prefix` + "tasks:"; a store given in the settings is kept. Raises ValueError for a
+        `MemoryTaskStore` given in the settings (each worker would have its own)."""
+        settings = self.settings
+        if isinstance(settings.store, MemoryTaskStore):
+            raise ValueError(
+                "this server's TaskSettings(store=MemoryTaskStore(...)) keeps tasks in one "
+                "process, but several workers share its HTTP state: give no store (tasks then "
+                "go to Redis with the state) or a RedisTaskStore"
+            )
+        if settings.store is None and not isinstance(self._store, Heartbeats):
+            from mcpkit.stores.redis_tasks import RedisTaskStore
+
+            self._store = RedisTaskStore(
+                client=client,
+                prefix=prefix + "tasks:",
+                max_tasks=settings.max_stored,
+                clock=settings.clock,
+            )
+            self._heartbeat = None
 
     def capability(self) -> JSONObject:
         """The 2025-11-25 `tasks` capability (2026-07-28 shows it as the extension)."""
@@ -240,6 +288,7 @@ class TaskManager:
             )
         now = settings.clock()
         ttl_ms = settings.default_ttl_ms if ttl is None else min(ttl, settings.max_ttl_ms)
+        heartbeat = self.heartbeat
         record = TaskRecord(
             task_id=secrets.token_urlsafe(16),  # 128 random bits
             owner=owner_of(ctx),
@@ -250,14 +299,16 @@ class TaskManager:
             ttl_ms=ttl_ms,
             poll_interval_ms=settings.poll_interval_ms,
             status_message=message,
+            worker=None if heartbeat is None else heartbeat.worker,
         )
-        try:
-            await self.store.create(record)
-        except StoreFull as exc:
-            raise ProtocolError(SERVER_ERROR, f"Server busy: {exc}; try again later") from None
-        task_run = TaskRun(self, record, ctx)  # the manager is its TaskHost
-        ctx.task = task_run
-        self.runs[record.task_id] = task_run
+        async with contextlib.nullcontext() if heartbeat is None else heartbeat.creating():
+            try:
+                await self.store.create(record)
+            except StoreFull as exc:
+                raise ProtocolError(SERVER_ERROR, f"Server busy: {exc}; try again later") from None
+            task_run = TaskRun(self, record, ctx)  # the manager is its TaskHost
+            ctx.task = task_run
+            self.runs[record.task_id] = task_run
         logger.info("task %s created for %s by %s", record.task_id, record.method, record.owner)
         return task_run
 
@@ -286,7 +337,12 @@ class TaskManager:
             if record is not None:
                 logger.warning("task %s asked for by another caller", task_id)
             raise ProtocolError(INVALID_PARAMS, _NOT_FOUND, {"taskId": task_id})
-        return record
+        return (await self._vetted([record]))[0]
+
+    async def _vetted(self, records: list[TaskRecord]) -> list[TaskRecord]:
+        """`records` as they read now: unfinished ones whose worker stopped, failed."""
+        heartbeat = self.heartbeat
+        return records if heartbeat is None else await heartbeat.vet(records)
 
     def _check_per_request(self, ctx: Context) -> None:
         envelope = ctx.envelope
@@ -313,7 +369,7 @@ class TaskManager:
             found = await self.store.get(record.task_id)
             if found is None:
                 raise ProtocolError(INVALID_PARAMS, "Failed to retrieve task: Task has expired")
-            record = found
+            record = (await self._vetted([found]))[0]
         if record.status == "cancelled":
             raise ProtocolError(INVALID_PARAMS, "Task was cancelled", {"taskId": record.task_id})
         if record.error is not None:
@@ -331,6 +387,7 @@ class TaskManager:
             page, after = await self.store.list(owner_of(ctx), cursor, self.settings.page_size)
         except ValueError as exc:
             raise ProtocolError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+        page = await self._vetted(page)
         result: JSONObject = {"tasks": [wire.task_wire(r, per_request=False) for r in page]}
         if after is not None:
             result["nextCursor"] = after
@@ -382,6 +439,8 @@ class TaskManager:
         for task_run in runs:
             task_run.cancel()
         await asyncio.gather(*(r.done for r in runs if r.task is not None), return_exceptions=True)
+        if self._heartbeat is not None:
+            await self._heartbeat.aclose()
 
 
 def _has_tasks(ctx: Context) -> bool:

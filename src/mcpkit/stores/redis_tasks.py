@@ -7,18 +7,20 @@ Layout (every key under `prefix`):
   agrees with its clock, not Redis's);
 - `by-owner:{owner}`: a sorted set of the owner's task ids by creation time (tasks/list);
 - `expiry` and `owner-of`: when each task expires and whose it is, so that expired ids are
-  taken out of the owner sets (a few at each create) and `max_tasks` counts live tasks.
+  taken out of the owner sets (a few at each create) and `max_tasks` counts live tasks;
+- `worker:{id}`: the heartbeat of a process running tasks (`Heartbeats`), expiring unless
+  renewed.
 
 `update` writes through a script that refuses to overwrite a terminal record, so a handler
 finishing in one process never undoes a cancel made in another. `create` is one round trip,
-`get` one, `update` two.
+`get` one, `update` two, `beat` and `alive` one each.
 """
 
 from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Sequence
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import orjson
@@ -48,7 +50,7 @@ _T = TypeVar("_T")
 
 def _mapped(
     method: Callable[Concatenate[RedisTaskStore, _P], Awaitable[_T]],
-) -> Callable[Concatenate[RedisTaskStore, _P], Awaitable[_T]]:
+) -> Callable[Concatenate[RedisTaskStore, _P], Coroutine[Any, Any, _T]]:
     """The store's boundary with redis: a `redis.exceptions.RedisError` from `method` leaves
     as StoreUnavailable, naming the failure's kind only (redis's text may quote the URL)."""
 
@@ -180,6 +182,31 @@ class RedisTaskStore:
         raws = await redis.mget([self._key(i) for i in ids]) if ids else []
         page = [record for raw in raws if (record := self._live(raw)) is not None]
         return page, (ids[-1] if more and ids else None)
+
+    @_mapped
+    async def beat(self, worker: str, ttl: float, task_ids: Sequence[str]) -> dict[str, str]:
+        async with self._redis.pipeline(transaction=False) as pipe:  # one round trip
+            pipe.set(self._worker_key(worker), b"1", px=max(1, round(ttl * 1000)))
+            if task_ids:
+                pipe.mget([self._key(i) for i in task_ids])
+            replies = await pipe.execute()
+        raws = replies[1] if task_ids else []
+        return {
+            task_id: record.status
+            for task_id, raw in zip(task_ids, raws, strict=True)
+            if (record := self._live(raw)) is not None
+        }
+
+    @_mapped
+    async def alive(self, workers: Collection[str]) -> set[str]:
+        named = list(workers)
+        if not named:
+            return set()
+        beats = await self._redis.mget([self._worker_key(w) for w in named])
+        return {worker for worker, beat in zip(named, beats, strict=True) if beat is not None}
+
+    def _worker_key(self, worker: str) -> str:
+        return f"{self._prefix}worker:{worker}"
 
     @_mapped
     async def delete(self, task_id: str) -> None:

@@ -10,15 +10,18 @@ writes its progress and outcome through `update`, and any process that shares th
 - A record is gone once its ttl has passed since creation (`get` returns None and the store
   purges it); a record without a ttl stays until deleted. Stores are bounded: `create`
   raises `StoreFull` rather than growing without end.
+
+A store shared by several processes also keeps their `Heartbeats`, so that a task whose
+process died is seen as such by the others instead of staying `working` until its ttl.
 """
 
 from __future__ import annotations
 
 import heapq
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from mcpkit.errors import MCPError
 from mcpkit.protocol.tasks import TERMINAL
@@ -51,6 +54,7 @@ class TaskRecord:
     result: JSONObject | None = None  # the request's result, once completed
     error: JSONObject | None = None  # the JSON-RPC error, once failed
     input_requests: JSONObject | None = None  # outstanding asks (2026-07-28), by key
+    worker: str | None = None  # the process running it, on a store with `Heartbeats`
 
     @property
     def terminal(self) -> bool:
@@ -97,6 +101,22 @@ class TaskStore(Protocol):
     async def delete(self, task_id: str) -> None: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class Heartbeats(Protocol):
+    """Which processes running tasks are alive, for a store that several processes share.
+    A process running tasks calls `beat` every period; one that missed `ttl` seconds of them
+    has stopped."""
+
+    async def beat(self, worker: str, ttl: float, task_ids: Sequence[str]) -> dict[str, str]:
+        """Say `worker` is alive for `ttl` s more; the status of each of `task_ids` still
+        stored (what another process may have changed: a cancel). Raises StoreUnavailable."""
+        ...
+
+    async def alive(self, workers: Collection[str]) -> set[str]:
+        """Those of `workers` whose last beat is younger than its ttl. Raises StoreUnavailable."""
+        ...
 
 
 class MemoryTaskStore:
