@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import pytest
@@ -157,3 +158,98 @@ async def touch_elsewhere(session: ClientSession, traffic: Traffic, inbox: Inbox
             break
     assert traffic.last("tools/call").worker != listener
     assert inbox.updated.empty()
+
+
+async def test_the_official_client_answers_sampling_and_elicitation_mid_call(
+    any_cluster: Cluster,
+) -> None:
+    """The client's answer is POSTed through haproxy while the call is in flight: it lands on
+    another worker than the one running the handler (round robin), and reaches it."""
+    cluster, traffic, inbox = any_cluster, Traffic(), Inbox()
+    async with official_session(cluster.url, traffic, inbox) as session:
+        for tool, expected in [("ask", "peer says hi"), ("confirm", "go on ")] * 2:
+            result = await session.call_tool(tool, {})
+            assert not result.is_error and expected in text(result)
+            call, answer = traffic.last("tools/call"), traffic.last("answer")
+            assert answer.status == 202
+            crossed = answer.worker != call.worker
+            if crossed:
+                break
+    assert crossed  # at least one answer reached the handler from another worker
+
+
+class Relay:
+    """A TCP relay on loopback in front of haproxy that cuts, once, the connection carrying
+    the first progress notification, right after passing it on: the client sees its
+    response stream drop mid-call."""
+
+    def __init__(self, target: str) -> None:
+        self.target = urlsplit(target)
+        self.cut = asyncio.Event()
+        self.url = ""
+        self.connections: set[asyncio.Task[None]] = set()
+
+    async def __aenter__(self) -> Relay:
+        self.server = await asyncio.start_server(self.accept, "127.0.0.1", 0)
+        port = self.server.sockets[0].getsockname()[1]
+        self.url = urlunsplit(self.target._replace(netloc=f"127.0.0.1:{port}"))
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.server.close()
+        for connection in self.connections:
+            connection.cancel()
+        await asyncio.gather(*self.connections, return_exceptions=True)
+        await self.server.wait_closed()
+
+    def accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connection = asyncio.ensure_future(self.serve(reader, writer))
+        self.connections.add(connection)
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target.port)
+        pumps = [
+            asyncio.ensure_future(self.pump(reader, up_writer, watch=False)),
+            asyncio.ensure_future(self.pump(up_reader, writer, watch=True)),
+        ]
+        try:
+            await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for pump in pumps:
+                pump.cancel()
+            await asyncio.gather(*pumps, return_exceptions=True)
+            for each in (writer, up_writer):
+                each.close()
+
+    async def pump(
+        self, source: asyncio.StreamReader, sink: asyncio.StreamWriter, watch: bool
+    ) -> None:
+        while data := await source.read(65536):
+            sink.write(data)
+            await sink.drain()
+            if watch and not self.cut.is_set() and b"notifications/progress" in data:
+                self.cut.set()
+                return
+
+
+async def test_the_official_client_resumes_a_dropped_stream_by_itself(
+    any_cluster: Cluster,
+) -> None:
+    """Its POST stream drops after the first progress notification; the client resumes it by
+    itself (a GET with Last-Event-ID, through haproxy, on whichever worker) and gets the
+    rest of the progress once, in order, then the answer."""
+    cluster, traffic, inbox = any_cluster, Traffic(), Inbox()
+    progress: list[float] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(value)
+
+    async with Relay(cluster.url) as relay, official_session(relay.url, traffic, inbox) as session:
+        arguments = {"count": 4, "pause": 0.3}
+        result = await session.call_tool("steps", arguments, progress_callback=on_progress)
+    assert relay.cut.is_set()
+    assert text(result).startswith("4 steps on ") and progress == [1, 2, 3, 4]
+    [call] = [e for e in traffic.exchanges if e.kind == "tools/call"]
+    resumes = [e for e in traffic.exchanges if e.resumed]
+    assert [(e.verb, e.status) for e in resumes] == [("GET", 200)]
+    print(f"stream made on {call.worker}, resumed on {resumes[0].worker}")
