@@ -10,8 +10,14 @@ stream, exactly once.
 
 `append` (called as an event is sent) must not wait: it buffers, and one task per store
 writes what gathered in a single pipeline (one round trip per burst of events). `forget`
-is buffered the same way, behind the appends before it. `replay_after` first waits for this
-process's buffer to be written, so a resume never misses an event sent by this worker.
+is buffered the same way, behind the appends before it. `replay_after` first waits for what
+this process buffered until then to be written, so a resume never misses an event sent by
+this worker (and, Redis failing, waits for no more than that: at most two bursts).
+
+When Redis fails, the stream being sent goes on (its events are not stored: a client that
+loses it cannot resume past them), and the failure is logged once, when writes start failing
+(its kind only: redis-py's text may quote the URL, which may hold a password), then once
+when they succeed again, with how many events were not stored.
 """
 
 from __future__ import annotations
@@ -21,17 +27,19 @@ import logging
 from typing import Any
 
 from mcpkit.protocol.http import event_stream
+from mcpkit.stores.redis_client import Unavailable, is_failure
 
 logger = logging.getLogger("mcpkit.stores")
 
 _Op = tuple[str, bytes, bytes] | str  # (session id, event id, data): append; an id: forget
+_UNAVAILABLE = Unavailable("the event store")
 
 
 class RedisEventStore:
     """Events in Redis (see the module docstring). `client`: a `redis.asyncio.Redis`.
 
-    `replay_after` raises what redis-py raises when Redis fails; a failed background write is
-    logged (the events it carried cannot be resumed) and does not stop later writes.
+    `replay_after` and `entries` raise StateUnavailable when Redis fails; a failed background
+    write is logged (the events it carried cannot be resumed) and does not stop later writes.
     """
 
     def __init__(
@@ -47,7 +55,10 @@ class RedisEventStore:
         self.max_events = max_events
         self.ttl = ttl
         self._buffer: list[_Op] = []
+        self._buffered: asyncio.Future[None] | None = None  # done when `_buffer` is written
+        self._writing: asyncio.Future[None] | None = None  # done when the burst sent is
         self._writer: asyncio.Task[None] | None = None
+        self._lost: int | None = None  # events not stored since writes failed (None: they work)
 
     def key(self, session_id: str) -> str:
         return f"{self._prefix}events:{session_id}"
@@ -65,7 +76,7 @@ class RedisEventStore:
         if stream is None:
             return None
         await self.flush()
-        entries = await self._redis.xrange(self.key(session_id))
+        entries = await self.entries(session_id)
         wanted = event_id.encode()
         position = next((i for i, (_, f) in enumerate(entries) if f[b"i"] == wanted), None)
         if position is None:
@@ -78,30 +89,70 @@ class RedisEventStore:
                 replay.append((eid, data))
         return replay
 
+    async def entries(self, session_id: str) -> list[tuple[Any, dict[bytes, bytes]]]:
+        """The session's stored entries, oldest first: (entry id, {b"i": event id, b"d":
+        data}). Raises StateUnavailable when Redis fails."""
+        with _UNAVAILABLE:
+            entries: list[tuple[Any, dict[bytes, bytes]]] = await self._redis.xrange(
+                self.key(session_id)
+            )
+        return entries
+
     async def flush(self) -> None:
-        """Until what this process buffered is written."""
-        while self._writer is not None:
-            await asyncio.shield(self._writer)
+        """Until what this process buffered so far is written (or failed to be): the burst
+        being sent, then the one gathering. Later events are not waited for."""
+        waits = [w for w in (self._writing, self._buffered) if w is not None]
+        for wait in waits:
+            await asyncio.shield(wait)
 
     async def aclose(self) -> None:
         await self.flush()
 
     def _wake(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._buffered is None:
+            self._buffered = loop.create_future()
         if self._writer is None:
-            self._writer = asyncio.get_running_loop().create_task(self._write())
+            self._writer = loop.create_task(self._write())
 
     async def _write(self) -> None:
         try:
             while self._buffer:
                 ops, self._buffer = self._buffer, []
+                self._writing, self._buffered = self._buffered, None
                 try:
                     await self._send(ops)
+                    self._stored_again()
                 except Exception as exc:  # a Redis failure: these events are lost, go on
-                    logger.warning(
-                        "could not store %d SSE events: %s", len(ops), type(exc).__name__
-                    )
+                    if not is_failure(exc):
+                        logger.exception("could not store %d SSE events", len(ops))
+                    else:
+                        self._not_stored(ops, exc)
+                finally:
+                    if self._writing is not None:
+                        self._writing.set_result(None)
+                    self._writing = None
         finally:
             self._writer = None
+            if self._buffered is not None:  # cancelled: no waiter waits for ever (the next
+                self._buffered.set_result(None)  # append starts a writer for what is left)
+                self._buffered = None
+
+    def _not_stored(self, ops: list[_Op], exc: BaseException) -> None:
+        """A burst failed: log it if it is the first since writes last succeeded."""
+        if self._lost is None:
+            self._lost = 0
+            logger.warning(
+                "Redis failed (%s): SSE events are not being stored, so a client that "
+                "loses its stream cannot resume past them; streams go on",
+                type(exc).__name__,
+            )
+        self._lost += sum(1 for op in ops if not isinstance(op, str))
+
+    def _stored_again(self) -> None:
+        if self._lost is not None:
+            logger.warning("Redis is back: SSE events are stored again (%d were not)", self._lost)
+            self._lost = None
 
     async def _send(self, ops: list[_Op]) -> None:
         async with self._redis.pipeline(transaction=False) as pipe:  # one round trip

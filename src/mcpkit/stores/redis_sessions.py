@@ -11,7 +11,8 @@ Layout (every key under `prefix`):
 - `sessions`: a sorted set of session ids by when they expire: the cap counts it.
 
 Each call is one round trip (a script or a pipeline). `touch`, the one made per request on
-a worker that has the session cached, refreshes the expiry and returns `gen`.
+a worker that has the session cached, refreshes the expiry and returns `gen`. Every method
+raises StateUnavailable when Redis fails (redis_client.py), never redis-py's errors.
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from typing import Any
 import orjson
 
 from mcpkit.protocol.snapshot import SessionSnapshot
+from mcpkit.stores.redis_client import Unavailable
 
 JSONObject = dict[str, Any]
+_UNAVAILABLE = Unavailable("the session store")
 
 # KEYS: the session, the expiry index. ARGV: id, now (ms), ttl (ms, 0: none), cap (-1: none),
 # owner. 1 when reserved, 0 past the cap.
@@ -94,7 +97,7 @@ class RedisSessionStore:
     `ttl`: the idle timeout in seconds (None: sessions never expire); `max_sessions`: the cap
     over every worker (None: none); `clock`: epoch seconds, for the cap's expiry index.
 
-    Its methods raise what redis-py raises when Redis fails (`redis.exceptions.RedisError`).
+    Its methods raise StateUnavailable when Redis fails (unreachable, refused, timed out).
     """
 
     def __init__(
@@ -125,19 +128,22 @@ class RedisSessionStore:
     async def reserve(self, session_id: str, owner: str) -> bool:
         """Keep a new session's id for `owner`; False past the cap."""
         args = [session_id, self._now_ms(), self._ttl_ms, self._cap, owner]
-        return bool(await self._reserve(keys=[self.key(session_id), self._index], args=args))
+        with _UNAVAILABLE:
+            return bool(await self._reserve(keys=[self.key(session_id), self._index], args=args))
 
     async def touch(self, session_id: str) -> int | None:
         """The session was used: its idle time starts again. Its `gen`, or None when it is gone
         (deleted, expired)."""
         args = [session_id, self._now_ms(), self._ttl_ms, "*", "0"]
-        gen = await self._touch(keys=[self.key(session_id), self._index], args=args)
+        with _UNAVAILABLE:
+            gen = await self._touch(keys=[self.key(session_id), self._index], args=args)
         return None if gen is None else int(gen)
 
     async def load(self, session_id: str, owner: str) -> StoredSession | None:
         """The session if `owner` opened it (touched, like `touch`), else None."""
         args = [session_id, self._now_ms(), self._ttl_ms, owner, "1"]
-        flat = await self._touch(keys=[self.key(session_id), self._index], args=args)
+        with _UNAVAILABLE:
+            flat = await self._touch(keys=[self.key(session_id), self._index], args=args)
         if not flat:
             return None
         return _stored({_text(flat[i]): flat[i + 1] for i in range(0, len(flat), 2)})
@@ -159,14 +165,16 @@ class RedisSessionStore:
         for name, value in pairs.items():
             args += [name, value]
         args += list(removed)
-        gen = await self._update(keys=[self.key(session_id)], args=args)
+        with _UNAVAILABLE:
+            gen = await self._update(keys=[self.key(session_id)], args=args)
         return None if gen is None else int(gen)
 
     async def delete(self, session_id: str) -> None:
-        async with self._redis.pipeline(transaction=True) as pipe:  # one round trip
-            pipe.delete(self.key(session_id))
-            pipe.zrem(self._index, session_id)
-            await pipe.execute()
+        with _UNAVAILABLE:
+            async with self._redis.pipeline(transaction=True) as pipe:  # one round trip
+                pipe.delete(self.key(session_id))
+                pipe.zrem(self._index, session_id)
+                await pipe.execute()
 
     async def alive(self, session_ids: Sequence[str], keep: Sequence[str]) -> set[str]:
         """Which of `session_ids` still exist, refreshing the expiry of those in `keep` (busy
@@ -174,14 +182,16 @@ class RedisSessionStore:
         if not session_ids:
             return set()
         now, kept = self._now_ms(), set(keep)
-        async with self._redis.pipeline(transaction=False) as pipe:
-            for session_id in session_ids:
-                if session_id in kept:
-                    args = [session_id, now, self._ttl_ms, "*", "0"]
-                    self._touch(keys=[self.key(session_id), self._index], args=args, client=pipe)
-                else:
-                    pipe.exists(self.key(session_id))
-            answers = await pipe.execute()
+        with _UNAVAILABLE:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for session_id in session_ids:
+                    if session_id in kept:
+                        args = [session_id, now, self._ttl_ms, "*", "0"]
+                        keys = [self.key(session_id), self._index]
+                        await self._touch(keys=keys, args=args, client=pipe)  # queued
+                    else:
+                        pipe.exists(self.key(session_id))
+                answers = await pipe.execute()
         return {
             session_id
             for session_id, answer in zip(session_ids, answers, strict=True)

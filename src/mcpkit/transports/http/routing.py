@@ -10,6 +10,12 @@ endpoint (per_request.py) or the handshake-era one (handshake.py); GET and DELET
 handshake era when the request names a session (405 otherwise, and on a stateless endpoint);
 other methods get 405.
 
+When the state shared between workers fails (Redis unreachable, paused past its timeout,
+restarting: `StoreUnavailable`), a handshake-era request gets 503 with `Retry-After` and a
+JSON-RPC error saying so, within the state's timeout, and the worker goes on serving. The
+state is only asked before a response starts, so the 503 can always be sent; a stream
+already open goes on (its events may not be stored, see stores/redis_events.py).
+
 Like the wrappers (wrappers.py), the table lookup is a plain function returning the
 handler's awaitable: no coroutine of its own per request, and one lookup for path and method.
 """
@@ -19,9 +25,11 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any
 
+from mcpkit.errors import INTERNAL_ERROR
 from mcpkit.protocol import http as rules
 from mcpkit.protocol.http import Refusal
 from mcpkit.runtime.principal import Principal
+from mcpkit.stores.tasks import StoreUnavailable
 from mcpkit.transports.http.asgi import HEADERS, PRINCIPAL, ASGIApp, Scope, direct, principal_of
 from mcpkit.transports.http.guard import Authenticator, RequiredScopes, missing_scopes
 from mcpkit.transports.http.handshake import SessionEndpoint
@@ -29,6 +37,8 @@ from mcpkit.transports.http.options import Limits
 from mcpkit.transports.http.per_request import PerRequestEndpoint
 from mcpkit.transports.http.requests import BodyClock, read_post, refuse, text
 from mcpkit.transports.http.streams import Receive, Send, send_json
+
+RETRY_AFTER = 1  # seconds a client is asked to wait after a 503 for a failed shared state
 
 
 class Router:
@@ -142,22 +152,42 @@ class MCPEndpoint:
         version_header = text(headers, b"mcp-protocol-version")
         if rules.is_per_request_post(text(headers, b"mcp-session-id"), version_header, body):
             await self.per_request.post(receive, send, headers, body, principal)
-        else:
+            return
+        try:
             await self.handshake.post(receive, send, headers, body, principal)
+        except StoreUnavailable as failure:
+            await refuse(send, unavailable(failure))
 
     def get(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
         headers = scope[HEADERS]
         if b"mcp-session-id" not in headers:  # 2026-07-28: no stream to open
             return self._no_session(scope, receive, send)
-        return self.handshake.get(receive, send, headers, principal_of(scope))
+        opened = self.handshake.get(receive, send, headers, principal_of(scope))
+        return _or_unavailable(send, opened)
 
     def delete(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
         headers = scope[HEADERS]
         if b"mcp-session-id" not in headers:  # 2026-07-28: no session to end
             return self._no_session(scope, receive, send)
-        return self.handshake.delete(send, headers, principal_of(scope))
+        ended = self.handshake.delete(send, headers, principal_of(scope))
+        return _or_unavailable(send, ended)
 
     def _stateless_get(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
         if b"mcp-session-id" not in scope[HEADERS]:
             return self._no_session(scope, receive, send)
         return self.not_allowed(scope, receive, send)
+
+
+def unavailable(failure: StoreUnavailable) -> Refusal:
+    """The 503 for a request that met a failed shared state: the failure's message (which
+    store, the kind of failure; never its address), and when to try again."""
+    message = f"Service Unavailable: {failure}; retry in a moment"
+    retry = ((b"retry-after", str(RETRY_AFTER).encode()),)
+    return rules.refusal(503, message, INTERNAL_ERROR, retry)
+
+
+async def _or_unavailable(send: Send, handled: Awaitable[None]) -> None:
+    try:
+        await handled
+    except StoreUnavailable as failure:
+        await refuse(send, unavailable(failure))
