@@ -7,7 +7,9 @@ header by the client's own HTTP client (tests/scaleout/peer_traffic.py)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
+from asyncio.subprocess import PIPE
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -20,6 +22,7 @@ from mcp import ClientSession, types
 from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.peers import fastmcp_python
 from tests.scaleout.conftest import Cluster
 from tests.scaleout.peer_traffic import Traffic
 
@@ -253,3 +256,77 @@ async def test_the_official_client_resumes_a_dropped_stream_by_itself(
     resumes = [e for e in traffic.exchanges if e.resumed]
     assert [(e.verb, e.status) for e in resumes] == [("GET", 200)]
     print(f"stream made on {call.worker}, resumed on {resumes[0].worker}")
+
+
+async def fastmcp_session(cluster: Cluster, mode: str) -> dict[str, Any]:
+    """What FastMCP's client saw running tests/scaleout/fastmcp_client.py on the cluster."""
+    tag = uuid.uuid4().hex[:8]
+    argv = [str(fastmcp_python()), str(FASTMCP_CLIENT), cluster.url, mode]
+    process = await asyncio.create_subprocess_exec(
+        *argv, f"notes://fastmcp-{tag}", f"late_{tag}", stdout=PIPE, stderr=PIPE
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, err.decode()[-3000:]
+    seen: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
+    return seen
+
+
+async def test_fastmcp_s_client_runs_a_whole_handshake_era_session(any_cluster: Cluster) -> None:
+    cluster = any_cluster
+    seen = await fastmcp_session(cluster, "legacy")
+    assert seen["protocol"] == "2025-11-25"
+    assert {"steps", "touch", "ask", "confirm"} <= set(seen["tools"])
+    assert len(set(seen["pids"])) == len(cluster.workers)  # every worker served it
+    assert seen["steps"].startswith("3 steps on ") and seen["progress"] == [1, 2, 3]
+    assert seen["logs"] == [["warning", "a warning line"]]  # at the level it set
+    updates = seen["updates"]
+    assert updates["touched"][-1] != updates["listener"]  # made away from its GET stream
+    assert updates["received"] == [seen["uri"]] * len(updates["touched"])
+    assert updates["extra"] == 0  # each update once
+    assert_answered_mid_call(seen["asked"], "fastmcp says hi")
+    traffic = seen["traffic"]
+    assert [e["status"] for e in traffic if e["verb"] == "DELETE"] == [200]
+    assert await gone_everywhere(cluster, seen["session_id"]) == [404] * len(cluster.workers)
+
+
+def assert_answered_mid_call(asked: list[dict[str, Any]], sampled: str) -> None:
+    """`ask` got the sampled text, `confirm` the accepted form; each answer was POSTed while
+    the call ran, at least one to another worker than the call's."""
+    [ask, confirm] = asked
+    assert sampled in ask["text"] and confirm["text"].startswith("go on ")
+    crossed = []
+    for each in asked:
+        [(_, _, call_worker), (verb, kind, answer_worker)] = each["exchanges"]
+        assert (verb, kind) == ("POST", "answer")
+        crossed.append(answer_worker != call_worker)
+    assert any(crossed)
+
+
+async def test_fastmcp_s_client_speaks_2026_07_28_with_the_workers(any_cluster: Cluster) -> None:
+    """FastMCP's default mode probes `server/discover` and speaks 2026-07-28: no session; its
+    input_required rounds (sampling, elicitation) are retried on another worker, which opens
+    the sealed requestState; a `subscriptions/listen` stream hears changes made elsewhere."""
+    cluster = any_cluster
+    seen = await fastmcp_session(cluster, "auto")
+    assert seen["protocol"] == "2026-07-28" and seen["session_id"] is None
+    assert {"steps", "touch", "ask", "confirm"} <= set(seen["tools"])
+    assert len(set(seen["pids"])) == len(cluster.workers)
+    assert seen["steps"].startswith("3 steps on ") and seen["progress"] == [1, 2, 3]
+    # FastMCP asks for every level per request (`debug` in each request's _meta)
+    assert seen["logs"] == [["debug", "a debug line"], ["warning", "a warning line"]]
+    updates = seen["updates"]
+    assert updates["honored"] == {
+        "tools_list_changed": True,
+        "resource_subscriptions": [seen["uri"]],
+    }
+    assert updates["received"] == ["ResourceUpdated", "ToolsListChanged"]
+    assert any(worker != updates["listener"] for worker in updates["made"])
+    [ask, confirm] = seen["asked"]
+    assert "fastmcp says hi" in ask["text"] and confirm["text"].startswith("go on ")
+    crossed = []
+    for each in seen["asked"]:  # the call, then its retry carrying the answer
+        [(_, first, asked_on), (_, retry, answered_on)] = each["exchanges"]
+        assert first == retry == "tools/call"
+        crossed.append(asked_on != answered_on)
+    assert any(crossed)
+    assert not [e for e in seen["traffic"] if e["verb"] in ("GET", "DELETE")]
