@@ -64,6 +64,10 @@ class ChoiceSource(Protocol):
     def choice_count(self) -> int: ...
 
 
+# What answers a completion: (argument, value, context, ctx) -> choices (or an awaitable).
+Provider = Callable[[str, str, dict[str, str], Context], Any]
+
+
 class Completer:
     """One registered completion function."""
 
@@ -89,7 +93,7 @@ class Completions:
     """
 
     def __init__(self, prompts: ChoiceSource, resources: ChoiceSource) -> None:
-        self._providers: dict[tuple[str, str, str | None], Completer] = {}
+        self._providers: dict[tuple[str, str, str | None], Provider] = {}
         self._prompts = prompts
         self._resources = resources
 
@@ -133,6 +137,17 @@ class Completions:
         if key in self._providers:
             raise ValueError(f"a completion provider for {_describe(key)} is already registered")
         self._providers[key] = Completer(fn)
+
+    def providers(self) -> list[tuple[tuple[str, str, str | None], Provider]]:
+        """Every provider by (ref_type, name, argument)."""
+        return list(self._providers.items())
+
+    def put(self, key: tuple[str, str, str | None], provider: Provider) -> None:
+        """Register a provider already shaped (argument, value, context, ctx) -> answer."""
+        self._providers[key] = provider
+
+    def discard(self, key: tuple[str, str, str | None]) -> None:
+        self._providers.pop(key, None)
 
     def remove(self, ref_type: str, name: str, argument: str | None = None) -> None:
         """Deprecated: `server.remove_completion(ref_type, name, argument)`."""

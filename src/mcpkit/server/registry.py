@@ -80,6 +80,15 @@ class Registry(Generic[T]):
         self._changed()
         return item
 
+    def apply(self, removed: Iterable[str], added: dict[str, T]) -> None:
+        """Remove and add several items, one change (a mount mirroring another server's).
+        Raises KeyError for an unknown name removed."""
+        for name in removed:
+            del self._items[name]
+        self._items.update(added)
+        self.scoped = self.scoped or any(item.scopes for item in added.values())
+        self._changed()
+
     def _remove(self, name: str) -> T:
         """Remove and return an item. Raises KeyError for an unknown name."""
         try:

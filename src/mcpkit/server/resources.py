@@ -461,6 +461,14 @@ class ResourceRegistry:
                     self._resources._put(uri, listed_file, replace=True)
             directory.listed = listed
 
+    def registry(self, kind: str) -> Registry[Any]:
+        """The concrete resources ("resource", by URI) or the templates ("template")."""
+        return self._resources if kind == "resource" else self._templates
+
+    def batch(self) -> contextlib.AbstractContextManager[None]:
+        """Several changes, one list_changed."""
+        return self._batch()
+
     @contextlib.contextmanager
     def _batch(self) -> Iterator[None]:
         """Several changes, one list_changed."""

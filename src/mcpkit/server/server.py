@@ -66,6 +66,7 @@ if TYPE_CHECKING:
         StdioRunOptions,
     )
     from mcpkit.server.files import FileDirectory
+    from mcpkit.server.mount import Mount
     from mcpkit.server.request_state import RequestStateCodec, RequestStateKeys
 
 JSONObject = dict[str, Any]
@@ -148,6 +149,8 @@ class Server:
         # Set by an HTTP app whose workers share their clients (RedisState): what this
         # server tells all its clients, it tells the other workers' too.
         self.fanout: FanOut | None = None
+        self._mounts: list[Mount] = []  # servers mounted (or imported) into this one
+        self._mounted_in: list[Mount] = []  # live mounts of this server into others
         self._delivering = False  # telling our clients what another worker made
         self.tools = ToolRegistry(self.paginator, self._registry_changed)
         self.resources = ResourceRegistry(
@@ -160,7 +163,7 @@ class Server:
         self.subscriptions.task_filter = self.tasks.followable
         self.hide_out_of_scope = hide_out_of_scope
         self.logger = logging.getLogger(f"mcpkit.server.{name}")
-        self._log_handler = ClientLogHandler(self.sessions)
+        self._log_handler = ClientLogHandler(self._log_sessions)
         self._handlers: dict[str, Handler] = {
             "logging/setLevel": set_level,
             "subscriptions/listen": self.subscriptions.listen,
@@ -349,10 +352,50 @@ class Server:
         TypeError for an annotation that does not resolve.
         """
         self.completions._add(ref_type, name, fn, argument)
+        self._mirror_in_parents("completion")
 
     def remove_completion(self, ref_type: str, name: str, argument: str | None = None) -> None:
         """Remove a completion provider. Raises KeyError when none is registered so."""
         self.completions._remove(ref_type, name, argument)
+        self._mirror_in_parents("completion")
+
+    # -- composition ----------------------------------------------------------------------------
+
+    def mount(self, server: Server, prefix: str | None = None) -> None:
+        """Serve `server`'s tools, prompts, resources and templates as this server's, under
+        `prefix` (tools and prompts `prefix_name`, URIs `scheme://prefix/rest`), live: what it
+        registers later appears here too, and its notifications reach this server's clients.
+        Its handlers run with a Context of their own server and talk to this server's client.
+        See `mcpkit.server.mount`.
+
+        Raises ValueError when a prefixed name is taken here or is not a valid tool name.
+        """
+        self._add_mount(server, prefix, live=True)
+
+    def import_server(self, server: Server, prefix: str | None = None) -> None:
+        """Copy `server`'s tools, prompts, resources and templates here under `prefix`, once
+        (later changes to it are not followed). Raises like `mount`."""
+        self._add_mount(server, prefix, live=False)
+
+    def _add_mount(self, server: Server, prefix: str | None, *, live: bool) -> None:
+        from mcpkit.server.mount import Mount
+
+        mount = Mount(self, server, prefix, live=live)
+        mount.sync()
+        self._mounts.append(mount)
+        if live:
+            server._mounted_in.append(mount)
+
+    def _mirror_in_parents(self, kind: str) -> None:
+        for mount in self._mounted_in:
+            mount.sync(kind)
+
+    def _log_sessions(self) -> list[Session]:
+        """Who hears this server's logger: its clients, and those of servers mounting it."""
+        sessions = self.sessions()
+        for mount in self._mounted_in:
+            sessions += mount.parent._log_sessions()
+        return sessions
 
     # -- serving -------------------------------------------------------------------------------
 
@@ -442,6 +485,8 @@ class Server:
             stack = contextlib.AsyncExitStack()
             if self._lifespan is not None:
                 self.lifespan_state = await stack.enter_async_context(self._lifespan(self))
+            for mount in self._mounts:  # theirs inside ours: they may use what ours set up
+                await stack.enter_async_context(mount.child.running())
             self.logger.addHandler(self._log_handler)
             self._lifespan_stack = stack
         self._running += 1
@@ -559,6 +604,7 @@ class Server:
         self._changes[kind] = self._changes.get(kind, 0) + 1
         self._list_changed(kind)
         self._fan_out(("list_changed", kind))
+        self._mirror_in_parents(kind)
 
     def _list_changed(self, kind: str) -> None:
         self.subscriptions.publish(f"notifications/{kind}s/list_changed")
@@ -568,6 +614,8 @@ class Server:
     def _resource_updated(self, uri: str, match: Callable[[str], bool] | None) -> int:
         sent = self.subscriptions.resource_updated(uri, match)
         self._fan_out(("resource_updated", uri))  # called once per notify_updated
+        for mount in self._mounted_in:
+            mount.resource_updated(uri)
         return sent
 
     def _task_status(self, task_id: str, task: JSONObject) -> int:

@@ -410,6 +410,12 @@ class ToolRegistry(Registry[Tool]):
             self.task_capable = True  # before the change hook makes the new capabilities
         return super()._put(name, item, replace=replace)
 
+    def apply(self, removed: Iterable[str], added: dict[str, Tool]) -> None:
+        for item in added.values():
+            item.defaults = self.defaults
+            self.task_capable = self.task_capable or item.task_support is not None
+        super().apply(removed, added)
+
     def add(self, fn: Callable[..., Any], **options: Any) -> Tool:
         """Deprecated: `server.add_tool(fn, ...)`."""
         deprecated("server.tools.add()", "server.add_tool()")
