@@ -195,3 +195,17 @@ async def test_the_mounted_server_s_logger_reaches_the_parent_s_clients() -> Non
         await call(client, "weather_chatty")
         await client.ping()  # the log notification left before the answer; settle
     assert logs == ["from the mounted server's logger"]
+
+
+@pytest.mark.parametrize("era", ["handshake", "2026-07-28"])
+async def test_a_mounted_handler_asks_the_client_in_either_era(era: str) -> None:
+    """Sampling from a mounted handler: a server-to-client request (handshake era) or an
+    input_required round (2026-07-28), answered by the client that called."""
+    main, _ = parent()
+
+    async def sampling(params: Any) -> dict[str, Any]:
+        return {"role": "assistant", "content": {"type": "text", "text": era}, "model": "m"}
+
+    async with connect(main, era=era, sampling=sampling) as client:
+        result = await client.call_tool("weather_slow", {})
+    assert texts(result) == [f"sampled {era}"]
