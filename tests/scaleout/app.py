@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -94,6 +95,22 @@ async def slow_task(seconds: float = 0.0) -> str:
     """May run as a task: wait `seconds`, then name the worker that ran it."""
     await asyncio.sleep(seconds)
     return f"done on {os.getpid()}"
+
+
+class Order(BaseModel):
+    item: str
+    count: int
+    size: Literal["small", "large"]
+    gift: bool = False
+
+
+@server.tool()
+async def ask_form(ctx: Context) -> str:
+    """Elicit a form of several field types mid-call; the action, the answer as JSON and
+    this worker's pid (for the peer clients' tests)."""
+    answer = await ctx.elicit("Your order?", Order)
+    data = answer.data.model_dump_json() if answer.data is not None else "null"
+    return f"{answer.action} {data} on {os.getpid()}"
 
 
 if __name__ == "__main__":  # python app.py PORT REDIS PREFIX IDLE_TIMEOUT MAX_SESSIONS
