@@ -16,7 +16,12 @@ from typing import Any
 import httpx
 import pytest
 
-from mcpkit import Client
+from mcpkit import Client, Server
+from mcpkit.server.tasks import TaskSettings
+from mcpkit.stores import MemoryTaskStore
+from mcpkit.stores.redis_tasks import RedisTaskStore
+from mcpkit.transports.http.redis_state import RedisState
+from mcpkit.transports.http.state import LocalState
 from tests.http.servers import unused_port, wait_until_listening
 from tests.scaleout.conftest import Cluster, processes
 from tests.scaleout.task_worker import HEARTBEAT
@@ -133,6 +138,27 @@ async def test_our_client_follows_a_task_across_workers(cluster: Cluster, mode: 
         assert {state.task_id for state in states} == {handle.task_id}
         result = await handle.result()
     assert result.content[0].text.startswith("done on ")  # type: ignore[union-attr]
+
+
+def test_tasks_of_a_shared_state_go_to_redis_unless_a_store_is_given(redis_url: str) -> None:
+    server = Server("shared")
+    server.http_app(state=RedisState(redis_url, prefix="decide:"))
+    assert isinstance(server.tasks.store, RedisTaskStore)
+    given = RedisTaskStore(redis_url, prefix="given:")
+    kept = Server("given", tasks=TaskSettings(store=given))
+    kept.http_app(state=RedisState(redis_url))
+    assert kept.tasks.store is given
+
+    alone = Server("alone", tasks=TaskSettings(store=MemoryTaskStore()))
+    with pytest.raises(ValueError, match="MemoryTaskStore"):
+        alone.http_app(state=RedisState(redis_url))
+    alone.http_app()  # one process: fine
+
+    class Shared(LocalState):  # shared by workers, but with no Redis of its own
+        shared = True
+
+    with pytest.raises(ValueError, match="TaskSettings"):
+        Server("bare").http_app(state=Shared())
 
 
 # -- a worker that stops -------------------------------------------------------------------

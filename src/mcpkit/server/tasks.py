@@ -165,7 +165,8 @@ class TaskManager:
         whose Redis `client` and key `prefix` are given): tasks must be on a store they all
         read. The default store becomes a `RedisTaskStore` on that client, under
         `prefix` + "tasks:"; a store given in the settings is kept. Raises ValueError for a
-        `MemoryTaskStore` given in the settings (each worker would have its own)."""
+        `MemoryTaskStore` given in the settings (each worker would have its own), or for no
+        store and a state that has no Redis `client` to put one on."""
         settings = self.settings
         if isinstance(settings.store, MemoryTaskStore):
             raise ValueError(
@@ -174,6 +175,12 @@ class TaskManager:
                 "go to Redis with the state) or a RedisTaskStore"
             )
         if settings.store is None and not isinstance(self._store, Heartbeats):
+            if client is None:
+                raise ValueError(
+                    "several workers share this server's HTTP state, which has no Redis client "
+                    "for its tasks: give Server(tasks=TaskSettings(store=...)) a store they "
+                    "share (a RedisTaskStore)"
+                )
             from mcpkit.stores.redis_tasks import RedisTaskStore
 
             self._store = RedisTaskStore(
