@@ -1,0 +1,10 @@
+"""Proxy and gateway: servers whose tools, resources and prompts come from upstream servers.
+
+`proxy(target)` is a `Server` forwarding every request to the server at `target` (docs/
+gateway.md): put a stdio server on the network, or let a client of one protocol era reach a
+server of the other.
+"""
+
+from mcpkit.gateway.proxy_server import ProxyServer, proxy
+
+__all__ = ["ProxyServer", "proxy"]

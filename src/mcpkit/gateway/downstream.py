@@ -1,0 +1,104 @@
+"""What an upstream sends back, carried to the downstream client that owns it.
+
+How this works: every handshake-era downstream session gets its own upstream `Client`
+(`upstreams.py`), configured here to answer for that session. The upstream's requests
+(sampling, elicitation, roots) are declared only when the downstream client declared them,
+and each is asked of the downstream client on its session; its notifications (log messages,
+list_changed, resources/updated, elicitation/complete) are sent to that session. A request
+the upstream makes while serving a call is related to the downstream request being
+forwarded (over HTTP it then travels on that request's stream, not the GET stream).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import TYPE_CHECKING, Any
+
+from mcpkit.client import ClientOptions, Elicitation, Sampling
+from mcpkit.errors import MCPError
+
+if TYPE_CHECKING:
+    from mcpkit.runtime import Peer
+    from mcpkit.types import (
+        CreateMessageRequestParams,
+        ElicitRequestFormParams,
+        ElicitRequestURLParams,
+    )
+
+JSONObject = dict[str, Any]
+RequestId = str | int
+logger = logging.getLogger("mcpkit.gateway")
+
+# The upstream notifications a downstream session is told (progress goes with its request;
+# cancellations are the protocol core's).
+FORWARDED_NOTIFICATIONS = frozenset(
+    {
+        "notifications/message",
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+        "notifications/resources/updated",
+        "notifications/elicitation/complete",
+    }
+)
+
+
+class Downstream:
+    """One downstream session, as its upstream client's handlers and callbacks reach it."""
+
+    def __init__(self, peer: Peer) -> None:
+        self.peer = peer
+        self.in_flight: list[RequestId] = []  # downstream requests being forwarded, in order
+
+    def client_options(self, base: ClientOptions, declared: JSONObject) -> ClientOptions:
+        """`base` with this session's handlers: what the downstream client `declared`
+        (sampling, elicitation, roots) is declared upstream too, and answered here."""
+        sampling = declared.get("sampling")
+        elicitation = declared.get("elicitation")
+        return dataclasses.replace(
+            base,
+            sampling=None if not isinstance(sampling, dict) else _sampling(self, sampling),
+            elicitation=None if not isinstance(elicitation, dict) else _elicit(self, elicitation),
+            roots=self.roots if isinstance(declared.get("roots"), dict) else None,
+            on_notification=self.notify,
+        )
+
+    def related(self) -> RequestId | None:
+        """The downstream request an upstream request most likely serves: the newest one
+        being forwarded (None: outside any, the session's own stream)."""
+        return self.in_flight[-1] if self.in_flight else None
+
+    async def ask(self, method: str, params: JSONObject | None) -> JSONObject:
+        """Ask the downstream client; its error answer is raised (ProtocolError) and so goes
+        back upstream as the same error."""
+        return await self.peer.request(method, params, related_id=self.related())
+
+    async def sample(self, params: CreateMessageRequestParams) -> JSONObject:
+        return await self.ask("sampling/createMessage", params.to_wire())
+
+    async def elicit(self, params: ElicitRequestFormParams | ElicitRequestURLParams) -> JSONObject:
+        return await self.ask("elicitation/create", params.to_wire())
+
+    async def roots(self) -> list[JSONObject]:
+        answer = await self.ask("roots/list", None)
+        roots = answer.get("roots")
+        return roots if isinstance(roots, list) else []
+
+    def notify(self, method: str, params: JSONObject | None) -> None:
+        if method not in FORWARDED_NOTIFICATIONS:
+            return
+        try:
+            self.peer.notify(method, params)
+        except MCPError as exc:  # the session ended, or it may not receive this one
+            logger.debug("not forwarded downstream: %s (%s)", method, exc)
+
+
+def _sampling(downstream: Downstream, declared: JSONObject) -> Sampling:
+    return Sampling(downstream.sample, tools="tools" in declared, context="context" in declared)
+
+
+def _elicit(downstream: Downstream, declared: JSONObject) -> Elicitation:
+    # An empty elicitation capability means forms (before 2025-11-25 there were no modes).
+    url = "url" in declared
+    return Elicitation(downstream.elicit, form="form" in declared or not url, url=url)

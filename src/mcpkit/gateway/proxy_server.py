@@ -1,0 +1,207 @@
+"""`proxy(target)`: a `Server` whose every request is served by an upstream server.
+
+How this works: `ProxyServer` is a `Server` with no registries of its own. When it starts
+(its lifespan) it opens a shared upstream `Client(target)` and takes on what the upstream
+declared: name, version, title, instructions and capabilities (less `tasks`, which it does
+not forward yet), so clients see the upstream's surface. Each forwarded request (`FORWARDED`)
+goes to the upstream client chosen by `upstreams.py` (the session's own, or the shared one),
+with its params as they came (`wire.py`), and the upstream's answer goes back as it came:
+a tool error stays an `isError` result, an error answer stays the same JSON-RPC error (code,
+message, data). Progress from upstream goes to the downstream request's progress token; a
+downstream cancel cancels the awaiting handler and so the upstream call. Eras bridge because
+the client and the server each speak both: see docs/gateway.md for the table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any, Unpack
+
+from mcpkit.client import ClientKeywords, ClientOptions, Era
+from mcpkit.errors import (
+    METHOD_NOT_FOUND,
+    ConnectionClosed,
+    LocalProtocolViolation,
+    ProtocolError,
+    RequestTimeout,
+)
+from mcpkit.gateway.upstreams import Link, Upstreams, unreachable
+from mcpkit.gateway.wire import downstream_result, progress_token, upstream_params
+from mcpkit.protocol import Prepared, RequestReceived
+from mcpkit.protocol.snapshot import SessionSnapshot
+from mcpkit.runtime import MessageTransport, Peer, ProgressCallback
+from mcpkit.server import Context, Server
+
+JSONObject = dict[str, Any]
+logger = logging.getLogger("mcpkit.gateway")
+
+# Requests passed upstream as they are (the rest the proxy answers itself: `ping` in the
+# protocol core, `subscriptions/listen` from what the shared upstream client hears).
+FORWARDED = frozenset(
+    {
+        "tools/list",
+        "tools/call",
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/read",
+        "resources/templates/list",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "completion/complete",
+        "logging/setLevel",
+    }
+)
+# What the proxy does not carry yet, so does not declare.
+_NOT_FORWARDED_CAPABILITIES = ("tasks",)
+# Handler notifications the user may not set: the proxy's own.
+_PROXY_OPTIONS = ("sampling", "elicitation", "roots", "on_log", "on_list_changed")
+
+
+class ProxyServer(Server):
+    """A `Server` forwarding every request to the server at `target` (see `proxy`)."""
+
+    def __init__(self, target: Any, options: ClientOptions) -> None:
+        self.upstreams = Upstreams(target, options)
+        self._upstream_capabilities: JSONObject = {}
+        super().__init__("proxy", lifespan=_connected)
+
+    async def serve(
+        self, transport: MessageTransport, restored: SessionSnapshot | None = None
+    ) -> None:
+        """Serve one downstream connection; its upstream client is closed when it ends."""
+        try:
+            await super().serve(transport, restored)
+        finally:
+            await self.upstreams.close_ended()
+
+    def capabilities(self) -> JSONObject:
+        """The upstream's capabilities as it declared them (known once the proxy runs)."""
+        declared = dict(self._upstream_capabilities)
+        for name in _NOT_FORWARDED_CAPABILITIES:
+            declared.pop(name, None)
+        return declared
+
+    def _adopt(self, link: Link) -> None:
+        """Take on the upstream's identity and capabilities (new serving rules follow)."""
+        client = link.client
+        info = client.server_info
+        self._upstream_capabilities = dict(client.server_capabilities)
+        self.title = info.get("title")
+        self.instructions = client.instructions
+        self.version = str(info.get("version", "0.0.0"))
+        self.name = str(info.get("name", "proxy"))  # last: it makes the rules again
+
+    def _shared_notification(self, method: str, params: JSONObject | None) -> None:
+        """What the shared upstream says, for 2026-07-28 clients' `subscriptions/listen`."""
+        if method.endswith("/list_changed"):
+            self.subscriptions.publish(method)
+        elif method == "notifications/resources/updated" and params is not None:
+            uri = params.get("uri")
+            if type(uri) is str:
+                self.subscriptions.resource_updated(uri)
+
+    def _handle_request(
+        self, peer: Peer, request: RequestReceived
+    ) -> JSONObject | Prepared | Awaitable[JSONObject | Prepared]:
+        if request.method not in FORWARDED:
+            return super()._handle_request(peer, request)
+        return self._forward(Context(self, peer, request))
+
+    async def _forward(self, ctx: Context) -> JSONObject:
+        per_request = ctx.envelope is not None
+        peer = ctx.peer
+        link = await self.upstreams.link_for(peer, per_request, ctx.client_capabilities)
+        downstream = link.downstream
+        if downstream is not None:
+            downstream.in_flight.append(ctx.request_id)
+        try:
+            return await self._exchange(link, ctx, per_request)
+        except ConnectionClosed as exc:
+            if downstream is not None:
+                await self.upstreams.forget(peer, link)
+            raise unreachable(exc) from None
+        except RequestTimeout as exc:
+            raise unreachable(exc) from None
+        finally:
+            if downstream is not None:
+                downstream.in_flight.remove(ctx.request_id)
+
+    async def _exchange(self, link: Link, ctx: Context, per_request: bool) -> JSONObject:
+        client = link.client
+        method = ctx.request.method
+        upstream_per_request = client.era is Era.PER_REQUEST
+        if method == "logging/setLevel":
+            await client.set_logging_level(str(ctx.params.get("level")))
+            return {}
+        if method in ("resources/subscribe", "resources/unsubscribe") and upstream_per_request:
+            raise ProtocolError(
+                METHOD_NOT_FOUND,
+                f"{method}: the upstream server speaks {client.protocol_version}, which has "
+                "no resource subscriptions through this proxy yet",
+            )
+        params = upstream_params(ctx.params, keep_envelope=per_request and upstream_per_request)
+        raw = await client.request(
+            method,
+            params,
+            on_progress=_progress_relay(ctx),
+            # A 2026-07-28 client answers the upstream's input_required rounds itself.
+            input_required="return" if per_request else "answer",
+        )
+        return downstream_result(raw, per_request=per_request)
+
+
+def proxy(target: Any, **client_options: Unpack[ClientKeywords]) -> ProxyServer:
+    """A `Server` that forwards every request to the server at `target`: anything `Client`
+    takes (an argv list or command line, an http(s) URL, a Python file's command, a `Server`).
+
+    `client_options` configure the upstream clients (`Client`'s keyword arguments: `mode`,
+    `env`, `cwd`, `http`, `auth`, `timeout`, ...). Upstream requests have no timeout by
+    default (the downstream client's own timeout cancels them); the response cache is off
+    (the downstream client caches by what the upstream said).
+
+    Serve it like any server: `proxy(["python", "server.py"]).run("http", port=8000)`. It
+    connects to the upstream when it starts and fails to start (ConnectionClosed,
+    RequestTimeout, OSError) when it cannot. Raises TypeError for `sampling`, `elicitation`,
+    `roots`, `on_log` or `on_list_changed` (the proxy answers those for each downstream
+    client) and for an unknown option.
+    """
+    given = [name for name in _PROXY_OPTIONS if name in client_options]
+    if given:
+        raise TypeError(
+            f"proxy() answers {', '.join(given)} with each downstream client's own; "
+            "do not pass them"
+        )
+    defaults: JSONObject = {"timeout": None, "cache": False}
+    options = ClientOptions(**{**defaults, **client_options})
+    return ProxyServer(target, options)
+
+
+@contextlib.asynccontextmanager
+async def _connected(server: Server) -> AsyncIterator[None]:
+    assert isinstance(server, ProxyServer)
+    upstreams = server.upstreams
+    try:
+        server._adopt(await upstreams.open_shared(server._shared_notification))
+        yield None
+    finally:
+        await upstreams.aclose()
+
+
+def _progress_relay(ctx: Context) -> ProgressCallback | None:
+    if progress_token(ctx.params) is None:
+        return None
+    peer, request_id = ctx.peer, ctx.request_id
+
+    def relay(progress: float, total: float | None, message: str | None) -> None:
+        try:
+            peer.report_progress(request_id, progress, total, message)
+        except LocalProtocolViolation as exc:  # the upstream's progress did not increase
+            logger.debug("upstream progress not relayed: %s", exc)
+
+    return relay
+
+
+__all__ = ["FORWARDED", "ProxyServer", "proxy"]

@@ -1,0 +1,145 @@
+"""Upstream sessions: which upstream `Client` serves a downstream request.
+
+The policy (docs/gateway.md):
+
+- A handshake-era downstream session gets its own upstream client, opened on the session's
+  first forwarded request (never one per call), reused for every later one, and closed when
+  the downstream session ends. Its sampling, elicitation and roots are the downstream
+  client's (`downstream.py`), so an upstream request reaches the client that caused it.
+- Requests that belong to no session (2026-07-28: each carries its own envelope) share one
+  upstream client, opened with the proxy; it also tells the proxy what the upstream is
+  (name, capabilities, instructions) before the first downstream client arrives.
+
+An upstream that closed (a crashed stdio server) is forgotten: the next request of its
+session opens a new one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from mcpkit.client import Client, ClientOptions
+from mcpkit.errors import INTERNAL_ERROR, ProtocolError
+from mcpkit.gateway.downstream import Downstream
+from mcpkit.runtime import Peer, Session
+
+JSONObject = dict[str, Any]
+logger = logging.getLogger("mcpkit.gateway")
+
+
+class Link:
+    """An upstream client and the downstream session it answers to (None: shared)."""
+
+    __slots__ = ("client", "downstream")
+
+    def __init__(self, client: Client, downstream: Downstream | None) -> None:
+        self.client = client
+        self.downstream = downstream
+
+
+class Upstreams:
+    """The upstream clients of one proxy: one per downstream session, one shared."""
+
+    def __init__(self, target: Any, options: ClientOptions) -> None:
+        self.target = target
+        self.options = options
+        self._shared: Link | None = None
+        self._links: dict[Peer, asyncio.Task[Link]] = {}
+        self.opened = 0  # upstream clients opened so far (the shared one included)
+
+    async def open_shared(self, on_notification: Callable[[str, JSONObject | None], None]) -> Link:
+        """Open the shared upstream client. Raises what `Client.__aenter__` raises."""
+        options = self.options
+        if options.on_notification is None:
+            options = _replace(options, on_notification=on_notification)
+        self._shared = Link(await self._open(options), None)
+        return self._shared
+
+    @property
+    def shared(self) -> Link:
+        if self._shared is None:
+            raise RuntimeError("the proxy is not running: serve it, or enter server.running()")
+        return self._shared
+
+    async def link_for(self, peer: Peer, per_request: bool, declared: JSONObject) -> Link:
+        """The upstream for a downstream request: the shared one for a `per_request` one,
+        else its session's (opened now, for the capabilities the client `declared`).
+
+        Raises ProtocolError -32603 when the upstream cannot be reached.
+        """
+        if per_request:
+            return self.shared
+        opening = self._links.get(peer)
+        if opening is None:
+            opening = asyncio.ensure_future(self._open_link(peer, declared))
+            self._links[peer] = opening
+        try:
+            return await asyncio.shield(opening)
+        except Exception as exc:
+            if self._links.get(peer) is opening:
+                del self._links[peer]
+            raise unreachable(exc) from None
+
+    async def forget(self, peer: Peer, link: Link) -> None:
+        """Drop a session's upstream that closed: its next request opens a new one."""
+        opening = self._links.get(peer)
+        if opening is not None and opening.done() and _opened(opening) is link:
+            del self._links[peer]
+            await link.client.close()
+
+    async def close_ended(self) -> None:
+        """Close the upstreams of downstream sessions that ended (a server's `serve` of one
+        returned)."""
+        ended = [peer for peer in self._links if isinstance(peer, Session) and peer.closed]
+        for peer in ended:
+            opening = self._links.pop(peer, None)
+            if opening is not None:
+                await _close(opening)
+
+    async def aclose(self) -> None:
+        """Close every upstream client (the proxy stops)."""
+        links, self._links = list(self._links.values()), {}
+        for opening in links:
+            await _close(opening)
+        if self._shared is not None:
+            shared, self._shared = self._shared, None
+            await shared.client.close()
+
+    async def _open_link(self, peer: Peer, declared: JSONObject) -> Link:
+        downstream = Downstream(peer)
+        client = await self._open(downstream.client_options(self.options, declared))
+        return Link(client, downstream)
+
+    async def _open(self, options: ClientOptions) -> Client:
+        client = Client.with_options(self.target, options)
+        await client.__aenter__()
+        self.opened += 1
+        return client
+
+
+def _opened(opening: asyncio.Task[Link]) -> Link | None:
+    if opening.cancelled() or opening.exception() is not None:
+        return None
+    return opening.result()
+
+
+def unreachable(exc: BaseException) -> ProtocolError:
+    return ProtocolError(INTERNAL_ERROR, f"the upstream server is unavailable: {exc}")
+
+
+async def _close(opening: asyncio.Task[Link]) -> None:
+    if not opening.done():
+        opening.cancel()
+    await asyncio.wait([opening])
+    link = _opened(opening)
+    if link is not None:  # else it never opened: nothing to close
+        await link.client.close()
+
+
+def _replace(options: ClientOptions, **changes: Any) -> ClientOptions:
+    import dataclasses
+
+    return dataclasses.replace(options, **changes)

@@ -1,0 +1,64 @@
+"""What changes in a request or a result as it crosses the proxy between eras.
+
+A forwarded request keeps its params (arguments, cursor, `_meta` and all) except what belongs
+to the hop it arrived on: its progress token (the upstream client asks for progress itself
+and relays it) and, unless both sides speak 2026-07-28, the per-request envelope
+(`io.modelcontextprotocol/*` in `_meta`: the upstream client sends its own). Between two
+2026-07-28 sides the downstream client's capabilities and log level stay in the envelope, so
+the upstream asks for input (input_required) only what the downstream client can answer.
+
+A result going back to a handshake-era client loses what only 2026-07-28 results carry
+(`resultType`, `ttlMs`, `cacheScope`, the server's identity in `_meta`); a 2026-07-28 client
+gets them stamped by the proxy's own server when the upstream did not send them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+JSONObject = dict[str, Any]
+
+_ENVELOPE = "io.modelcontextprotocol/"
+# Envelope keys a 2026-07-28 downstream request passes on to a 2026-07-28 upstream.
+_KEPT = frozenset({_ENVELOPE + "clientCapabilities", _ENVELOPE + "logLevel"})
+_PER_REQUEST_RESULT_KEYS = ("resultType", "ttlMs", "cacheScope")
+
+
+def upstream_params(params: JSONObject | None, *, keep_envelope: bool) -> JSONObject | None:
+    """The params to send upstream for a downstream request's `params`."""
+    if not params:
+        return params
+    meta = params.get("_meta")
+    if type(meta) is not dict:
+        return params
+    kept = {
+        key: value
+        for key, value in meta.items()
+        if key != "progressToken"
+        and (not key.startswith(_ENVELOPE) or (keep_envelope and key in _KEPT))
+    }
+    out = {key: value for key, value in params.items() if key != "_meta"}
+    if kept:
+        out["_meta"] = kept
+    return out
+
+
+def progress_token(params: JSONObject | None) -> Any:
+    """The downstream request's progress token (None: it did not ask for progress)."""
+    meta = (params or {}).get("_meta")
+    return meta.get("progressToken") if type(meta) is dict else None
+
+
+def downstream_result(result: JSONObject, *, per_request: bool) -> JSONObject:
+    """An upstream `result` as the downstream client's era has it."""
+    if per_request or not any(key in result for key in (*_PER_REQUEST_RESULT_KEYS, "_meta")):
+        return result
+    out = {key: value for key, value in result.items() if key not in _PER_REQUEST_RESULT_KEYS}
+    meta = out.get("_meta")
+    if type(meta) is dict:
+        own = {key: value for key, value in meta.items() if not key.startswith(_ENVELOPE)}
+        if own:
+            out["_meta"] = own
+        else:
+            del out["_meta"]
+    return out
