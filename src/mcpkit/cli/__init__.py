@@ -6,6 +6,7 @@
     mcpkit read TARGET URI
     mcpkit prompt TARGET NAME key=value ...
     mcpkit task get|result|cancel TARGET ID     a task a tool call became
+    mcpkit proxy TARGET [--transport http --port P]   serve TARGET here (any era, stdio <-> HTTP)
     mcpkit servers [--config mcp.json]           the servers of a configuration, their state
     mcpkit chat [--config mcp.json]              chat with a model that uses those servers
     mcpkit login URL / mcpkit logout URL         OAuth: store (or forget) tokens for a server
@@ -32,6 +33,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from mcpkit.cli.exits import EXIT_CONNECTION, EXIT_PROTOCOL, EXIT_TOOL_ERROR, EXIT_USAGE
+from mcpkit.cli.proxy import add_parser as add_proxy_command
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a tool the pipe ended
 
@@ -127,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--headless", action="store_true", help="OAuth logins without a browser (dev servers)"
     )
     add_login_commands(commands)
+    add_proxy_command(commands)
     return parser
 
 
@@ -163,6 +166,10 @@ def _dispatch(args: Any, run_command: Callable[[Any], Coroutine[Any, Any, int]])
         else:
             server.run()
         return 0
+    if args.command == "proxy":
+        from mcpkit.cli import proxy
+
+        return proxy.serve(args)
     if args.command == "servers":
         from mcpkit.cli.servers import list_servers
 
