@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import os
 
-from mcpkit import Server
+from pydantic import BaseModel
+
+from mcpkit import Context, Server
 from mcpkit.server.tasks import TaskSettings
 
 HEARTBEAT = 0.2  # seconds; a worker silent for 3 of them has stopped
@@ -31,3 +33,14 @@ async def slow_task(seconds: float = 0.0) -> str:
     """May run as a task: wait `seconds`, then name the worker that ran it."""
     await asyncio.sleep(seconds)
     return f"done on {os.getpid()}"
+
+
+class Go(BaseModel):
+    go: bool
+
+
+@server.tool(task=True)
+async def ask_in_task(ctx: Context) -> str:
+    """May run as a task that asks the client a question (2026-07-28: inputRequests)."""
+    answer = await ctx.elicit("Go on?", Go)
+    return "go" if answer.data is not None and answer.data.go else "stop"

@@ -25,11 +25,11 @@ from mcpkit.transports.http.state import LocalState
 from tests.http.servers import unused_port, wait_until_listening
 from tests.scaleout.conftest import Cluster, processes
 from tests.scaleout.task_worker import HEARTBEAT
-from tests.scaleout.test_per_request import answer
+from tests.scaleout.test_per_request import GO, answer
 
 MODERN, HANDSHAKE = "2026-07-28", "2025-11-25"
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}, "elicitation": {"form": {}}}
 META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
     "io.modelcontextprotocol/clientCapabilities": TASKS,
@@ -224,3 +224,26 @@ async def test_a_cancel_made_on_one_worker_stops_the_handler_on_the_other(
             assert time.monotonic() < deadline, "the handler still runs"
         task, _ = await session.call("tasks/get", {"taskId": created["taskId"]}, runner)
         assert task["status"] == "cancelled"
+
+
+async def test_answers_sent_to_one_worker_reach_the_task_asking_on_the_other(
+    pair: tuple[str, str],
+) -> None:
+    runner, other = pair
+    async with httpx.AsyncClient(timeout=30) as http:
+        session = Session(http, runner, MODERN)
+        created, _ = await session.call("tools/call", {"name": "ask_in_task"}, runner)
+        task_id = created["taskId"]
+        task = created
+        deadline = time.monotonic() + 15
+        while task["status"] != "input_required":
+            assert time.monotonic() < deadline, "the task never asked"
+            task, _ = await session.call("tasks/get", {"taskId": task_id}, other)
+        assert list(task["inputRequests"]) == ["elicit-1"]
+        answers = {"taskId": task_id, "inputResponses": {"elicit-1": GO}}
+        updated, _ = await session.call("tasks/update", answers, other)
+        assert updated["resultType"] == "complete"
+        while task["status"] != "completed":
+            assert time.monotonic() < deadline, f"the answer never arrived: {task}"
+            task, _ = await session.call("tasks/get", {"taskId": task_id}, other)
+        assert task["result"]["content"][0]["text"] == "go"

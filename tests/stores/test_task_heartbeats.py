@@ -39,10 +39,12 @@ async def test_a_beat_lasts_its_ttl_and_reads_the_statuses_of_its_tasks(
     await store.create(task("t1", "w1"))
     await store.create(task("t2", "w1"))
     await store.update("t2", {"status": "cancelled"})  # through another worker
-    assert await store.beat("w1", 0.05, ["t1", "t2", "gone"]) == {
-        "t1": "working",
-        "t2": "cancelled",
-    }
+    await store.send_answers("t1", {"elicit-1": {"action": "decline"}}, 60)  # another worker
+    beat = await store.beat("w1", 0.05, ["t1", "t2", "gone"], asking=["t1", "t2"])
+    assert beat.statuses == {"t1": "working", "t2": "cancelled"}
+    assert beat.answers == {"t1": {"elicit-1": {"action": "decline"}}}
+    again = await store.beat("w1", 0.05, ["t1"], asking=["t1"])
+    assert again.answers == {}  # taken: given once
     assert await store.alive(["w1", "w2"]) == {"w1"}
     await store._redis.pexpire(store._worker_key("w1"), 1)  # the ttl runs out
     for _ in range(10_000):  # a millisecond of Redis time: a few round trips

@@ -8,7 +8,9 @@ unfinished task of a worker whose heartbeat lapsed (`MISSES` periods) marks it `
 
 The same round trip reads the status of this process's running tasks, so a task cancelled
 through another worker (or marked failed by one that thought this process dead) has its
-handler cancelled here within a period.
+handler cancelled here within a period; and, for the tasks waiting for answers, the answers
+another worker received (2026-07-28 `tasks/update`). While a task of this process waits for
+answers, the beat comes at the quicker `asking` pace (the tasks' poll interval).
 """
 
 from __future__ import annotations
@@ -18,12 +20,12 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from mcpkit.errors import INTERNAL_ERROR
+from mcpkit.errors import INTERNAL_ERROR, ProtocolError
 from mcpkit.protocol.tasks import TERMINAL
-from mcpkit.stores.tasks import Heartbeats, StoreUnavailable, TaskRecord, TaskStore
+from mcpkit.stores.tasks import Beat, Heartbeats, StoreUnavailable, TaskRecord, TaskStore
 
 logger = logging.getLogger("mcpkit.server.tasks")
 
@@ -31,21 +33,35 @@ MISSES = 3  # periods without a beat before a worker counts as stopped
 STOPPED = "The worker running this task stopped before the task ended"
 
 
-class Cancellable(Protocol):
+class Running(Protocol):
     """What the heartbeat needs of a running task (`TaskRun`)."""
+
+    @property
+    def asking(self) -> bool:
+        """Whether it waits for answers to its questions."""
+        ...
 
     def cancel(self) -> None: ...
 
+    async def answer(self, responses: dict[str, Any]) -> None: ...
+
 
 class Heartbeat:
-    """This process's heartbeat on `store`, every `period` seconds while `runs` (the tasks
-    running here, by id) is not empty; and the check of other workers' (`vet`)."""
+    """This process's heartbeat on `store`, every `period` seconds (every `asking` seconds
+    while a task waits for answers) as long as `runs` (the tasks running here, by id) is not
+    empty; and the check of other workers' (`vet`)."""
 
     def __init__(
-        self, store: TaskStore, beats: Heartbeats, period: float, runs: Mapping[str, Cancellable]
+        self,
+        store: TaskStore,
+        beats: Heartbeats,
+        period: float,
+        runs: Mapping[str, Running],
+        asking: float = 0.5,
     ) -> None:
         self.worker = secrets.token_hex(8)  # a new id per process: a restart is another worker
         self.period = period
+        self.asking = min(asking, period)
         self.ttl = period * MISSES
         self._store = store
         self._beats = beats  # the same store, seen as keeping heartbeats
@@ -68,24 +84,39 @@ class Heartbeat:
         finally:
             self._creating -= 1
 
-    async def _beat(self) -> dict[str, str]:
+    async def _beat(self, asking: Sequence[str] = ()) -> Beat:
         started = time.monotonic()
-        statuses = await self._beats.beat(self.worker, self.ttl, list(self._runs))
+        beat = await self._beats.beat(self.worker, self.ttl, list(self._runs), asking)
         self._fresh_until = started + self.period
-        return statuses
+        return beat
 
     async def _keep(self) -> None:
         while self._runs or self._creating:
-            await asyncio.sleep(self.period)
+            # Wake at the quick pace; beat then if a task asks, else once a period.
+            await asyncio.sleep(self.asking)
+            asking = [task_id for task_id, run in self._runs.items() if run.asking]
+            if not asking and time.monotonic() < self._fresh_until:
+                continue
             try:
-                statuses = await self._beat()
+                beat = await self._beat(asking)
             except StoreUnavailable as exc:  # the next period tries again
                 logger.warning("task heartbeat not renewed: %s", exc)
                 continue
-            for task_id in _ended(statuses):
-                run = self._runs.get(task_id)
-                if run is not None:  # cancelled through another worker: stop the handler
-                    run.cancel()
+            await self._apply(beat)
+
+    async def _apply(self, beat: Beat) -> None:
+        for task_id in _ended(beat.statuses):
+            run = self._runs.get(task_id)
+            if run is not None:  # cancelled through another worker: stop the handler
+                run.cancel()
+        for task_id, responses in beat.answers.items():
+            run = self._runs.get(task_id)
+            if run is None:
+                continue
+            try:
+                await run.answer(responses)
+            except ProtocolError as exc:  # an answer that does not fit: the question stays
+                logger.warning("task %s: answers from another worker refused: %s", task_id, exc)
 
     async def vet(self, records: list[TaskRecord]) -> list[TaskRecord]:
         """`records` as they should read: an unfinished one whose worker stopped beating is

@@ -61,6 +61,11 @@ class TaskRun:
     def task_id(self) -> str:
         return self.record.task_id
 
+    @property
+    def asking(self) -> bool:
+        """Whether the handler waits for answers (2026-07-28 inputRequests)."""
+        return bool(self._pending)
+
     def begin(self, body: Coroutine[Any, Any, JSONObject]) -> None:
         self.task = asyncio.ensure_future(body)
         self.task.add_done_callback(self._ended)

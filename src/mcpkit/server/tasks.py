@@ -157,7 +157,9 @@ class TaskManager:
         """This process's heartbeat, on a store that keeps them (None: one process)."""
         store = self.store
         if self._heartbeat is None and isinstance(store, Heartbeats):
-            self._heartbeat = Heartbeat(store, store, self.settings.heartbeat, self.runs)
+            settings = self.settings
+            asking = (settings.poll_interval_ms or 500) / 1000  # answers come at that pace
+            self._heartbeat = Heartbeat(store, store, settings.heartbeat, self.runs, asking)
         return self._heartbeat
 
     def share(self, client: Any, prefix: str) -> None:
@@ -438,7 +440,19 @@ class TaskManager:
         task_run = self.runs.get(record.task_id)
         if task_run is not None and not record.terminal:
             await task_run.answer(responses)
+        elif not record.terminal and record.worker is not None:
+            await self._forward(record, responses)
         return {}
+
+    async def _forward(self, record: TaskRecord, responses: JSONObject) -> None:
+        """Answers for a task another worker runs: left in the store, which that worker reads
+        at its next beat (checked against the questions there: one that does not fit is
+        dropped and the question stays open)."""
+        store = self.store
+        if isinstance(store, Heartbeats):
+            expires = record.expires_at
+            left = 3600.0 if expires is None else max(1.0, expires - self.settings.clock())
+            await store.send_answers(record.task_id, responses, left)
 
     async def aclose(self) -> None:
         """Cancel every running task (the server is shutting down) and wait for them."""

@@ -9,7 +9,8 @@ Layout (every key under `prefix`):
 - `expiry` and `owner-of`: when each task expires and whose it is, so that expired ids are
   taken out of the owner sets (a few at each create) and `max_tasks` counts live tasks;
 - `worker:{id}`: the heartbeat of a process running tasks (`Heartbeats`), expiring unless
-  renewed.
+  renewed; `answers:{id}`: answers to a task's questions received by another process, until
+  the one running the task takes them at its next beat.
 
 `update` writes through a script that refuses to overwrite a terminal record, so a handler
 finishing in one process never undoes a cancel made in another. `create` is one round trip,
@@ -26,7 +27,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import orjson
 
 from mcpkit._extras import optional_dependency
-from mcpkit.stores.tasks import StoreFull, StoreUnavailable, TaskRecord
+from mcpkit.stores.tasks import Beat, StoreFull, StoreUnavailable, TaskRecord
 
 JSONObject = dict[str, Any]
 _PURGE_BATCH = 100
@@ -184,18 +185,43 @@ class RedisTaskStore:
         return page, (ids[-1] if more and ids else None)
 
     @_mapped
-    async def beat(self, worker: str, ttl: float, task_ids: Sequence[str]) -> dict[str, str]:
-        async with self._redis.pipeline(transaction=False) as pipe:  # one round trip
+    async def beat(
+        self, worker: str, ttl: float, task_ids: Sequence[str], asking: Sequence[str] = ()
+    ) -> Beat:
+        async with self._redis.pipeline(transaction=True) as pipe:  # one round trip
             pipe.set(self._worker_key(worker), b"1", px=max(1, round(ttl * 1000)))
             if task_ids:
                 pipe.mget([self._key(i) for i in task_ids])
+            for task_id in asking:  # read and taken in one step: each answer once
+                pipe.hgetall(self._answers_key(task_id))
+                pipe.delete(self._answers_key(task_id))
             replies = await pipe.execute()
         raws = replies[1] if task_ids else []
-        return {
+        statuses = {
             task_id: record.status
             for task_id, raw in zip(task_ids, raws, strict=True)
             if (record := self._live(raw)) is not None
         }
+        taken = replies[2 if task_ids else 1 :: 2]
+        answers = {
+            task_id: {_text(k): orjson.loads(v) for k, v in found.items()}
+            for task_id, found in zip(asking, taken, strict=True)
+            if found
+        }
+        return Beat(statuses, answers)
+
+    @_mapped
+    async def send_answers(self, task_id: str, responses: JSONObject, ttl: float) -> None:
+        if not responses:
+            return
+        key = self._answers_key(task_id)
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.hset(key, mapping={k: orjson.dumps(v) for k, v in responses.items()})
+            pipe.pexpire(key, max(1, round(ttl * 1000)))
+            await pipe.execute()
+
+    def _answers_key(self, task_id: str) -> str:
+        return f"{self._prefix}answers:{task_id}"
 
     @_mapped
     async def alive(self, workers: Collection[str]) -> set[str]:

@@ -107,16 +107,34 @@ class TaskStore(Protocol):
 class Heartbeats(Protocol):
     """Which processes running tasks are alive, for a store that several processes share.
     A process running tasks calls `beat` every period; one that missed `ttl` seconds of them
-    has stopped."""
+    has stopped. The store also carries answers to a task's questions (2026-07-28
+    `tasks/update`) from the process that received them to the one running the task."""
 
-    async def beat(self, worker: str, ttl: float, task_ids: Sequence[str]) -> dict[str, str]:
+    async def beat(
+        self, worker: str, ttl: float, task_ids: Sequence[str], asking: Sequence[str] = ()
+    ) -> Beat:
         """Say `worker` is alive for `ttl` s more; the status of each of `task_ids` still
-        stored (what another process may have changed: a cancel). Raises StoreUnavailable."""
+        stored (what another process may have changed: a cancel), and the answers sent for
+        each of `asking` (taken: the next beat does not see them again). Raises
+        StoreUnavailable."""
         ...
 
     async def alive(self, workers: Collection[str]) -> set[str]:
         """Those of `workers` whose last beat is younger than its ttl. Raises StoreUnavailable."""
         ...
+
+    async def send_answers(self, task_id: str, responses: JSONObject, ttl: float) -> None:
+        """Leave `responses` (input request key -> answer) for the process running the task,
+        kept `ttl` s at most. Raises StoreUnavailable."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Beat:
+    """What a heartbeat read: statuses by task id, and answers sent by task id."""
+
+    statuses: dict[str, str]
+    answers: dict[str, JSONObject]
 
 
 class MemoryTaskStore:
