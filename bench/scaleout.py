@@ -11,13 +11,15 @@ concurrent through haproxy (examples/deploy/haproxy.cfg, round robin, no stickin
 and at 1 concurrent straight to the single worker (no haproxy) for the latency figure.
 
     .venv/bin/python bench/scaleout.py [--quick] [--reps N] [--no-official] [--json out.json]
+    .venv/bin/python bench/scaleout.py --aof --only "in-process,redis x1"   # Redis with an AOF
 
 CPU per call is read from /proc/<pid>/task/*/schedstat (every thread, ns) of the worker
 processes, redis-server and haproxy, before and after the measured calls. The figures that
 carry to bigger machines are these CPU costs: on a 2-core machine throughput cannot grow with
 workers (driver, haproxy, Redis and the workers share the cores). Each repetition visits every
 configuration (order rotated), each with freshly started workers and haproxy; figures are
-medians across repetitions. Redis runs without persistence (--save "" --appendonly no).
+medians across repetitions. Redis runs without persistence (--save "" --appendonly no), or
+with an append-only file fsynced every second (--aof).
 
 A worker is this file run as `scaleout.py --worker PORT [REDIS_URL]`: the W6 echo server
 (servers/mcpkit_http.py) on uvicorn, asyncio loop, httptools, response_mode="json". The
@@ -197,26 +199,33 @@ async def cluster(config: Config, redis_url: str, haproxy: str) -> AsyncIterator
 
 
 @contextlib.contextmanager
-def redis_server():
-    """A redis-server without persistence on an unused port: (URL, pid)."""
+def redis_server(aof: bool = False):
+    """A redis-server on an unused port, without persistence or (`aof`) with an append-only
+    file fsynced every second: (URL, pid, port)."""
     import subprocess
+    import tempfile
 
     binary = shutil.which("redis-server")
     if binary is None:
         sys.exit("bench/scaleout.py needs redis-server: run `bash scripts/system-packages.sh`")
     port = free_port()
-    argv = [binary, "--port", str(port), "--bind", HOST, "--save", "", "--appendonly", "no"]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 10
-        while commands_processed(port) is None:
-            if time.monotonic() > deadline:
-                raise RuntimeError("redis-server did not start")
-            time.sleep(0.05)
-        yield f"redis://{HOST}:{port}/0", proc.pid, port
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    argv = [binary, "--port", str(port), "--bind", HOST, "--save", ""]
+    with tempfile.TemporaryDirectory() as folder:
+        if aof:
+            argv += ["--dir", folder, "--appendonly", "yes", "--appendfsync", "everysec"]
+        else:
+            argv += ["--appendonly", "no"]
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 10
+            while commands_processed(port) is None:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("redis-server did not start")
+                time.sleep(0.05)
+            yield f"redis://{HOST}:{port}/0", proc.pid, port
+        finally:
+            proc.terminate()
+            proc.wait(10)
 
 
 def commands_processed(port: int) -> int | None:
@@ -290,9 +299,11 @@ async def measure(
         return c32, c1
 
 
-async def run(settings: Settings, configs: list[Config], haproxy: str) -> dict[str, Samples]:
+async def run(
+    settings: Settings, configs: list[Config], haproxy: str, aof: bool
+) -> dict[str, Samples]:
     results = {config.name: Samples() for config in configs}
-    with redis_server() as redis:
+    with redis_server(aof) as redis:
         for rep in range(settings.reps):
             shift = rep % len(configs)
             for config in configs[shift:] + configs[:shift]:
@@ -322,11 +333,12 @@ def per_call(samples: list[dict[str, float]]) -> float:
     return statistics.median(s["workers_cpu_us"] + s["redis_cpu_us"] for s in samples)
 
 
-def report(results: dict[str, Samples], settings: Settings) -> list[str]:
+def report(results: dict[str, Samples], settings: Settings, aof: bool) -> list[str]:
     lines = [
         f"Scale-out: stateful JSON tools/call echo, {platform.python_implementation()} "
         f"{platform.python_version()}, {os.cpu_count()} CPUs; {settings.reps} interleaved "
         f"repetitions, medians; load average {os.getloadavg()[0]:.2f} at the end",
+        f"Redis {'appendonly yes, appendfsync everysec' if aof else 'without persistence'}; "
         f"32 concurrent through haproxy (examples/deploy/haproxy.cfg), {settings.calls_c32} "
         f"calls after {settings.warmup} warmup; CPU in us per call; cmds: Redis commands per "
         f"call (INFO stats; a script's own commands count too: one EVALSHA is 5)",
@@ -362,6 +374,8 @@ def report(results: dict[str, Samples], settings: Settings) -> list[str]:
 
 
 def targets(results: dict[str, Samples]) -> list[str]:
+    if "in-process" not in results:
+        return ["  in-process not measured: no ratios"]
     base = results["in-process"]
     lines = []
     for name in ("redis x1", "redis x2", "redis x3"):
@@ -394,7 +408,7 @@ def targets(results: dict[str, Samples]) -> list[str]:
             f"  info  one Redis core per {worker_us / redis_us:.1f} worker cores at this call "
             f"(worker {worker_us:.1f} us, Redis {redis_us:.1f} us per call)"
         )
-    if "official" in results:
+    if "official" in results and "redis x1" in results:
         ratio = per_call(results["official"].c32) / per_call(results["redis x1"].c32)
         lines.append(
             f"  info  official ({OFFICIAL_REQUIREMENT}) CPU per call vs redis x1: {ratio:.1f}x"
@@ -430,6 +444,12 @@ def main() -> None:
     parser.add_argument("--reps", type=int, help="repetitions (default 5, --quick 2)")
     parser.add_argument("--no-official", action="store_true", help="skip the official SDK")
     parser.add_argument("--json", type=Path, help="also write every sample to this file")
+    parser.add_argument(
+        "--aof", action="store_true", help="Redis with appendonly yes, appendfsync everysec"
+    )
+    parser.add_argument(
+        "--only", help="configurations, comma-separated (e.g. 'in-process,redis x1')"
+    )
     args = parser.parse_args()
     settings = Settings.quick() if args.quick else Settings()
     if args.reps:
@@ -438,8 +458,10 @@ def main() -> None:
     if not os.path.exists(haproxy):
         sys.exit("bench/scaleout.py needs haproxy: run `bash scripts/system-packages.sh`")
     configs = [c for c in CONFIGS if not (c.official and args.no_official)]
-    results = asyncio.run(run(settings, configs, haproxy))
-    for line in report(results, settings):
+    if args.only:
+        configs = [c for c in configs if c.name in args.only.split(",")]
+    results = asyncio.run(run(settings, configs, haproxy, args.aof))
+    for line in report(results, settings, args.aof):
         print(line)
     if args.json:
         data = {"settings": asdict(settings), **{k: asdict(v) for k, v in results.items()}}
