@@ -50,6 +50,8 @@ async def sample(messages: Any, params: Any, context: Any) -> str:
 
 
 async def elicit(message: str, response_type: Any, params: Any, context: Any) -> dict[str, Any]:
+    if message == "Your order?":
+        return {"item": "tea", "count": 2, "size": "large", "gift": True}
     return {"go": True}
 
 
@@ -87,7 +89,9 @@ async def main(url: str, mode: str, uri: str, tool: str) -> dict[str, Any]:
             seen["updates"] = await legacy_updates(client, traffic, inbox, uri, tool)
         else:
             seen["updates"] = await listened_updates(client, traffic, uri, tool)
-        seen["asked"] = [await round_trip(client, traffic, name) for name in ["ask", "confirm"]]
+        seen["asked"] = [
+            await round_trip(client, traffic, name) for name in ["ask", "confirm", "ask_form"]
+        ]
     seen["traffic"], seen["session_id"] = traffic.as_json(), traffic.session_id
     return seen
 

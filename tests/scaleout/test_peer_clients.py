@@ -28,6 +28,8 @@ from tests.scaleout.peer_traffic import Traffic
 
 HERE = Path(__file__).resolve().parent
 FASTMCP_CLIENT = HERE / "fastmcp_client.py"
+ORDER: dict[str, str | int | bool] = {"item": "tea", "count": 2, "size": "large", "gift": True}
+ORDERED = 'accept {"item":"tea","count":2,"size":"large","gift":true} on '
 WAIT = 15.0  # bound on waiting for a notification (a loaded 2-core machine)
 
 # The SDK warns that logging is deprecated from 2026-07-28 on; these sessions are 2025-11-25.
@@ -76,7 +78,8 @@ async def sample(
 async def elicit(
     context: ClientRequestContext, params: types.ElicitRequestParams
 ) -> types.ElicitResult:
-    return types.ElicitResult(action="accept", content={"go": True})
+    answer = ORDER if params.message == "Your order?" else {"go": True}
+    return types.ElicitResult(action="accept", content=answer)
 
 
 @asynccontextmanager
@@ -126,7 +129,9 @@ async def test_the_official_client_runs_a_whole_session_across_the_workers(
 
     async with official_session(cluster.url, traffic, inbox) as session:
         listed = await session.list_tools()
-        assert {"steps", "touch", "ask", "confirm"} <= {tool.name for tool in listed.tools}
+        assert {"steps", "touch", "ask", "confirm", "ask_form"} <= {
+            tool.name for tool in listed.tools
+        }
         pids = {text(await session.call_tool("which_worker", {})) for _ in cluster.workers * 2}
         assert len(pids) == len(cluster.workers)  # every worker served this session
 
@@ -169,16 +174,16 @@ async def test_the_official_client_answers_sampling_and_elicitation_mid_call(
     """The client's answer is POSTed through haproxy while the call is in flight: it lands on
     another worker than the one running the handler (round robin), and reaches it."""
     cluster, traffic, inbox = any_cluster, Traffic(), Inbox()
+    crossed = []
     async with official_session(cluster.url, traffic, inbox) as session:
-        for tool, expected in [("ask", "peer says hi"), ("confirm", "go on ")] * 2:
+        asks = [("ask", "peer says hi"), ("confirm", "go on "), ("ask_form", ORDERED)]
+        for tool, expected in asks:
             result = await session.call_tool(tool, {})
             assert not result.is_error and expected in text(result)
             call, answer = traffic.last("tools/call"), traffic.last("answer")
             assert answer.status == 202
-            crossed = answer.worker != call.worker
-            if crossed:
-                break
-    assert crossed  # at least one answer reached the handler from another worker
+            crossed.append(answer.worker != call.worker)
+    assert any(crossed)  # an answer reached the handler from another worker
 
 
 class Relay:
@@ -275,7 +280,7 @@ async def test_fastmcp_s_client_runs_a_whole_handshake_era_session(any_cluster: 
     cluster = any_cluster
     seen = await fastmcp_session(cluster, "legacy")
     assert seen["protocol"] == "2025-11-25"
-    assert {"steps", "touch", "ask", "confirm"} <= set(seen["tools"])
+    assert {"steps", "touch", "ask", "confirm", "ask_form"} <= set(seen["tools"])
     assert len(set(seen["pids"])) == len(cluster.workers)  # every worker served it
     assert seen["steps"].startswith("3 steps on ") and seen["progress"] == [1, 2, 3]
     assert seen["logs"] == [["warning", "a warning line"]]  # at the level it set
@@ -292,8 +297,9 @@ async def test_fastmcp_s_client_runs_a_whole_handshake_era_session(any_cluster: 
 def assert_answered_mid_call(asked: list[dict[str, Any]], sampled: str) -> None:
     """`ask` got the sampled text, `confirm` the accepted form; each answer was POSTed while
     the call ran, at least one to another worker than the call's."""
-    [ask, confirm] = asked
+    [ask, confirm, form] = asked
     assert sampled in ask["text"] and confirm["text"].startswith("go on ")
+    assert form["text"].startswith(ORDERED)
     crossed = []
     for each in asked:
         [(_, _, call_worker), (verb, kind, answer_worker)] = each["exchanges"]
@@ -309,7 +315,7 @@ async def test_fastmcp_s_client_speaks_2026_07_28_with_the_workers(any_cluster: 
     cluster = any_cluster
     seen = await fastmcp_session(cluster, "auto")
     assert seen["protocol"] == "2026-07-28" and seen["session_id"] is None
-    assert {"steps", "touch", "ask", "confirm"} <= set(seen["tools"])
+    assert {"steps", "touch", "ask", "confirm", "ask_form"} <= set(seen["tools"])
     assert len(set(seen["pids"])) == len(cluster.workers)
     assert seen["steps"].startswith("3 steps on ") and seen["progress"] == [1, 2, 3]
     # FastMCP asks for every level per request (`debug` in each request's _meta)
@@ -321,8 +327,9 @@ async def test_fastmcp_s_client_speaks_2026_07_28_with_the_workers(any_cluster: 
     }
     assert updates["received"] == ["ResourceUpdated", "ToolsListChanged"]
     assert any(worker != updates["listener"] for worker in updates["made"])
-    [ask, confirm] = seen["asked"]
+    [ask, confirm, form] = seen["asked"]
     assert "fastmcp says hi" in ask["text"] and confirm["text"].startswith("go on ")
+    assert form["text"].startswith(ORDERED)
     crossed = []
     for each in seen["asked"]:  # the call, then its retry carrying the answer
         [(_, first, asked_on), (_, retry, answered_on)] = each["exchanges"]
