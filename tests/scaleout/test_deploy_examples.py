@@ -8,6 +8,7 @@ session from all three."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import socket
@@ -23,6 +24,7 @@ import pytest
 
 from mcpkit.cli import build_parser
 from tests.http.servers import unused_port
+from tests.peers import INSTALL, NODE_BIN, NODE_DIR
 from tests.scaleout.conftest import ROOT, Cluster
 from tests.scaleout.test_resumption import events, open_session
 from tests.scaleout.yaml_subset import load_all
@@ -194,6 +196,31 @@ def test_k8s_example_runs_workers_on_redis_with_the_sealing_keys_from_a_secret()
     assert "sessionAffinity" not in service["spec"]  # no stickiness needed
     redis_host = urlsplit(args.redis).hostname
     assert any(d["kind"] == "Service" and d["metadata"]["name"] == redis_host for d in documents)
+
+
+def test_yaml_subset_reads_the_manifest_as_a_full_yaml_parser_does() -> None:
+    """The small loader against the npm `yaml` parser (installed with the Node peers)."""
+    parser = NODE_DIR / "node_modules" / "yaml"
+    if not parser.exists():
+        message = f"the npm yaml package is not installed; run `{INSTALL}`"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    script = (
+        f"const yaml = require({json.dumps(str(parser))});"
+        "const text = require('fs').readFileSync(0, 'utf8');"
+        "console.log(JSON.stringify(yaml.parseAllDocuments(text).map((d) => d.toJS())));"
+    )
+    text = (DEPLOY / "k8s.yaml").read_text()
+    done = subprocess.run(
+        [str(NODE_BIN / "node"), "-e", script],
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert json.loads(done.stdout) == load_all(text)
 
 
 def test_yaml_subset_refuses_what_it_cannot_read() -> None:
