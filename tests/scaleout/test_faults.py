@@ -29,6 +29,8 @@ import redis.asyncio
 from mcpkit import Client
 from mcpkit.client import HTTPOptions
 from mcpkit.errors import ConnectionClosed, MCPError
+from mcpkit.stores.redis_client import StateUnavailable, connect
+from mcpkit.stores.redis_events import RedisEventStore
 from tests.http.servers import unused_port, wait_until_listening
 from tests.scaleout.conftest import ROOT, haproxy
 from tests.scaleout.test_resumption import ACCEPT, VERSION, events, open_session
@@ -280,6 +282,42 @@ async def test_requests_during_client_pause_succeed_late_or_get_503_none_past_th
     assert all(sent < 2.5 for sent, _, status in seen if status == 503)
     assert all(status == 200 for sent, _, status in seen if sent > 2.6)  # once it lifted
     assert PASSWORD not in log.read_text()
+
+
+async def test_flush_waits_for_what_was_buffered_not_for_later_bursts(
+    fault_redis: FaultRedis,
+) -> None:
+    """A resume (`replay_after`) first flushes this worker's buffered events. With Redis
+    paused and a stream still producing, that wait ends once the bursts buffered until then
+    have failed (two timeouts at most), not when the stream stops."""
+    client = connect(fault_redis.url, timeout=TIMEOUT)
+    store = RedisEventStore(client, prefix="flush-test:")
+    control = fault_redis.client()
+    producing = True
+
+    async def produce() -> None:
+        n = 0
+        while producing:
+            n += 1
+            store.append("s", f"1.{n}", b"{}")
+            await asyncio.sleep(0.05)  # a stream's pace
+
+    try:
+        await control.client_pause(8000, all=True)
+        producer = asyncio.ensure_future(produce())
+        await asyncio.sleep(0.2)  # a few bursts in flight
+        elapsed, _ = await timed(store.flush())
+        producing = False
+        await producer
+        print(f"flush with Redis paused and a stream producing: {elapsed:.3f} s")
+        assert elapsed < 2 * TIMEOUT + 1.0
+        with pytest.raises(StateUnavailable):
+            await store.replay_after("s", "1.1")
+    finally:
+        producing = False
+        await control.client_unpause()
+        await control.aclose()
+        await client.aclose()
 
 
 # -- a worker killed mid-stream --------------------------------------------------------------
