@@ -3,7 +3,10 @@ redis-server), and what a `Heartbeat` reading them does with a stopped worker's 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -89,3 +92,42 @@ async def test_a_task_store_clock_does_not_expire_beats(redis_url: str) -> None:
         assert await store.alive(["w"]) == {"w"}
     finally:
         await store.aclose()
+
+
+class BrokenRun:
+    """A running task whose answer handling fails unexpectedly."""
+
+    asking = True
+
+    def cancel(self) -> None:
+        raise AssertionError("not cancelled")
+
+    async def answer(self, responses: dict[str, Any]) -> None:
+        raise RuntimeError("a bug while answering")
+
+
+async def until(check: Callable[[], Awaitable[bool]], what: str) -> None:
+    deadline = time.monotonic() + 10
+    while not await check():
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.01)  # polling Redis: nothing to await in between
+
+
+async def test_the_beat_goes_on_after_a_failure_while_applying_it(store: RedisTaskStore) -> None:
+    heartbeat = Heartbeat(store, store, 0.05, {"t": BrokenRun()}, asking=0.01)
+    async with heartbeat.creating():
+        await store.create(task("t", heartbeat.worker))
+    await store.send_answers("t", {"elicit-1": {"action": "decline"}}, 60)
+    answers = store._answers_key("t")
+
+    async def taken() -> bool:
+        return not await store._redis.exists(answers)
+
+    await until(taken, "the answers were never taken")
+    await store._redis.delete(store._worker_key(heartbeat.worker))
+
+    async def beating() -> bool:
+        return bool(await store.alive([heartbeat.worker]))
+
+    await until(beating, "the heartbeat stopped after the failure")
+    await heartbeat.aclose()

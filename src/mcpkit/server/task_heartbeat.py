@@ -20,7 +20,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from mcpkit.errors import INTERNAL_ERROR, ProtocolError
@@ -71,7 +71,7 @@ class Heartbeat:
         self._loop: asyncio.Task[None] | None = None
 
     @contextlib.asynccontextmanager
-    async def creating(self) -> Any:
+    async def creating(self) -> AsyncIterator[None]:
         """Around the creation of a task here: the beat is fresh before the record is
         written (a reader must not find it orphaned), and kept fresh while tasks run."""
         self._creating += 1
@@ -98,11 +98,11 @@ class Heartbeat:
             if not asking and time.monotonic() < self._fresh_until:
                 continue
             try:
-                beat = await self._beat(asking)
+                await self._apply(await self._beat(asking))
             except StoreUnavailable as exc:  # the next period tries again
-                logger.warning("task heartbeat not renewed: %s", exc)
-                continue
-            await self._apply(beat)
+                logger.warning("task heartbeat: %s", exc)
+            except Exception:  # never let the beat stop: the others would fail our tasks
+                logger.exception("task heartbeat")
 
     async def _apply(self, beat: Beat) -> None:
         for task_id in _ended(beat.statuses):
