@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 OFFICIAL = [sys.executable, str(ROOT / "tests" / "fixtures" / "official_full_server.py")]
 FASTMCP_SERVER = ROOT / "tests" / "client" / "fastmcp_server.py"
 FASTMCP_CLIENT = Path(__file__).resolve().parent / "fastmcp_client.py"
+ASKING = Path(__file__).resolve().parent / "official_asking_server.py"
 
 
 @pytest.fixture(autouse=True)
@@ -147,3 +148,29 @@ async def test_mcpkit_proxy_over_http() -> None:
     finally:
         child.terminate()
         await child.wait()
+
+
+@pytest.mark.parametrize("era", ["handshake", "per-request"])
+async def test_sampling_and_elicitation_round_trips_to_the_official_server(era: str) -> None:
+    """The official 2025-11-25 server asks mid-call; a handshake client is asked on its
+    session, a 2026-07-28 client in input_required rounds (one per ask)."""
+    asked: list[str] = []
+
+    def sample(params: Any) -> dict[str, Any]:
+        asked.append("sampling")
+        reply = f"yes to {params.messages[0].content.text}"
+        return {"role": "assistant", "content": {"type": "text", "text": reply}, "model": "m"}
+
+    def elicit(params: Any) -> dict[str, Any]:
+        asked.append("elicitation")
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+    server = proxy([sys.executable, str(ASKING)], mode="handshake")
+    async with (
+        serving(server.http_app()) as base,
+        Client(base + "/mcp", mode=era, sampling=sample, elicitation=elicit, timeout=30) as client,
+    ):
+        assert client.era == era
+        result = await client.call_tool("ask", {"question": "tea?"})
+    assert text(result) == "yes to tea? / accept:Ada"
+    assert asked == ["sampling", "elicitation"]

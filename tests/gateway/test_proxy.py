@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from mcpkit import Client
+from mcpkit.client import InputRequired
 from mcpkit.errors import ProtocolError
 from mcpkit.gateway import proxy
 from mcpkit.types import TextContent
@@ -182,4 +183,53 @@ async def test_handshake_client_through_the_proxy_to_a_per_request_upstream() ->
         assert text(await client.call_tool("add", {"a": 4, "b": 5})) == "9"
         # The upstream's input_required round is answered by this client's handler.
         assert text(await client.call_tool("ask_llm", {"question": "ok?"})) == "yes"
+    assert upstream_app.seen["eras"][-1] == "per-request"
+
+
+def sample_yes(params: Any) -> JSONObject:
+    return {"role": "assistant", "content": {"type": "text", "text": "yes"}, "model": "m"}
+
+
+def elicit_ada(params: Any) -> JSONObject:
+    return {"action": "accept", "content": {"name": "Ada"}}
+
+
+async def test_a_per_request_client_answers_a_handshake_upstreams_asks_in_rounds() -> None:
+    server = proxy(upstream)
+    async with (
+        server.running(),
+        Client(server, mode="per-request", sampling=sample_yes, timeout=10) as client,
+    ):
+        first = await client.call_tool("ask_llm", {"question": "q"}, input_required="return")
+        assert isinstance(first, InputRequired)
+        (asked,) = first.input_requests.values()
+        assert asked["method"] == "sampling/createMessage"
+        # That call still holds its upstream session (until answered, or its ttl): a new
+        # call gets another, which is given back when it ends and reused by the next.
+        assert text(await client.call_tool("ask_llm", {"question": "q"})) == "yes"
+        opened = server.upstreams.opened
+        assert text(await client.call_tool("ask_llm", {"question": "q"})) == "yes"
+        assert server.upstreams.opened == opened
+    async with Client(proxy(upstream), mode="per-request", elicitation=elicit_ada) as client:
+        assert text(await client.call_tool("ask_user")) == "accept:Ada"
+
+
+async def test_a_request_state_the_proxy_did_not_give_is_refused() -> None:
+    async with Client(proxy(upstream), mode="per-request", sampling=sample_yes) as client:
+        with pytest.raises(ProtocolError) as refused:
+            await client.call_tool(
+                "ask_llm", {"question": "q"}, input_responses={"proxy-1": {}}, request_state="x"
+            )
+    assert refused.value.code == -32602
+
+
+async def test_per_request_rounds_pass_through_between_per_request_sides() -> None:
+    server = proxy(upstream, mode="per-request")
+    async with Client(server, mode="per-request", sampling=sample_yes, timeout=10) as client:
+        first = await client.call_tool("ask_llm", {"question": "q"}, input_required="return")
+        # The upstream's own input_required answer (its sealed state, not a proxy key).
+        assert isinstance(first, InputRequired)
+        assert first.request_state is not None and first.request_state not in server.bridge.pending
+        assert list(first.input_requests) == ["sample-1"]
+        assert text(await client.call_tool("ask_llm", {"question": "q"})) == "yes"
     assert upstream_app.seen["eras"][-1] == "per-request"

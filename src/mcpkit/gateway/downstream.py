@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.client import ClientOptions, Elicitation, Sampling
@@ -44,6 +45,28 @@ FORWARDED_NOTIFICATIONS = frozenset(
 )
 
 
+Ask = Callable[[str, "JSONObject | None"], Awaitable[JSONObject]]
+Notify = Callable[[str, "JSONObject | None"], None]
+
+
+def relay_options(
+    base: ClientOptions, declared: JSONObject, ask: Ask, notify: Notify | None
+) -> ClientOptions:
+    """`base` with handlers that `ask(method, params)` the downstream client for what it
+    `declared` (sampling, elicitation, roots: declared upstream too), and `notify` (None:
+    `base`'s) for the upstream's notifications."""
+    relay = _Relay(ask)
+    sampling = declared.get("sampling")
+    elicitation = declared.get("elicitation")
+    return dataclasses.replace(
+        base,
+        sampling=relay.sampling(sampling) if isinstance(sampling, dict) else None,
+        elicitation=relay.elicitation(elicitation) if isinstance(elicitation, dict) else None,
+        roots=relay.roots if isinstance(declared.get("roots"), dict) else None,
+        on_notification=base.on_notification if notify is None else notify,
+    )
+
+
 class Downstream:
     """One downstream session, as its upstream client's handlers and callbacks reach it."""
 
@@ -52,17 +75,8 @@ class Downstream:
         self.in_flight: list[RequestId] = []  # downstream requests being forwarded, in order
 
     def client_options(self, base: ClientOptions, declared: JSONObject) -> ClientOptions:
-        """`base` with this session's handlers: what the downstream client `declared`
-        (sampling, elicitation, roots) is declared upstream too, and answered here."""
-        sampling = declared.get("sampling")
-        elicitation = declared.get("elicitation")
-        return dataclasses.replace(
-            base,
-            sampling=None if not isinstance(sampling, dict) else _sampling(self, sampling),
-            elicitation=None if not isinstance(elicitation, dict) else _elicit(self, elicitation),
-            roots=self.roots if isinstance(declared.get("roots"), dict) else None,
-            on_notification=self.notify,
-        )
+        """`base` answering for this session: see `relay_options`."""
+        return relay_options(base, declared, self.ask, self.notify)
 
     def related(self) -> RequestId | None:
         """The downstream request an upstream request most likely serves: the newest one
@@ -74,6 +88,29 @@ class Downstream:
         back upstream as the same error."""
         return await self.peer.request(method, params, related_id=self.related())
 
+    def notify(self, method: str, params: JSONObject | None) -> None:
+        if method not in FORWARDED_NOTIFICATIONS:
+            return
+        try:
+            self.peer.notify(method, params)
+        except MCPError as exc:  # the session ended, or it may not receive this one
+            logger.debug("not forwarded downstream: %s (%s)", method, exc)
+
+
+class _Relay:
+    """The upstream client's sampling, elicitation and roots handlers, as `ask` calls."""
+
+    def __init__(self, ask: Ask) -> None:
+        self.ask = ask
+
+    def sampling(self, declared: JSONObject) -> Sampling:
+        return Sampling(self.sample, tools="tools" in declared, context="context" in declared)
+
+    def elicitation(self, declared: JSONObject) -> Elicitation:
+        # An empty elicitation capability means forms (before 2025-11-25 there were no modes).
+        url = "url" in declared
+        return Elicitation(self.elicit, form="form" in declared or not url, url=url)
+
     async def sample(self, params: CreateMessageRequestParams) -> JSONObject:
         return await self.ask("sampling/createMessage", params.to_wire())
 
@@ -84,21 +121,3 @@ class Downstream:
         answer = await self.ask("roots/list", None)
         roots = answer.get("roots")
         return roots if isinstance(roots, list) else []
-
-    def notify(self, method: str, params: JSONObject | None) -> None:
-        if method not in FORWARDED_NOTIFICATIONS:
-            return
-        try:
-            self.peer.notify(method, params)
-        except MCPError as exc:  # the session ended, or it may not receive this one
-            logger.debug("not forwarded downstream: %s (%s)", method, exc)
-
-
-def _sampling(downstream: Downstream, declared: JSONObject) -> Sampling:
-    return Sampling(downstream.sample, tools="tools" in declared, context="context" in declared)
-
-
-def _elicit(downstream: Downstream, declared: JSONObject) -> Elicitation:
-    # An empty elicitation capability means forms (before 2025-11-25 there were no modes).
-    url = "url" in declared
-    return Elicitation(downstream.elicit, form="form" in declared or not url, url=url)

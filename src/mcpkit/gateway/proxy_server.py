@@ -27,12 +27,15 @@ from mcpkit.errors import (
     ProtocolError,
     RequestTimeout,
 )
+from mcpkit.gateway.asking import InputBridge, asks_input
 from mcpkit.gateway.upstreams import Link, Upstreams, unreachable
 from mcpkit.gateway.wire import downstream_result, progress_token, upstream_params
 from mcpkit.protocol import Prepared, RequestReceived
+from mcpkit.protocol.per_request import INPUT_REQUIRED_METHODS
 from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime import MessageTransport, Peer, ProgressCallback
 from mcpkit.server import Context, Server
+from mcpkit.server.mrtr import principal_id
 
 JSONObject = dict[str, Any]
 logger = logging.getLogger("mcpkit.gateway")
@@ -65,6 +68,7 @@ class ProxyServer(Server):
 
     def __init__(self, target: Any, options: ClientOptions) -> None:
         self.upstreams = Upstreams(target, options)
+        self.bridge = InputBridge(self.upstreams)
         self._upstream_capabilities: JSONObject = {}
         super().__init__("proxy", lifespan=_connected)
 
@@ -112,6 +116,11 @@ class ProxyServer(Server):
 
     async def _forward(self, ctx: Context) -> JSONObject:
         per_request = ctx.envelope is not None
+        if per_request and self._bridged(ctx):
+            try:
+                return await self._bridge_round(ctx)
+            except (ConnectionClosed, RequestTimeout) as exc:
+                raise unreachable(exc) from None
         peer = ctx.peer
         link = await self.upstreams.link_for(peer, per_request, ctx.client_capabilities)
         downstream = link.downstream
@@ -128,6 +137,33 @@ class ProxyServer(Server):
         finally:
             if downstream is not None:
                 downstream.in_flight.remove(ctx.request_id)
+
+    def _bridged(self, ctx: Context) -> bool:
+        """A 2026-07-28 request the upstream (handshake era) may ask input for: a retry of
+        one, or a first round from a client that can be asked (see `asking.py`)."""
+        if ctx.request.method not in INPUT_REQUIRED_METHODS:
+            return False
+        if self.upstreams.shared.client.era is Era.PER_REQUEST:
+            return False  # its input_required rounds pass through as they are
+        params = ctx.params
+        retry = "requestState" in params or "inputResponses" in params
+        return retry or asks_input(ctx.client_capabilities)
+
+    async def _bridge_round(self, ctx: Context) -> JSONObject:
+        params, bridge = ctx.params, self.bridge
+        principal = principal_id(ctx.principal)
+        if "requestState" in params or "inputResponses" in params:
+            token, answers = params.get("requestState"), params.get("inputResponses")
+            pending = bridge.resume(token, principal, answers)
+        else:
+            method, sent = ctx.request.method, upstream_params(params, keep_envelope=False)
+            progress = _progress_relay(ctx)
+
+            def call(link: Link) -> Awaitable[JSONObject]:
+                return link.client.request(method, sent, on_progress=progress)
+
+            pending = await bridge.start(ctx.client_capabilities, principal, call)
+        return await bridge.next_round(pending)
 
     async def _exchange(self, link: Link, ctx: Context, per_request: bool) -> JSONObject:
         client = link.client
@@ -187,6 +223,7 @@ async def _connected(server: Server) -> AsyncIterator[None]:
         server._adopt(await upstreams.open_shared(server._shared_notification))
         yield None
     finally:
+        await server.bridge.aclose()
         await upstreams.aclose()
 
 

@@ -108,6 +108,11 @@ class Upstreams:
             shared, self._shared = self._shared, None
             await shared.client.close()
 
+    async def open_link(self, options: ClientOptions) -> Link:
+        """A new upstream client of no session (see `asking.py`). Raises what
+        `Client.__aenter__` raises."""
+        return Link(await self._open(options), None)
+
     async def _open_link(self, peer: Peer, declared: JSONObject) -> Link:
         downstream = Downstream(peer)
         client = await self._open(downstream.client_options(self.options, declared))

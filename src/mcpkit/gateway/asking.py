@@ -1,0 +1,221 @@
+"""2026-07-28 clients answering a handshake-era upstream's requests, in input_required rounds.
+
+A handshake-era server asks its client mid-call (sampling/createMessage, elicitation/create,
+roots/list requests on the session); a 2026-07-28 client is asked in the answer instead
+(`resultType: "input_required"`) and sends the same request again with `inputResponses`.
+The proxy joins the two so:
+
+1. A 2026-07-28 tools/call, prompts/get or resources/read whose client declared sampling,
+   elicitation or roots is forwarded on an upstream session *leased* to it alone, whose
+   client declared the same (so the upstream offers what it would offer that client). Leases
+   are kept and reused: a handshake happens once per concurrent call, not once per call.
+2. The upstream call runs in its own task. When the upstream asks, the downstream request
+   is answered input_required with the ask (keys "proxy-1", "proxy-2", ...) and a
+   `requestState` naming the call (random, 192 bits; bound to the caller's principal); the
+   upstream call keeps waiting.
+3. The client's retry carries the answers: they answer the upstream's requests, and the
+   retry waits for the upstream's result or its next ask (a new round).
+
+A call nobody comes back for is cancelled after `ttl` seconds, and its lease closed (the
+upstream session may still hold state of the call). The lease is single-process: a retry
+must reach the proxy process that answered input_required.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from mcpkit.errors import INTERNAL_ERROR, InvalidParams, ProtocolError
+from mcpkit.gateway.downstream import relay_options
+
+if TYPE_CHECKING:
+    from mcpkit.gateway.upstreams import Link, Upstreams
+
+JSONObject = dict[str, Any]
+logger = logging.getLogger("mcpkit.gateway")
+DEFAULT_TTL = 600.0
+_IDLE_PER_KIND = 4  # leases kept open per set of client capabilities, beyond those in use
+_ASKED = ("sampling", "elicitation", "roots")
+
+
+def asks_input(declared: JSONObject) -> bool:
+    """Whether a client that `declared` these capabilities can be asked for input."""
+    return any(isinstance(declared.get(name), dict) for name in _ASKED)
+
+
+class PendingCall:
+    """One forwarded call between rounds: the upstream call's task and its open asks."""
+
+    def __init__(self, token: str, principal: str | None, lease: Lease) -> None:
+        self.token = token
+        self.principal = principal
+        self.lease = lease
+        self.task: asyncio.Task[JSONObject] | None = None
+        self.asks: asyncio.Queue[str] = asyncio.Queue()  # keys of new asks, in order
+        self.open: dict[str, tuple[JSONObject, asyncio.Future[JSONObject]]] = {}
+        self.count = 0
+        self.expiry: asyncio.TimerHandle | None = None
+
+    async def ask(self, method: str, params: JSONObject | None) -> JSONObject:
+        """The upstream asks: wait for the downstream client's answer in its next round."""
+        self.count += 1
+        key = f"proxy-{self.count}"
+        request: JSONObject = {"method": method}
+        if params is not None:
+            request["params"] = params
+        answer: asyncio.Future[JSONObject] = asyncio.get_running_loop().create_future()
+        self.open[key] = (request, answer)
+        self.asks.put_nowait(key)
+        try:
+            return await answer
+        finally:
+            self.open.pop(key, None)
+
+
+class Lease:
+    """An upstream session lent to one call at a time; its requests go to that call."""
+
+    def __init__(self, kind: bytes) -> None:
+        self.kind = kind
+        self.link: Link | None = None
+        self.current: PendingCall | None = None
+
+    async def ask(self, method: str, params: JSONObject | None) -> JSONObject:
+        call = self.current
+        if call is None:
+            raise ProtocolError(INTERNAL_ERROR, f"{method}: no downstream request to ask")
+        return await call.ask(method, params)
+
+
+class InputBridge:
+    """The calls waiting for their client's next round, and the leased upstream sessions."""
+
+    def __init__(self, upstreams: Upstreams, ttl: float = DEFAULT_TTL) -> None:
+        self.upstreams = upstreams
+        self.ttl = ttl
+        self.pending: dict[str, PendingCall] = {}
+        self._idle: dict[bytes, list[Lease]] = {}
+        self._background: set[asyncio.Task[None]] = set()
+
+    async def start(
+        self, declared: JSONObject, principal: str | None, call: Callable[[Link], Any]
+    ) -> PendingCall:
+        """Lease a session for a client that `declared` these capabilities and start
+        `call(link)` (a coroutine: the upstream request) on it."""
+        lease = await self._lease(declared)
+        pending = PendingCall(secrets.token_urlsafe(24), principal, lease)
+        lease.current = pending
+        assert lease.link is not None
+        pending.task = asyncio.ensure_future(call(lease.link))
+        self.pending[pending.token] = pending
+        return pending
+
+    def resume(self, token: Any, principal: str | None, responses: Any) -> PendingCall:
+        """The call a retry continues, its answers given to the upstream's waiting requests.
+        Raises InvalidParams for an unknown or expired requestState, another principal's,
+        or inputResponses that are not an object of objects."""
+        pending = self.pending.get(token) if type(token) is str else None
+        if pending is None or pending.principal != principal:
+            raise InvalidParams("Invalid params: requestState is unknown or expired")
+        if responses is None:
+            responses = {}
+        if type(responses) is not dict or any(type(v) is not dict for v in responses.values()):
+            raise InvalidParams("Invalid params: inputResponses must be an object of objects")
+        for key, (_request, answer) in list(pending.open.items()):
+            if key in responses and not answer.done():
+                answer.set_result(responses[key])
+        return pending
+
+    async def next_round(self, pending: PendingCall) -> JSONObject:
+        """The upstream's result, or an input_required answer with what it asks now."""
+        self._stop_expiry(pending)
+        assert pending.task is not None
+        unanswered = [key for key, (_, answer) in pending.open.items() if not answer.done()]
+        if not unanswered:
+            waiting = asyncio.ensure_future(pending.asks.get())
+            try:
+                await asyncio.wait([pending.task, waiting], return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:  # the downstream request was cancelled
+                waiting.cancel()
+                await self.finish(pending)
+                raise
+            if pending.task.done():
+                waiting.cancel()
+                return await self._result(pending)
+        while not pending.asks.empty():  # asks made together go in one round
+            pending.asks.get_nowait()
+        still_open = pending.open.items()
+        requests = {key: asked for key, (asked, answer) in still_open if not answer.done()}
+        pending.expiry = asyncio.get_running_loop().call_later(
+            self.ttl, lambda: self._in_background(self.finish(pending))
+        )
+        return {
+            "resultType": "input_required",
+            "inputRequests": requests,
+            "requestState": pending.token,
+        }
+
+    async def finish(self, pending: PendingCall) -> None:
+        """Forget `pending`; its upstream call is cancelled if it still runs (its lease is
+        then closed: the upstream may still be busy with it), else the lease is kept."""
+        self._stop_expiry(pending)
+        self.pending.pop(pending.token, None)
+        task, lease = pending.task, pending.lease
+        lease.current = None
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait([task])
+            await self._close(lease)
+            return
+        self._give_back(lease)
+
+    async def aclose(self) -> None:
+        for pending in list(self.pending.values()):
+            await self.finish(pending)
+        for leases in self._idle.values():
+            for lease in leases:
+                await self._close(lease)
+        self._idle.clear()
+
+    async def _result(self, pending: PendingCall) -> JSONObject:
+        assert pending.task is not None
+        await self.finish(pending)
+        return pending.task.result()  # raises the upstream's error as it came
+
+    async def _lease(self, declared: JSONObject) -> Lease:
+        wanted = {name: declared[name] for name in _ASKED if isinstance(declared.get(name), dict)}
+        kind = orjson.dumps(wanted, option=orjson.OPT_SORT_KEYS)
+        idle = self._idle.get(kind)
+        if idle:
+            return idle.pop()
+        lease = Lease(kind)
+        options = relay_options(self.upstreams.options, wanted, lease.ask, None)
+        lease.link = await self.upstreams.open_link(options)
+        return lease
+
+    def _give_back(self, lease: Lease) -> None:
+        idle = self._idle.setdefault(lease.kind, [])
+        if len(idle) < _IDLE_PER_KIND:
+            idle.append(lease)
+        else:
+            self._in_background(self._close(lease))
+
+    async def _close(self, lease: Lease) -> None:
+        if lease.link is not None:
+            await lease.link.client.close()
+
+    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _stop_expiry(self, pending: PendingCall) -> None:
+        if pending.expiry is not None:
+            pending.expiry.cancel()
+            pending.expiry = None
