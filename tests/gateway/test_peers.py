@@ -174,3 +174,19 @@ async def test_sampling_and_elicitation_round_trips_to_the_official_server(era: 
         result = await client.call_tool("ask", {"question": "tea?"})
     assert text(result) == "yes to tea? / accept:Ada"
     assert asked == ["sampling", "elicitation"]
+
+
+async def test_a_stateless_endpoint_shares_one_upstream_session() -> None:
+    """Handshake-era requests of a stateless HTTP endpoint belong to no session: they use the
+    shared upstream client, not one opened (and never closed) per request."""
+    server = proxy(OFFICIAL, mode="handshake")
+    async with (
+        serving(server.http_app(stateless=True)) as base,
+        streamable_http_client(base + "/mcp") as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        for n in range(3):
+            added = await session.call_tool("add", {"a": n, "b": 1})
+            assert added.structured_content == {"result": n + 1}
+        assert server.upstreams.opened == 1

@@ -236,9 +236,11 @@ async def test_per_request_rounds_pass_through_between_per_request_sides() -> No
 
 
 async def test_a_per_request_listener_hears_the_upstreams_list_changed() -> None:
-    async with Client(proxy(upstream), mode="per-request") as client:
-        async with client.listen(tools=True) as subscription:
-            assert subscription.acknowledged == {"toolsListChanged": True}
-            await client.call_tool("grow")
-            note = await asyncio.wait_for(anext(aiter(subscription)), 10)
+    async with (
+        Client(proxy(upstream), mode="per-request") as client,
+        client.listen(tools=True) as subscription,
+    ):
+        assert subscription.acknowledged == {"toolsListChanged": True}
+        await client.call_tool("grow")
+        note = await asyncio.wait_for(anext(aiter(subscription)), 10)
     assert note.method == "notifications/tools/list_changed"

@@ -122,7 +122,9 @@ class ProxyServer(Server):
             except (ConnectionClosed, RequestTimeout) as exc:
                 raise unreachable(exc) from None
         peer = ctx.peer
-        link = await self.upstreams.link_for(peer, per_request, ctx.client_capabilities)
+        # No session (2026-07-28, or a stateless HTTP endpoint): the shared upstream.
+        shared = per_request or ctx.state is None
+        link = await self.upstreams.link_for(peer, shared, ctx.client_capabilities)
         downstream = link.downstream
         if downstream is not None:
             downstream.in_flight.append(ctx.request_id)

@@ -6,9 +6,9 @@ The policy (docs/gateway.md):
   first forwarded request (never one per call), reused for every later one, and closed when
   the downstream session ends. Its sampling, elicitation and roots are the downstream
   client's (`downstream.py`), so an upstream request reaches the client that caused it.
-- Requests that belong to no session (2026-07-28: each carries its own envelope) share one
-  upstream client, opened with the proxy; it also tells the proxy what the upstream is
-  (name, capabilities, instructions) before the first downstream client arrives.
+- Requests that belong to no session (2026-07-28: each carries its own envelope; a stateless
+  HTTP endpoint's) share one upstream client, opened with the proxy; it also tells the proxy
+  what the upstream is (name, capabilities, instructions) before the first client arrives.
 
 An upstream that closed (a crashed stdio server) is forgotten: the next request of its
 session opens a new one.
@@ -64,13 +64,13 @@ class Upstreams:
             raise RuntimeError("the proxy is not running: serve it, or enter server.running()")
         return self._shared
 
-    async def link_for(self, peer: Peer, per_request: bool, declared: JSONObject) -> Link:
-        """The upstream for a downstream request: the shared one for a `per_request` one,
-        else its session's (opened now, for the capabilities the client `declared`).
+    async def link_for(self, peer: Peer, shared: bool, declared: JSONObject) -> Link:
+        """The upstream for a downstream request: the `shared` one for a request of no
+        session, else its session's (opened now, for the capabilities the client `declared`).
 
         Raises ProtocolError -32603 when the upstream cannot be reached.
         """
-        if per_request:
+        if shared:
             return self.shared
         opening = self._links.get(peer)
         if opening is None:
