@@ -4,6 +4,8 @@ upstream-session policy, and era bridging between our own client and server."""
 from __future__ import annotations
 
 import asyncio
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +17,7 @@ from mcpkit.gateway import proxy
 from mcpkit.types import TextContent
 from tests.gateway import upstream_app
 from tests.gateway.upstream_app import server as upstream
+from tests.http.servers import serving
 
 JSONObject = dict[str, Any]
 
@@ -244,3 +247,22 @@ async def test_a_per_request_listener_hears_the_upstreams_list_changed() -> None
         await client.call_tool("grow")
         note = await asyncio.wait_for(anext(aiter(subscription)), 10)
     assert note.method == "notifications/tools/list_changed"
+
+
+@pytest.mark.parametrize("era", ["handshake", "per-request"])
+async def test_an_upstream_that_died_is_an_error_and_is_opened_again(era: str) -> None:
+    crashing = [sys.executable, str(Path(__file__).with_name("crashing_server.py"))]
+    server = proxy(crashing, mode="handshake")
+    async with (
+        serving(server.http_app()) as base,  # stopped only once every upstream is closed
+        Client(base + "/mcp", mode=era, timeout=30) as client,
+    ):
+        before = text(await client.call_tool("alive"))
+        with pytest.raises(ProtocolError) as failed:
+            await client.call_tool("crash")
+        assert failed.value.code == -32603
+        assert failed.value.message == (
+            "the upstream server is unavailable: the connection to it closed"
+        )  # the upstream's stderr (a secret, here) stays out of the client's error
+        after = text(await client.call_tool("alive"))  # a new upstream process
+    assert after.startswith("alive ") and after != before

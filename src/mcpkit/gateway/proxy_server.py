@@ -131,8 +131,7 @@ class ProxyServer(Server):
         try:
             return await self._exchange(link, ctx, per_request)
         except ConnectionClosed as exc:
-            if downstream is not None:
-                await self.upstreams.forget(peer, link)
+            await self.upstreams.forget(peer, link)
             raise unreachable(exc) from None
         except RequestTimeout as exc:
             raise unreachable(exc) from None

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcpkit.client import Client, ClientOptions
-from mcpkit.errors import INTERNAL_ERROR, ProtocolError
+from mcpkit.errors import INTERNAL_ERROR, ConnectionClosed, ProtocolError, RequestTimeout
 from mcpkit.gateway.downstream import Downstream
 from mcpkit.runtime import Peer, Session
 
@@ -47,6 +47,8 @@ class Upstreams:
         self.target = target
         self.options = options
         self._shared: Link | None = None
+        self._shared_options = options
+        self._reopening = asyncio.Lock()
         self._links: dict[Peer, asyncio.Task[Link]] = {}
         self.opened = 0  # upstream clients opened so far (the shared one included)
 
@@ -55,6 +57,7 @@ class Upstreams:
         options = self.options
         if options.on_notification is None:
             options = _replace(options, on_notification=on_notification)
+        self._shared_options = options
         self._shared = Link(await self._open(options), None)
         return self._shared
 
@@ -84,7 +87,11 @@ class Upstreams:
             raise unreachable(exc) from None
 
     async def forget(self, peer: Peer, link: Link) -> None:
-        """Drop a session's upstream that closed: its next request opens a new one."""
+        """Drop an upstream that closed: its session's next request opens a new one (the
+        shared one is opened again now)."""
+        if link is self._shared:
+            await self._reopen_shared(link)
+            return
         opening = self._links.get(peer)
         if opening is not None and opening.done() and _opened(opening) is link:
             del self._links[peer]
@@ -107,6 +114,16 @@ class Upstreams:
         if self._shared is not None:
             shared, self._shared = self._shared, None
             await shared.client.close()
+
+    async def _reopen_shared(self, dead: Link) -> None:
+        async with self._reopening:
+            if self._shared is not dead:
+                return  # another request did it already
+            await dead.client.close()
+            try:
+                self._shared = Link(await self._open(self._shared_options), None)
+            except Exception as exc:  # still down: the next failed request tries again
+                logger.warning("the upstream server could not be reached again: %s", exc)
 
     async def open_link(self, options: ClientOptions) -> Link:
         """A new upstream client of no session (see `asking.py`). Raises what
@@ -132,7 +149,17 @@ def _opened(opening: asyncio.Task[Link]) -> Link | None:
 
 
 def unreachable(exc: BaseException) -> ProtocolError:
-    return ProtocolError(INTERNAL_ERROR, f"the upstream server is unavailable: {exc}")
+    """The error a downstream client gets when the upstream failed under its request. The
+    detail stays in the proxy's log: a stdio server's stderr tail, which `ConnectionClosed`
+    carries, is the operator's to read, not the client's."""
+    logger.info("upstream failed: %s", exc)
+    if isinstance(exc, RequestTimeout):
+        why = "it did not answer in time"
+    elif isinstance(exc, ConnectionClosed):
+        why = "the connection to it closed"
+    else:
+        why = f"it could not be reached ({type(exc).__name__})"
+    return ProtocolError(INTERNAL_ERROR, f"the upstream server is unavailable: {why}")
 
 
 async def _close(opening: asyncio.Task[Link]) -> None:
