@@ -238,9 +238,10 @@ async def test_per_request_rounds_pass_through_between_per_request_sides() -> No
     assert upstream_app.seen["eras"][-1] == "per-request"
 
 
-async def test_a_per_request_listener_hears_the_upstreams_list_changed() -> None:
+@pytest.mark.parametrize("upstream_era", ["handshake", "per-request"])
+async def test_a_per_request_listener_hears_the_upstreams_list_changed(upstream_era: str) -> None:
     async with (
-        Client(proxy(upstream), mode="per-request") as client,
+        Client(proxy(upstream, mode=upstream_era), mode="per-request") as client,
         client.listen(tools=True) as subscription,
     ):
         assert subscription.acknowledged == {"toolsListChanged": True}
@@ -266,3 +267,29 @@ async def test_an_upstream_that_died_is_an_error_and_is_opened_again(era: str) -
         )  # the upstream's stderr (a secret, here) stays out of the client's error
         after = text(await client.call_tool("alive"))  # a new upstream process
     assert after.startswith("alive ") and after != before
+
+
+async def test_a_handshake_client_subscribes_through_to_a_per_request_upstream() -> None:
+    """resources/subscribe becomes a subscriptions/listen upstream, and the upstream's
+    list_changed (sent only on a listen) reaches the session unasked, as a handshake-era
+    server would send it."""
+    updated: asyncio.Queue[str] = asyncio.Queue()
+    changed: asyncio.Queue[str] = asyncio.Queue()
+    server = proxy(upstream, mode="per-request")
+    async with (
+        server.running(),
+        Client(
+            server, on_resource_updated=updated.put_nowait, on_list_changed=changed.put_nowait
+        ) as client,
+    ):
+        assert client.era == "handshake"
+        await client.subscribe_resource("memo://readme")
+        await client.call_tool("touch", {"uri": "memo://readme"})
+        assert await asyncio.wait_for(updated.get(), 10) == "memo://readme"
+        await client.unsubscribe_resource("memo://readme")
+        await client.call_tool("grow")
+        assert await asyncio.wait_for(changed.get(), 10) == "tools"
+        await client.call_tool("touch", {"uri": "memo://readme"})
+        await client.call_tool("add", {"a": 1, "b": 1})
+    assert updated.empty()  # none after unsubscribing
+    assert upstream_app.seen["eras"][-1] == "per-request"

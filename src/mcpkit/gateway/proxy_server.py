@@ -21,10 +21,9 @@ from typing import Any, Unpack
 
 from mcpkit.client import ClientKeywords, ClientOptions, Era
 from mcpkit.errors import (
-    METHOD_NOT_FOUND,
     ConnectionClosed,
+    InvalidParams,
     LocalProtocolViolation,
-    ProtocolError,
     RequestTimeout,
 )
 from mcpkit.gateway.asking import InputBridge, asks_input
@@ -174,11 +173,7 @@ class ProxyServer(Server):
             await client.set_logging_level(str(ctx.params.get("level")))
             return {}
         if method in ("resources/subscribe", "resources/unsubscribe") and upstream_per_request:
-            raise ProtocolError(
-                METHOD_NOT_FOUND,
-                f"{method}: the upstream server speaks {client.protocol_version}, which has "
-                "no resource subscriptions through this proxy yet",
-            )
+            return await _listen_for(link, method, ctx.params.get("uri"))
         params = upstream_params(ctx.params, keep_envelope=per_request and upstream_per_request)
         raw = await client.request(
             method,
@@ -226,6 +221,19 @@ async def _connected(server: Server) -> AsyncIterator[None]:
     finally:
         await server.bridge.aclose()
         await upstreams.aclose()
+
+
+async def _listen_for(link: Link, method: str, uri: Any) -> JSONObject:
+    """resources/subscribe or unsubscribe for a 2026-07-28 upstream: a listen for `uri`.
+    Raises InvalidParams for a `uri` that is not a string."""
+    if type(uri) is not str:
+        raise InvalidParams(f"Invalid params: {method} needs a string uri")
+    assert link.listening is not None  # made for every 2026-07-28 upstream client
+    if method == "resources/subscribe":
+        await link.listening.subscribe(uri)
+    else:
+        await link.listening.unsubscribe(uri)
+    return {}
 
 
 def _progress_relay(ctx: Context) -> ProgressCallback | None:

@@ -21,9 +21,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from mcpkit.client import Client, ClientOptions
+from mcpkit.client import Client, ClientOptions, Era
 from mcpkit.errors import INTERNAL_ERROR, ConnectionClosed, ProtocolError, RequestTimeout
 from mcpkit.gateway.downstream import Downstream
+from mcpkit.gateway.listening import UpstreamListening
 from mcpkit.runtime import Peer, Session
 
 JSONObject = dict[str, Any]
@@ -31,13 +32,23 @@ logger = logging.getLogger("mcpkit.gateway")
 
 
 class Link:
-    """An upstream client and the downstream session it answers to (None: shared)."""
+    """An upstream client and the downstream session it answers to (None: shared); in
+    front of a 2026-07-28 upstream, the listens it holds open (`listening.py`)."""
 
-    __slots__ = ("client", "downstream")
+    __slots__ = ("client", "downstream", "listening")
 
     def __init__(self, client: Client, downstream: Downstream | None) -> None:
         self.client = client
         self.downstream = downstream
+        self.listening: UpstreamListening | None = None
+
+    async def listen(self) -> Link:
+        """A 2026-07-28 upstream: hold a listen open for its list_changed (see
+        `listening.py`); nothing to do for a handshake-era one."""
+        if self.client.era is Era.PER_REQUEST:
+            self.listening = UpstreamListening(self.client)
+            await self.listening.lists()
+        return self
 
 
 class Upstreams:
@@ -58,7 +69,7 @@ class Upstreams:
         if options.on_notification is None:
             options = _replace(options, on_notification=on_notification)
         self._shared_options = options
-        self._shared = Link(await self._open(options), None)
+        self._shared = await Link(await self._open(options), None).listen()
         return self._shared
 
     @property
@@ -121,7 +132,7 @@ class Upstreams:
                 return  # another request did it already
             await dead.client.close()
             try:
-                self._shared = Link(await self._open(self._shared_options), None)
+                self._shared = await Link(await self._open(self._shared_options), None).listen()
             except Exception as exc:  # still down: the next failed request tries again
                 logger.warning("the upstream server could not be reached again: %s", exc)
 
@@ -133,7 +144,7 @@ class Upstreams:
     async def _open_link(self, peer: Peer, declared: JSONObject) -> Link:
         downstream = Downstream(peer)
         client = await self._open(downstream.client_options(self.options, declared))
-        return Link(client, downstream)
+        return await Link(client, downstream).listen()
 
     async def _open(self, options: ClientOptions) -> Client:
         client = Client.with_options(self.target, options)
