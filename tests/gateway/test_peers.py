@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from mcp import ClientSession, types
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from mcpkit import Client
@@ -190,3 +191,17 @@ async def test_a_stateless_endpoint_shares_one_upstream_session() -> None:
             added = await session.call_tool("add", {"a": n, "b": 1})
             assert added.structured_content == {"result": n + 1}
         assert server.upstreams.opened == 1
+
+
+async def test_a_2024_11_05_http_sse_client_through_the_proxy() -> None:
+    """The official SDK's client of the old HTTP+SSE transport, served by the proxy's app."""
+    server = proxy(OFFICIAL, mode="handshake")
+    async with (
+        serving(server.http_app(http_sse=True)) as base,
+        sse_client(base + "/sse") as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        result = await session.initialize()
+        assert result.server_info.name == "official-full"
+        added = await session.call_tool("add", {"a": 2, "b": 40})
+        assert added.content[0].text == "42"  # type: ignore[union-attr]
