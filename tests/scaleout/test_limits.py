@@ -18,6 +18,7 @@ import pytest
 import redis.asyncio
 
 from mcpkit.transports.http.redis_state import RedisState
+from tests.clock import FakeClock
 from tests.http.servers import serving, unused_port, wait_until_listening
 from tests.scaleout.app import server
 from tests.scaleout.conftest import processes, script_worker
@@ -83,12 +84,17 @@ class CountingConnection(redis.asyncio.Connection):
         await super().send_packed_command(command, check_health)
 
 
-async def test_a_stateful_json_tools_call_costs_one_redis_round_trip(redis_url: str) -> None:
-    """On the worker that holds the session, a tools/call answered as JSON costs one round
-    trip to Redis (the touch script: refresh the expiry, read `gen`)."""
+async def test_a_stateful_json_tools_call_costs_no_redis_round_trip(redis_url: str) -> None:
+    """On the worker that holds the session, a tools/call answered as JSON costs no round
+    trip to Redis while the copy was checked lately (the sweeper checks every copy once a
+    period, in one round trip for all), and one (the touch script) once it was not."""
+    clock = FakeClock()
     pool = redis.asyncio.ConnectionPool.from_url(redis_url, connection_class=CountingConnection)
-    state = RedisState(client=redis.asyncio.Redis(connection_pool=pool), prefix="trips:")
+    client = redis.asyncio.Redis(connection_pool=pool)
+    state = RedisState(client=client, prefix="trips:", clock=clock)
     app = server.http_app(state=state, response_mode="json")
+    sessions: Any = app.sessions
+    sessions.trusted = 3600.0  # the sweeper waits this long: only requests talk to Redis
     async with serving(app) as base, httpx.AsyncClient() as http:
         url = base + "/mcp"
         headers = await open_session(http, url)
@@ -98,12 +104,14 @@ async def test_a_stateful_json_tools_call_costs_one_redis_round_trip(redis_url: 
             "method": "tools/call",
             "params": {"name": "which_worker", "arguments": {}},
         }
-        await http.post(url, json=call, headers=headers)  # warm: the script is loaded
         before = CountingConnection.sent
         for _ in range(10):
             answer = await http.post(url, json=call, headers=headers)
             assert answer.headers["content-type"] == "application/json"
-        assert CountingConnection.sent - before == 10
+        assert CountingConnection.sent - before == 0
+        clock.advance(3601)  # not checked for longer than it trusts a copy
+        assert (await http.post(url, json=call, headers=headers)).status_code == 200
+        assert CountingConnection.sent - before == 1
     await pool.aclose()
 
 

@@ -1,6 +1,6 @@
 """The Redis session and event stores at their boundary with redis-py, against a real
 redis-server: a failed Redis leaves them as StateUnavailable (naming the store and the kind
-of failure, never the URL's password), and `alive` keeps busy sessions alive."""
+of failure, never the URL's password), and `check` keeps busy sessions alive."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from mcpkit.stores.tasks import StoreUnavailable
 from tests.http.servers import unused_port
 
 
-async def test_alive_refreshes_the_busy_sessions_and_names_those_that_exist(
+async def test_check_refreshes_the_busy_sessions_and_gives_the_gen_of_those_that_exist(
     redis_url: str,
 ) -> None:
     client = redis.asyncio.Redis.from_url(redis_url)
@@ -23,7 +23,9 @@ async def test_alive_refreshes_the_busy_sessions_and_names_those_that_exist(
         for session_id in ("busy", "idle"):
             assert await store.reserve(session_id, "")
             await client.pexpire(store.key(session_id), 5_000)
-        assert await store.alive(["busy", "idle", "gone"], ["busy"]) == {"busy", "idle"}
+        await store.update("idle", {"level": "info"}, ())
+        gens = await store.check(["busy", "idle", "gone"], ["busy"])
+        assert gens == {"busy": 0, "idle": 1}
         assert await client.pttl(store.key("busy")) > 5_000  # refreshed to the 60 s ttl
         assert await client.pttl(store.key("idle")) <= 5_000  # only checked
     finally:
@@ -41,7 +43,7 @@ async def test_a_redis_nobody_listens_on_is_state_unavailable_without_the_passwo
             sessions.load("s", ""),
             sessions.update("s", {"level": "info"}, ()),
             sessions.delete("s"),
-            sessions.alive(["s"], ["s"]),
+            sessions.check(["s"], ["s"]),
             events.replay_after("s", "1.1"),
         ):
             with pytest.raises(StateUnavailable) as failed:

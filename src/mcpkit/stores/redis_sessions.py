@@ -10,8 +10,10 @@ Layout (every key under `prefix`):
   once, and a DELETE on one worker is seen by all.
 - `sessions`: a sorted set of session ids by when they expire: the cap counts it.
 
-Each call is one round trip (a script or a pipeline). `touch`, the one made per request on
-a worker that has the session cached, refreshes the expiry and returns `gen`. Every method
+Each call is one round trip (a script or a pipeline). `touch` refreshes the expiry and
+returns `gen`; `check` does that (or reads `gen`) for many sessions at once: a worker checks
+its cached sessions with it once a period, so a request on a session checked a moment ago
+costs no round trip. Every method
 raises StateUnavailable when Redis fails (redis_client.py), never redis-py's errors.
 """
 
@@ -176,26 +178,27 @@ class RedisSessionStore:
                 pipe.zrem(self._index, session_id)
                 await pipe.execute()
 
-    async def alive(self, session_ids: Sequence[str], keep: Sequence[str]) -> set[str]:
-        """Which of `session_ids` still exist, refreshing the expiry of those in `keep` (busy
-        on this worker: a request or stream is open). One round trip."""
+    async def check(self, session_ids: Sequence[str], refresh: Sequence[str]) -> dict[str, int]:
+        """The `gen` of each of `session_ids` that still exists, refreshing the expiry of
+        those in `refresh` (used on this worker since the last check, or busy: a request or
+        stream is open). One round trip."""
         if not session_ids:
-            return set()
-        now, kept = self._now_ms(), set(keep)
+            return {}
+        now, refreshed = self._now_ms(), set(refresh)
         with _UNAVAILABLE:
             async with self._redis.pipeline(transaction=False) as pipe:
                 for session_id in session_ids:
-                    if session_id in kept:
+                    if session_id in refreshed:
                         args = [session_id, now, self._ttl_ms, "*", "0"]
                         keys = [self.key(session_id), self._index]
                         await self._touch(keys=keys, args=args, client=pipe)  # queued
                     else:
-                        pipe.exists(self.key(session_id))
+                        pipe.hget(self.key(session_id), "gen")
                 answers = await pipe.execute()
         return {
-            session_id
+            session_id: int(answer)
             for session_id, answer in zip(session_ids, answers, strict=True)
-            if answer is not None and answer != 0
+            if answer is not None
         }
 
 

@@ -63,7 +63,6 @@ from mcpkit.transports.http.streams import ResponseStream
 __all__ = ["RedisSessions", "RedisState"]
 
 _NUMBERING = 10**16  # a copy numbers its streams and events from a random base above this
-_BLOCK_MS = 1000  # a followed stream waits this long per read (under the client's timeout)
 
 
 class RedisState:
@@ -95,6 +94,7 @@ class RedisState:
         self.prefix = prefix
         self.cache_idle = cache_idle
         self.clock = clock
+        self.timeout = timeout
         self._events = RedisEventStore(client, prefix=prefix, max_events=max_events)
         self.bus = RedisBus(client, prefix)
         self._target: FanOutTarget | None = None
@@ -132,6 +132,8 @@ class RedisState:
             store, self._events, options.idle_timeout, self.cache_idle, self.bus, clock=self.clock
         )
         sessions.on_stop = self._stop
+        # a blocking read of a followed stream must answer before the client's timeout
+        sessions.follow_block_ms = max(10, min(1000, int(self.timeout * 500)))
         return sessions
 
     async def _stop(self) -> None:
@@ -146,7 +148,7 @@ class _Copy:
     """This worker's copy of a session: the record `gen` it is up to date with, and what it
     remembers of the record (to bring it up to date when another worker changed it)."""
 
-    __slots__ = ("gen", "level", "ready", "restored", "session", "subscriptions")
+    __slots__ = ("checked", "gen", "level", "ready", "restored", "session", "subscriptions", "used")
 
     def __init__(self, session: HTTPSession, gen: int, restored: SessionSnapshot | None) -> None:
         self.session = session
@@ -155,6 +157,8 @@ class _Copy:
         self.ready = self.restored  # the client's `initialized` seen (or implied)
         self.level = None if restored is None else restored.log_level
         self.subscriptions = set() if restored is None else set(restored.subscriptions)
+        self.checked = session.last_seen  # when Redis last confirmed it (made, touched, swept)
+        self.used = False  # served a request since: its expiry is refreshed at the next sweep
 
 
 class RedisSessions:
@@ -173,13 +177,24 @@ class RedisSessions:
         self.store = store
         self.bus = bus
         self.follow_idle = 10.0  # a followed stream with nothing new this long ends (resumable)
+        self.follow_block_ms = 1000  # each read of a followed stream waits at most this long
         bus.handlers.update(
-            a=self._answered, c=self._changed_elsewhere, n=self._for_home, h=self._home_moved
+            a=self._answered,
+            c=self._changed_elsewhere,
+            d=self._deleted_elsewhere,
+            n=self._for_home,
+            h=self._home_moved,
         )
         self.clock = clock  # when a copy was last used here, and when it is unused
         self.events = events
         self.idle_timeout = idle_timeout
         self.cache_idle = cache_idle if idle_timeout is None else min(cache_idle, idle_timeout)
+        # A copy checked in Redis this recently is served without asking (the sweeper checks
+        # every copy this often): a DELETE or an expiry elsewhere is seen within it, a change
+        # at once through the bus (or within it, from the record).
+        self.trusted = max(min(self.cache_idle / 4, 1.0), 0.05)
+        if idle_timeout is not None:
+            self.trusted = max(min(self.trusted, idle_timeout / 4), 0.05)
         self.copies: dict[str, _Copy] = {}
         self._sweeper: asyncio.Task[None] | None = None
         self.on_stop: Callable[[], Awaitable[None]] | None = None
@@ -201,22 +216,32 @@ class RedisSessions:
             session = copy.session
             if not same_principal(session.transport.principal, principal):
                 return None  # another principal's session does not exist
-            gen = await self.store.touch(session_id)  # the hot path's one round trip
+            now = self.clock()
+            if now - copy.checked < self.trusted:  # the hot path: no round trip
+                copy.used = True
+                session.last_seen = now
+                return session
+            gen = await self.store.touch(session_id)  # not checked lately: one round trip
             if gen is not None and gen != copy.gen and session.version is not None:
-                # changed elsewhere, and the bus has not told us yet: read the record
-                stored = await self.store.load(session_id, _owner(principal))
-                gen = None if stored is None or stored.snapshot is None else stored.gen
-                if stored is not None and stored.snapshot is not None:
-                    _catch_up(copy, stored.snapshot, stored.gen)
+                gen = await self._catch_up(copy, principal)
             if gen is None:  # deleted or expired, on whichever worker
                 self._drop(session_id, forget=False)
                 return None
-            session.last_seen = self.clock()
+            copy.checked = session.last_seen = now
             return session
         stored = await self.store.load(session_id, _owner(principal))
         if stored is None or stored.snapshot is None or serve is None:
             return None
         return self._rebuild(serve, session_id, principal, stored)
+
+    async def _catch_up(self, copy: _Copy, principal: Principal | None) -> int | None:
+        """Changed elsewhere, and the bus did not tell us: read the record and apply what
+        changed. The record's `gen`; None when it is gone."""
+        stored = await self.store.load(copy.session.id, _owner(principal))
+        if stored is None or stored.snapshot is None:
+            return None
+        _catch_up(copy, stored.snapshot, stored.gen)
+        return stored.gen
 
     async def established(self, session: HTTPSession, snapshot: SessionSnapshot) -> None:
         gen = await self.store.save(session.id, snapshot)
@@ -252,8 +277,10 @@ class RedisSessions:
         await self.store.delete(session_id)
 
     async def terminate(self, session_id: str) -> bool:
-        """DELETE: the record goes (every worker's copy then answers 404), then this copy."""
+        """DELETE: the record goes (every worker's copy then answers 404), then this copy;
+        the other workers drop theirs when the bus tells them (else at their next check)."""
         await self.store.delete(session_id)
+        self.bus.publish("d", {"s": session_id})
         copy = self.copies.pop(session_id, None)
         if copy is None:
             return False
@@ -328,7 +355,7 @@ class RedisSessions:
         stream_id = event_stream(last_event_id)
         key = self.events.key(session.id)
         await self.events.flush()
-        entries = await self.bus.client.xrange(key)
+        entries = await self.events.entries(session.id)
         wanted = last_event_id.encode()
         position = next((i for i, (_, f) in enumerate(entries) if f[b"i"] == wanted), None)
         if stream_id is None or position is None:
@@ -357,9 +384,9 @@ class RedisSessions:
         idle = 0.0
         with contextlib.suppress(Exception):  # Redis away: the stream ends, the client resumes
             while not stream.finished and idle < self.follow_idle:
-                found = await self.bus.client.xread({key: after}, block=_BLOCK_MS)
+                found = await self.bus.client.xread({key: after}, block=self.follow_block_ms)
                 if not found:
-                    idle += _BLOCK_MS / 1000
+                    idle += self.follow_block_ms / 1000
                     continue
                 idle = 0.0
                 entries = found[0][1]
@@ -407,6 +434,11 @@ class RedisSessions:
         for transport in self._copies_of(message.get("s")):
             transport.deliver_home(out)
 
+    def _deleted_elsewhere(self, message: dict[str, Any]) -> None:
+        session_id = message.get("s")
+        if type(session_id) is str:
+            self._drop(session_id, forget=False)
+
     def _home_moved(self, message: dict[str, Any]) -> None:
         for transport in self._copies_of(message.get("s")):
             transport.home = False
@@ -418,31 +450,37 @@ class RedisSessions:
             self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
 
     async def _sweep(self) -> None:
-        """Every so often: drop copies unused here for `cache_idle` s and those whose record
-        is gone (deleted elsewhere, expired), end retired copies once idle, and keep the
-        records of busy copies alive (an open request or stream is not idleness)."""
-        period = max(min(self.cache_idle / 4, 1.0), 0.05)  # a DELETE elsewhere: seen within 1 s
-        if self.idle_timeout is not None:
-            period = max(min(period, self.idle_timeout / 4), 0.05)
+        """Every `trusted` s: check every copy in Redis (one round trip, see `sweep_once`)."""
         while self.copies:
-            await asyncio.sleep(period)
+            await asyncio.sleep(self.trusted)
             with contextlib.suppress(Exception):  # Redis away for a moment: next period
                 await self.sweep_once()
         self._sweeper = None
 
     async def sweep_once(self) -> None:
-        """One pass of the sweeper (see `_sweep`). Raises what redis-py raises."""
-        limit = self.clock() - self.cache_idle
+        """Drop the copies unused here for `cache_idle` s, then check the others in Redis in
+        one round trip: those whose record is gone (deleted elsewhere, expired) are dropped,
+        those changed elsewhere catch up, and the records of those used since the last check
+        or busy (an open request or stream is not idleness) have their expiry refreshed.
+        Raises StateUnavailable when Redis fails."""
+        now = self.clock()
+        limit = now - self.cache_idle
         for session_id, copy in list(self.copies.items()):
             session = copy.session
             if session.last_seen < limit and not session.transport.busy():
                 self._drop(session_id, forget=False)
-        ids = list(self.copies)
-        busy = [i for i in ids if self.copies[i].session.transport.busy()]
-        alive = await self.store.alive(ids, busy)
-        for session_id in ids:
-            if session_id not in alive:
+        copies = dict(self.copies)
+        refresh = [i for i, c in copies.items() if c.used or c.session.transport.busy()]
+        gens = await self.store.check(list(copies), refresh)
+        for session_id, copy in copies.items():
+            gen = gens.get(session_id)
+            if gen is not None and gen != copy.gen and copy.session.version is not None:
+                gen = await self._catch_up(copy, copy.session.transport.principal)
+            if gen is None:
                 self._drop(session_id, forget=False)
+                continue
+            copy.used = False
+            copy.checked = now
 
 
 def _follow(
