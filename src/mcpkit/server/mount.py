@@ -19,21 +19,37 @@ inside the parent's.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from mcpkit.server.context import Context
-from mcpkit.server.prompts import Prompt
+from mcpkit.server.completion import Completions
+from mcpkit.server.context import Context, ServerView
+from mcpkit.server.prompts import Prompt, PromptRegistry
 from mcpkit.server.resource_items import Resource, ResourceTemplate
-from mcpkit.server.tools import Tool, check_tool_name
+from mcpkit.server.resources import ResourceRegistry
+from mcpkit.server.tools import Tool, ToolRegistry, check_tool_name
 
 if TYPE_CHECKING:
     from mcpkit.server.resource_functions import Reader
-    from mcpkit.server.server import Server
 
 JSONObject = dict[str, Any]
 SEPARATOR = "_"
+
+
+class Server(ServerView, Protocol):
+    """What a mount uses of the servers it joins (`mcpkit.Server`)."""
+
+    name: str
+    tools: ToolRegistry
+    prompts: PromptRegistry
+    resources: ResourceRegistry
+    completions: Completions
+
+    def running(self) -> contextlib.AbstractAsyncContextManager[None]: ...
+
+    def _log_sessions(self) -> list[Any]: ...
 
 
 class Mount:

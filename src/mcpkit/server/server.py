@@ -13,6 +13,7 @@ A handshake session keeps what was declared at its `initialize`.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -44,6 +45,7 @@ from mcpkit.server import mrtr
 from mcpkit.server.completion import Completions
 from mcpkit.server.context import Context, LogLevel, SessionState
 from mcpkit.server.logs import ClientLogHandler, set_level
+from mcpkit.server.mount import Mount
 from mcpkit.server.pagination import Paginator
 from mcpkit.server.prompts import Prompt, PromptOptions, PromptRegistry
 from mcpkit.server.resources import (
@@ -135,6 +137,7 @@ class Server:
         self._lifespan = lifespan
         self._running = 0
         self._lifespan_stack: contextlib.AsyncExitStack | None = None
+        self._lifespan_lock = asyncio.Lock()  # opening and closing the lifespan, one at a time
         self._sessions: weakref.WeakSet[Session] = weakref.WeakSet()
         # How often each list changed: a session compares at ready with what it started with.
         self._changes: dict[str, int] = {}
@@ -378,8 +381,6 @@ class Server:
         self._add_mount(server, prefix, live=False)
 
     def _add_mount(self, server: Server, prefix: str | None, *, live: bool) -> None:
-        from mcpkit.server.mount import Mount
-
         mount = Mount(self, server, prefix, live=live)
         mount.sync()
         self._mounts.append(mount)
@@ -480,26 +481,38 @@ class Server:
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """Enter the lifespan once, however many connections are served at the same time."""
-        if self._running == 0:
-            stack = contextlib.AsyncExitStack()
-            if self._lifespan is not None:
-                self.lifespan_state = await stack.enter_async_context(self._lifespan(self))
-            for mount in self._mounts:  # theirs inside ours: they may use what ours set up
-                await stack.enter_async_context(mount.child.running())
-            self.logger.addHandler(self._log_handler)
-            self._lifespan_stack = stack
-        self._running += 1
+        """Enter the lifespan once, however many connections are served at the same time. A
+        connection that starts while the last one's lifespan is closing waits for it to end,
+        then opens a new one (never a lifespan closed under it)."""
+        async with self._lifespan_lock:
+            if self._running == 0:
+                await self._open_lifespan()
+            self._running += 1
         try:
             yield
         finally:
-            self._running -= 1
-            if self._running == 0 and self._lifespan_stack is not None:
-                await self.tasks.aclose()
-                self.logger.removeHandler(self._log_handler)
-                stack, self._lifespan_stack = self._lifespan_stack, None
-                await stack.aclose()
-                self.lifespan_state = None
+            async with self._lifespan_lock:
+                self._running -= 1
+                if self._running == 0:
+                    await self._close_lifespan()
+
+    async def _open_lifespan(self) -> None:
+        stack = contextlib.AsyncExitStack()
+        if self._lifespan is not None:
+            self.lifespan_state = await stack.enter_async_context(self._lifespan(self))
+        for mount in self._mounts:  # theirs inside ours: they may use what ours set up
+            await stack.enter_async_context(mount.child.running())
+        self.logger.addHandler(self._log_handler)
+        self._lifespan_stack = stack
+
+    async def _close_lifespan(self) -> None:
+        stack, self._lifespan_stack = self._lifespan_stack, None
+        if stack is None:
+            return
+        await self.tasks.aclose()
+        self.logger.removeHandler(self._log_handler)
+        await stack.aclose()
+        self.lifespan_state = None
 
     def http_app(self, **options: Unpack[HTTPAppOptions]) -> MCPHTTPApp:
         """A plain ASGI app serving this server over Streamable HTTP at `path` ("/mcp").
