@@ -5,6 +5,10 @@ concurrent through haproxy (examples/deploy/haproxy.cfg, round robin, no stickin
     redis x1     1 worker, RedisState
     redis x2     2 workers, RedisState (one Redis)
     redis x3     3 workers, RedisState
+    sticky x2/x3 2 and 3 workers, in-process state, haproxy keeping each session on the worker
+                 that made it: the same processes on the same cores without shared state, so
+                 "redis xN vs sticky xN" is the cost of sharing, apart from the cost of N
+                 processes on this machine's cores
     official     the official SDK's stateful JSON server (mcp==2.3.0), 1 worker: the usual
                  comparison (it has no shared state, so no more workers)
 
@@ -66,6 +70,7 @@ class Config:
     workers: int
     redis: bool
     official: bool = False
+    sticky: bool = False  # haproxy keeps each session on the worker that made it
 
 
 CONFIGS = [
@@ -73,6 +78,8 @@ CONFIGS = [
     Config("redis x1", 1, True),
     Config("redis x2", 2, True),
     Config("redis x3", 3, True),
+    Config("sticky x2", 2, False, sticky=True),
+    Config("sticky x3", 3, False, sticky=True),
     Config("official", 1, False, official=True),
 ]
 LATENCY_CONFIGS = ("in-process", "redis x1", "official")  # also measured at 1 concurrent
@@ -156,9 +163,16 @@ def worker_argv(config: Config, port: int, redis_url: str) -> list[str]:
     return [sys.executable, __file__, "--worker", str(port), *more]
 
 
-def haproxy_config(port: int, workers: list[int]) -> str:
+STICKY = """\
+    stick-table type string len 64 size 100k expire 30m
+    stick store-response res.hdr(mcp-session-id)
+    stick match req.hdr(mcp-session-id)"""
+
+
+def haproxy_config(port: int, workers: list[int], sticky: bool = False) -> str:
     """examples/deploy/haproxy.cfg with its listening address and one `server` line per
-    worker."""
+    worker (`sticky`: each session kept on the worker that made it, learned from its
+    Mcp-Session-Id)."""
     lines = [
         line
         for line in HAPROXY_EXAMPLE.read_text().splitlines()
@@ -166,6 +180,8 @@ def haproxy_config(port: int, workers: list[int]) -> str:
     ]
     text = "\n".join(lines).replace('"${MCP_BIND-127.0.0.1:8000}"', f"{HOST}:{port}")
     servers = [f"    server w{i} {HOST}:{p}" for i, p in enumerate(workers, 1)]
+    if sticky:
+        servers.insert(0, STICKY)
     return text + "\n" + "\n".join(servers) + "\n"
 
 
@@ -188,7 +204,7 @@ async def cluster(config: Config, redis_url: str, haproxy: str) -> AsyncIterator
             workers.append((port, pid))
         port = free_port()
         path = Path(f"/tmp/mcpkit-bench-haproxy-{port}.cfg")
-        path.write_text(haproxy_config(port, [p for p, _ in workers]))
+        path.write_text(haproxy_config(port, [p for p, _ in workers], config.sticky))
         stack.callback(path.unlink, missing_ok=True)
         argv = [haproxy, "-db", "-f", str(path)]
         haproxy_pid = await stack.enter_async_context(started(argv, port, "haproxy"))
@@ -385,6 +401,15 @@ def targets(results: dict[str, Samples]) -> list[str]:
             lines.append(
                 f"  {verdict}  CPU per call (workers + Redis), {name} vs in-process <= "
                 f"{CPU_TARGET}x  (measured {ratio:.2f}x)"
+            )
+    for count in (2, 3):  # the same number of processes, sessions kept apart by haproxy
+        name, base_n = f"redis x{count}", f"sticky x{count}"
+        if name in results and base_n in results:
+            ratio = per_call(results[name].c32) / per_call(results[base_n].c32)
+            verdict = "PASS" if ratio <= CPU_TARGET else "FAIL"
+            lines.append(
+                f"  {verdict}  CPU per call (workers + Redis), {name} vs {base_n} (in-process "
+                f"state, sticky sessions) <= {CPU_TARGET}x  (measured {ratio:.2f}x)"
             )
     if "redis x1" in results:
         ones = per_call(results["redis x1"].c32)
