@@ -41,6 +41,11 @@ class Serve(Protocol):
     ) -> Coroutine[Any, Any, None]: ...
 
 
+# The empty set a session's only copy shares for what only copies among several track (never
+# added to: `write` and `apply` give a copy its own set first).
+_NONE: set[Any] = set()
+
+
 class HTTPSessionTransport(PullTransport):
     """The session side of Streamable HTTP, for one MCP session (or one HTTP+SSE session).
     `principal`: who opened the session, when the endpoint authenticates. `numbering`: where
@@ -72,8 +77,9 @@ class HTTPSessionTransport(PullTransport):
         # Where the session's GET stream is open, or was open last: the copy that sends, or
         # keeps for a resume, what goes on it. The only copy always is.
         self.home = True
-        self.asked: set[RequestId] = set()  # our requests the client has not answered
-        self._silent: set[RequestId] = set()  # requests `apply` made: answers dropped
+        # Only a copy among several tracks these (a session's only copy keeps no sets: W7).
+        self.asked: set[RequestId] = _NONE  # our requests the client has not answered
+        self._silent: set[RequestId] = _NONE  # requests `apply` made: answers dropped
 
     # -- fed by the app ----------------------------------------------------------------------
 
@@ -125,7 +131,9 @@ class HTTPSessionTransport(PullTransport):
         if method.startswith("notifications/"):
             self.feed(Notification(method, params))
             return
-        request_id = f"mcpkit-copy-{len(self._silent)}-{secrets.token_hex(4)}"
+        request_id = f"mcpkit-copy-{secrets.token_hex(6)}"
+        if self._silent is _NONE:
+            self._silent = set()
         self._silent.add(request_id)
         self.feed(Request(request_id, method, params))
 
@@ -188,6 +196,8 @@ class HTTPSessionTransport(PullTransport):
         pending = self.pending
         for out in messages:
             if out.id is not None and self.relay is not None:
+                if self.asked is _NONE:
+                    self.asked = set()
                 self.asked.add(out.id)
             related = out.related
             stream = pending.get(related) if related is not None else None
