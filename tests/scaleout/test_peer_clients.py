@@ -152,6 +152,7 @@ async def test_the_official_client_runs_a_whole_session_across_the_workers(
     session_id = traffic.session_id
     assert session_id is not None
     assert [e.status for e in traffic.exchanges if e.verb == "DELETE"] == [200]
+    assert all(e.status < 400 for e in traffic.exchanges)
     assert await gone_everywhere(cluster, session_id) == [404] * len(cluster.workers)
 
 
@@ -291,6 +292,7 @@ async def test_fastmcp_s_client_runs_a_whole_handshake_era_session(any_cluster: 
     assert_answered_mid_call(seen["asked"], "fastmcp says hi")
     traffic = seen["traffic"]
     assert [e["status"] for e in traffic if e["verb"] == "DELETE"] == [200]
+    assert all(e["status"] < 400 for e in traffic)  # no exchange refused
     assert await gone_everywhere(cluster, seen["session_id"]) == [404] * len(cluster.workers)
 
 
@@ -337,3 +339,4 @@ async def test_fastmcp_s_client_speaks_2026_07_28_with_the_workers(any_cluster: 
         crossed.append(asked_on != answered_on)
     assert any(crossed)
     assert not [e for e in seen["traffic"] if e["verb"] in ("GET", "DELETE")]
+    assert all(e["status"] < 400 for e in seen["traffic"])
