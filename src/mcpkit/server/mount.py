@@ -38,8 +38,8 @@ JSONObject = dict[str, Any]
 SEPARATOR = "_"
 
 
-class Server(ServerView, Protocol):
-    """What a mount uses of the servers it joins (`mcpkit.Server`)."""
+class Composable(ServerView, Protocol):
+    """What a mount uses of the servers it joins (an `mcpkit.Server`)."""
 
     name: str
     tools: ToolRegistry
@@ -58,7 +58,9 @@ class Mount:
     Raises ValueError when a prefixed name is not a valid tool name or is taken in the parent.
     """
 
-    def __init__(self, parent: Server, child: Server, prefix: str | None, *, live: bool) -> None:
+    def __init__(
+        self, parent: Composable, child: Composable, prefix: str | None, *, live: bool
+    ) -> None:
         if child is parent:
             raise ValueError("a server cannot mount itself")
         if prefix is not None and (not prefix or "/" in prefix or ":" in prefix):
@@ -239,7 +241,7 @@ class MountedTool(Tool):
     """A mounted server's tool under the parent's name (a copy, not a new registration): it
     runs the source's code with a Context of the mounted server."""
 
-    def __init__(self, source: Tool, name: str, server: Server) -> None:
+    def __init__(self, source: Tool, name: str, server: Composable) -> None:
         self.__dict__.update(source.__dict__)  # a copy: the source's schema, options, function
         self.name = name
         self.definition = {**source.definition, "name": name}
@@ -253,7 +255,7 @@ class MountedTool(Tool):
 class MountedPrompt(Prompt):
     """A mounted server's prompt under the parent's name (see `MountedTool`)."""
 
-    def __init__(self, source: Prompt, name: str, server: Server) -> None:
+    def __init__(self, source: Prompt, name: str, server: Composable) -> None:
         self.__dict__.update(source.__dict__)
         self.name = name
         self.definition = {**source.definition, "name": name}
@@ -264,7 +266,7 @@ class MountedPrompt(Prompt):
         return self.source.render(arguments, rebound(ctx, self.mounted_server))
 
 
-def rebound(ctx: Context, server: Server) -> Context:
+def rebound(ctx: Context, server: Composable) -> Context:
     """The same request, served by `server` (a mounted server): same client, same round."""
     other = Context(server, ctx.peer, ctx.request, ctx.round)
     other.task = ctx.task
@@ -272,7 +274,7 @@ def rebound(ctx: Context, server: Server) -> Context:
     return other
 
 
-def _completer_in(completer: Any, server: Server) -> Any:
+def _completer_in(completer: Any, server: Composable) -> Any:
     def complete(argument: str, value: str, context: dict[str, str], ctx: Context) -> Any:
         return completer(argument, value, context, rebound(ctx, server))
 
