@@ -69,6 +69,7 @@ class ProxyServer(Server):
         self.upstreams = Upstreams(target, options)
         self.bridge = InputBridge(self.upstreams)
         self._upstream_capabilities: JSONObject = {}
+        self.share_upstream = False  # True: every session uses the shared upstream client
         super().__init__("proxy", lifespan=_connected)
 
     async def serve(
@@ -111,18 +112,21 @@ class ProxyServer(Server):
     ) -> JSONObject | Prepared | Awaitable[JSONObject | Prepared]:
         if request.method not in FORWARDED:
             return super()._handle_request(peer, request)
-        return self._forward(Context(self, peer, request))
+        return self.forward(Context(self, peer, request))
 
-    async def _forward(self, ctx: Context) -> JSONObject:
+    async def forward(self, ctx: Context) -> JSONObject:
+        """Serve a forwarded request (`FORWARDED`) upstream. Raises ProtocolError as the
+        upstream answered, or -32603 when it could not be reached (`unreachable`)."""
+        name = self.upstreams.name
         per_request = ctx.envelope is not None
         if per_request and self._bridged(ctx):
             try:
                 return await self._bridge_round(ctx)
             except (ConnectionClosed, RequestTimeout) as exc:
-                raise unreachable(exc) from None
+                raise unreachable(exc, name) from None
         peer = ctx.peer
         # No session (2026-07-28, or a stateless HTTP endpoint): the shared upstream.
-        shared = per_request or ctx.state is None
+        shared = per_request or ctx.state is None or self.share_upstream
         link = await self.upstreams.link_for(peer, shared, ctx.client_capabilities)
         downstream = link.downstream
         if downstream is not None:
@@ -131,9 +135,9 @@ class ProxyServer(Server):
             return await self._exchange(link, ctx, per_request)
         except ConnectionClosed as exc:
             await self.upstreams.forget(peer, link)
-            raise unreachable(exc) from None
+            raise unreachable(exc, name) from None
         except RequestTimeout as exc:
-            raise unreachable(exc) from None
+            raise unreachable(exc, name) from None
         finally:
             if downstream is not None:
                 downstream.in_flight.remove(ctx.request_id)

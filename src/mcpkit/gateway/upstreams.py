@@ -62,6 +62,7 @@ class Upstreams:
         self._reopening = asyncio.Lock()
         self._links: dict[Peer, asyncio.Task[Link]] = {}
         self.opened = 0  # upstream clients opened so far (the shared one included)
+        self.name: str | None = None  # the gateway's name for this upstream, for errors
 
     async def open_shared(self, on_notification: Callable[[str, JSONObject | None], None]) -> Link:
         """Open the shared upstream client. Raises what `Client.__aenter__` raises."""
@@ -95,7 +96,7 @@ class Upstreams:
         except Exception as exc:
             if self._links.get(peer) is opening:
                 del self._links[peer]
-            raise unreachable(exc) from None
+            raise unreachable(exc, self.name) from None
 
     async def forget(self, peer: Peer, link: Link) -> None:
         """Drop an upstream that closed: its session's next request opens a new one (the
@@ -159,8 +160,9 @@ def _opened(opening: asyncio.Task[Link]) -> Link | None:
     return opening.result()
 
 
-def unreachable(exc: BaseException) -> ProtocolError:
-    """The error a downstream client gets when the upstream failed under its request. The
+def unreachable(exc: BaseException, server: str | None = None) -> ProtocolError:
+    """The error a downstream client gets when the upstream (the gateway's `server`) failed
+    under its request. The
     detail stays in the proxy's log: a stdio server's stderr tail, which `ConnectionClosed`
     carries, is the operator's to read, not the client's."""
     logger.info("upstream failed: %s", exc)
@@ -170,7 +172,8 @@ def unreachable(exc: BaseException) -> ProtocolError:
         why = "the connection to it closed"
     else:
         why = f"it could not be reached ({type(exc).__name__})"
-    return ProtocolError(INTERNAL_ERROR, f"the upstream server is unavailable: {why}")
+    which = "the upstream server" if server is None else f"the upstream server {server!r}"
+    return ProtocolError(INTERNAL_ERROR, f"{which} is unavailable: {why}")
 
 
 async def _close(opening: asyncio.Task[Link]) -> None:

@@ -62,7 +62,7 @@ class Aggregate(Generic[T]):
         self._lists: dict[str, list[T]] = {}  # per server, until it changes
         self._clients: dict[str, Client] = {}  # which client each list came from
         self._by_name: dict[str, HostItem[T]] = {}
-        self._prefixes = _prefixes(list(servers.config.servers), separator)
+        self._prefixes = server_prefixes(list(servers.config.servers), separator)
         servers.list_listeners.append(self._changed)
 
     def _fetch(self, client: Client) -> Awaitable[list[T]]:
@@ -100,12 +100,7 @@ class Aggregate(Generic[T]):
             if original in seen or not self._offers(config, original):
                 continue
             seen.add(original)
-            base = self._prefixes[server] + item.name  # type: ignore[attr-defined]
-            public, n = base, 1
-            while public in taken:
-                n += 1
-                public = f"{base}-{n}"
-            taken.add(public)
+            public = public_name(self._prefixes[server], item.name, taken)  # type: ignore[attr-defined]
             named.append(HostItem(public, server, original, item))
         return named
 
@@ -178,8 +173,7 @@ class Aggregate(Generic[T]):
 
     def _server_named_in(self, name: str) -> str | None:
         """The server whose prefix `name` starts with (the longest, if several)."""
-        owners = [server for server, prefix in self._prefixes.items() if name.startswith(prefix)]
-        return max(owners, key=lambda server: len(self._prefixes[server]), default=None)
+        return prefix_owner(self._prefixes, name)
 
     def listed_before(self, name: str) -> HostItem[T] | None:
         """The item behind a public name from the last list of a server that is not ready
@@ -193,8 +187,9 @@ class Aggregate(Generic[T]):
         return None
 
 
-def _prefixes(servers: list[str], separator: str) -> dict[str, str]:
-    """Each server's name prefix: its name in tool-name characters, made unique."""
+def server_prefixes(servers: list[str], separator: str = "__") -> dict[str, str]:
+    """Each server's name prefix (`separator` included): its name in tool-name characters,
+    made unique with "-2", "-3", ... (the Host's and the gateway's one naming)."""
     taken: set[str] = set()
     prefixes: dict[str, str] = {}
     for server in servers:
@@ -206,3 +201,20 @@ def _prefixes(servers: list[str], separator: str) -> dict[str, str]:
         taken.add(candidate)
         prefixes[server] = candidate + separator
     return prefixes
+
+
+def public_name(prefix: str, name: str, taken: set[str]) -> str:
+    """`prefix + name`, made unique among `taken` with "-2", "-3", ... (added to `taken`)."""
+    base = prefix + name
+    public, n = base, 1
+    while public in taken:
+        n += 1
+        public = f"{base}-{n}"
+    taken.add(public)
+    return public
+
+
+def prefix_owner(prefixes: dict[str, str], name: str) -> str | None:
+    """The server whose prefix `name` starts with (the longest, if several; None: none)."""
+    owners = [server for server, prefix in prefixes.items() if name.startswith(prefix)]
+    return max(owners, key=lambda server: len(prefixes[server]), default=None)

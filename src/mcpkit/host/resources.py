@@ -52,7 +52,7 @@ class HostTemplates(Aggregate["ResourceTemplate"]):
         """The servers (as of the last `list`) with a template that `uri` fits."""
         found: list[str] = []
         for entry in self._by_name.values():
-            if entry.server not in found and _fits(entry.original, uri):
+            if entry.server not in found and uri_fits(entry.original, uri):
                 found.append(entry.server)
         return found
 
@@ -141,7 +141,8 @@ def _one(uri: str, servers: list[str], chosen: str | None) -> str:
     return servers[0]
 
 
-def _fits(template: str, uri: str) -> bool:
+def uri_fits(template: str, uri: str) -> bool:
+    """Whether `uri` fits the URI template `template` (False for a template that is bad)."""
     from mcpkit.server.uri_template import UriTemplateError
 
     try:

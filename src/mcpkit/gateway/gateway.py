@@ -1,0 +1,337 @@
+"""`gateway(config)`: every server of an `mcpServers` configuration behind one endpoint.
+
+How this works: each enabled server of the configuration is a `ProxyServer` of its own (not
+served: the gateway forwards to it), so every upstream keeps the proxy's session policy (one
+upstream client per downstream session, opened on that session's first use of the server,
+reused, closed when the session ends; one shared client with `"shared": true`), its era
+bridging and its relays (sampling, elicitation, roots asked of the downstream client that owns
+the upstream session; log messages, list_changed, resources/updated sent to it).
+
+Names are the Host's (`host/aggregate.py`, one naming code): tools, prompts, resources and
+templates listed as `server__name`, prefixes made unique, per-server `allowTools` /
+`denyTools` honoured (a denied tool is neither listed nor callable). Resource URIs stay as the
+upstream gave them, as in the Host's `HostResources`: a read or subscription goes to the one
+server that listed the URI, else to the one whose template it fits, and two servers offering
+one URI is an error naming them. An upstream that fails costs only its own items: a list
+leaves it out (logged), a call to it answers -32603 naming the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any
+
+from mcpkit.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, ProtocolError
+from mcpkit.gateway.proxy_server import ProxyServer, proxy
+from mcpkit.gateway.upstreams import unreachable
+from mcpkit.host.aggregate import prefix_owner, public_name, server_prefixes
+from mcpkit.host.config import HostConfig, ServerConfig, load_config
+from mcpkit.host.resources import uri_fits
+from mcpkit.protocol import Prepared, RequestReceived
+from mcpkit.protocol.snapshot import SessionSnapshot
+from mcpkit.runtime import MessageTransport, Peer
+from mcpkit.server import Context, Server
+
+JSONObject = dict[str, Any]
+logger = logging.getLogger("mcpkit.gateway")
+
+SHARED_KEY = "shared"  # an entry's `"shared": true`: one upstream client for all sessions
+# list method -> (result key, the capability a server declares for it)
+_LISTS = {
+    "tools/list": ("tools", "tools"),
+    "prompts/list": ("prompts", "prompts"),
+    "resources/list": ("resources", "resources"),
+    "resources/templates/list": ("resourceTemplates", "resources"),
+}
+_BY_NAME = {"tools/call": "tools", "prompts/get": "prompts"}
+_BY_URI = ("resources/read", "resources/subscribe", "resources/unsubscribe")
+_CAPABILITIES: JSONObject = {
+    "logging": {},
+    "completions": {},
+    "tools": {"listChanged": True},
+    "prompts": {"listChanged": True},
+    "resources": {"listChanged": True, "subscribe": True},
+}
+
+
+class GatewayServer(Server):
+    """A `Server` serving every enabled server of a configuration (see `gateway`)."""
+
+    def __init__(self, config: HostConfig, client_options: JSONObject) -> None:
+        enabled = [name for name, entry in config.servers.items() if not entry.disabled]
+        self.config = config
+        self.prefixes = server_prefixes(enabled)
+        self.upstreams: dict[str, ProxyServer] = {
+            name: self._upstream(config.servers[name], client_options) for name in enabled
+        }
+        self._started: dict[str, bool] = {}
+        self._starting = asyncio.Lock()
+        self._stack: contextlib.AsyncExitStack | None = None
+        self._uris: dict[str, list[str]] = {}  # resource URI -> servers listing it
+        self._templates: dict[str, list[str]] = {}  # template -> servers offering it
+        super().__init__("gateway", lifespan=_started)
+
+    def _upstream(self, entry: ServerConfig, client_options: JSONObject) -> ProxyServer:
+        options = {**client_options, **entry.client_options()}
+        options.pop("roots", None)  # the downstream client's roots are the ones offered
+        notify = _Shared(self, entry.name)
+        upstream = proxy(entry.target, on_notification=notify, **options)
+        upstream.upstreams.name = entry.name
+        upstream.share_upstream = entry.extra.get(SHARED_KEY) is True
+        return upstream
+
+    def capabilities(self) -> JSONObject:
+        return {key: dict(value) for key, value in _CAPABILITIES.items()}
+
+    async def serve(
+        self, transport: MessageTransport, restored: SessionSnapshot | None = None
+    ) -> None:
+        """Serve one downstream connection; its upstream clients close when it ends."""
+        try:
+            await super().serve(transport, restored)
+        finally:
+            for upstream in self.upstreams.values():
+                await upstream.upstreams.close_ended()
+
+    def _handle_request(
+        self, peer: Peer, request: RequestReceived
+    ) -> JSONObject | Prepared | Awaitable[JSONObject | Prepared]:
+        method = request.method
+        if method in _LISTS:
+            return self._list(peer, request)
+        if method in _BY_NAME:
+            return self._by_name(peer, request, _BY_NAME[method])
+        if method in _BY_URI:
+            return self._by_uri(peer, request)
+        if method == "completion/complete":
+            return self._complete(peer, request)
+        if method == "logging/setLevel":
+            return self._set_level(peer, request)
+        return super()._handle_request(peer, request)
+
+    # -- starting upstreams ----------------------------------------------------------------
+
+    async def _ready(self, name: str) -> ProxyServer:
+        """The upstream `name`, started (its shared client open). Raises -32603 naming it
+        when it cannot start."""
+        upstream = self.upstreams[name]
+        if self._started.get(name):
+            return upstream
+        async with self._starting:
+            if not self._started.get(name):
+                stack = self._stack
+                if stack is None:
+                    raise RuntimeError("the gateway is not running: serve it")
+                try:
+                    await stack.enter_async_context(upstream.running())
+                except Exception as exc:
+                    raise unreachable(exc, name) from None
+                self._started[name] = True
+        return upstream
+
+    async def _start_all(self) -> None:
+        async def start(name: str) -> None:
+            try:
+                await self._ready(name)
+            except ProtocolError as exc:  # tried again when a request needs it
+                logger.warning("gateway: %s", exc)
+
+        for name in self.upstreams:  # one at a time: `running` entries share one stack
+            await start(name)
+
+    # -- forwarding ------------------------------------------------------------------------
+
+    async def _forward(
+        self, name: str, peer: Peer, request: RequestReceived, params: JSONObject | None
+    ) -> JSONObject:
+        upstream = await self._ready(name)
+        sent = RequestReceived(
+            request.id, request.method, params, request.progress_token, request.envelope
+        )
+        return await upstream.forward(Context(upstream, peer, sent))
+
+    async def _list(self, peer: Peer, request: RequestReceived) -> JSONObject:
+        key, capability = _LISTS[request.method]
+        names = [name for name in self.upstreams if name in self._declaring(capability)]
+        found = await asyncio.gather(
+            *(self._list_all(name, peer, request, key) for name in names),
+            return_exceptions=True,
+        )
+        merged: list[JSONObject] = []
+        for name, items in zip(names, found, strict=True):
+            if isinstance(items, BaseException):
+                logger.warning("gateway: %s left out of %s: %s", name, request.method, items)
+                continue
+            merged += self._named(name, key, items)
+        return {key: merged}
+
+    def _declaring(self, capability: str) -> set[str]:
+        """Upstreams that may have the capability (not started yet: asked anyway)."""
+        return {
+            name
+            for name, upstream in self.upstreams.items()
+            if not self._started.get(name) or capability in upstream.capabilities()
+        }
+
+    async def _list_all(
+        self, name: str, peer: Peer, request: RequestReceived, key: str
+    ) -> list[JSONObject]:
+        items: list[JSONObject] = []
+        params: JSONObject = {}
+        while True:
+            page = await self._forward(name, peer, request, params)
+            items += [item for item in page.get(key) or () if isinstance(item, dict)]
+            cursor = page.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor:
+                return items
+            params = {"cursor": cursor}
+
+    def _named(self, server: str, key: str, items: list[JSONObject]) -> list[JSONObject]:
+        """The server's items under public names (tools: only those it offers); resource
+        URIs and templates recorded for routing."""
+        entry, prefix = self.config.servers[server], self.prefixes[server]
+        taken: set[str] = set()
+        named: list[JSONObject] = []
+        for item in items:
+            name = item.get("name")
+            if not isinstance(name, str) or (key == "tools" and not entry.offers(name)):
+                continue
+            named.append({**item, "name": public_name(prefix, name, taken)})
+            self._record(server, key, item)
+        return named
+
+    def _record(self, server: str, key: str, item: JSONObject) -> None:
+        table, field = (
+            (self._uris, "uri") if key == "resources" else (self._templates, "uriTemplate")
+        )
+        if key in ("resources", "resourceTemplates") and isinstance(item.get(field), str):
+            owners = table.setdefault(item[field], [])
+            if server not in owners:
+                owners.append(server)
+
+    def _owner(self, name: Any, kind: str) -> tuple[str, str]:
+        """The server and its own name behind a public tool or prompt name. Raises -32602
+        for a name no server offers (a denied tool included)."""
+        server = prefix_owner(self.prefixes, name) if isinstance(name, str) else None
+        if server is not None:
+            original = name[len(self.prefixes[server]) :]
+            if kind != "tools" or self.config.servers[server].offers(original):
+                return server, original
+        raise ProtocolError(INVALID_PARAMS, f"Unknown {kind[:-1]}: {name}")
+
+    async def _by_name(self, peer: Peer, request: RequestReceived, kind: str) -> JSONObject:
+        params = request.params or {}
+        server, original = self._owner(params.get("name"), kind)
+        return await self._forward(server, peer, request, {**params, "name": original})
+
+    async def _by_uri(self, peer: Peer, request: RequestReceived) -> JSONObject:
+        params = request.params or {}
+        server = await self._uri_owner(peer, request, params.get("uri"))
+        return await self._forward(server, peer, request, params)
+
+    async def _uri_owner(self, peer: Peer, request: RequestReceived, uri: Any) -> str:
+        """The one server offering `uri` (the Host's rule, see the module docstring).
+        Raises -32602 (several servers, no string), -32002 (none)."""
+        if not isinstance(uri, str):
+            raise ProtocolError(INVALID_PARAMS, f"Invalid params: {request.method} needs a uri")
+        if uri not in self._uris:
+            listing = RequestReceived(request.id, "resources/list", None, None, request.envelope)
+            await self._list(peer, listing)
+        owners = self._uris.get(uri)
+        if not owners:
+            templates = RequestReceived(
+                request.id, "resources/templates/list", None, None, request.envelope
+            )
+            await self._list(peer, templates)
+            owners = _fitting(self._templates, uri)
+        if not owners:
+            raise ProtocolError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+        if len(owners) > 1:
+            raise ProtocolError(
+                INVALID_PARAMS, f"{uri!r} is offered by several servers ({', '.join(owners)})"
+            )
+        return owners[0]
+
+    async def _complete(self, peer: Peer, request: RequestReceived) -> JSONObject:
+        params = request.params or {}
+        ref = params.get("ref") or {}
+        if ref.get("type") == "ref/prompt":
+            server, original = self._owner(ref.get("name"), "prompts")
+            sent = {**params, "ref": {**ref, "name": original}}
+            return await self._forward(server, peer, request, sent)
+        owners = self._templates.get(str(ref.get("uri"))) or []
+        if len(owners) != 1:
+            raise ProtocolError(INVALID_PARAMS, f"no one server offers {ref.get('uri')!r}")
+        return await self._forward(owners[0], peer, request, params)
+
+    async def _set_level(self, peer: Peer, request: RequestReceived) -> JSONObject:
+        """Every upstream's level (an upstream that cannot be reached is skipped)."""
+        for name, upstream in self.upstreams.items():
+            if "logging" in upstream.capabilities():
+                with contextlib.suppress(ProtocolError):
+                    await self._forward(name, peer, request, request.params)
+        return {}
+
+
+class _Shared:
+    """What a shared upstream client says, told to the gateway's clients: a list changed
+    (every session and 2026-07-28 listener), a resource was updated (its subscribers)."""
+
+    def __init__(self, gateway: GatewayServer, server: str) -> None:
+        self.gateway = gateway
+        self.server = server
+
+    def __call__(self, method: str, params: JSONObject | None) -> None:
+        kind = method.removeprefix("notifications/").removesuffix("s/list_changed")
+        if method.endswith("/list_changed") and kind in ("tool", "prompt", "resource"):
+            self.gateway._list_changed(kind)
+        elif method == "notifications/resources/updated" and params is not None:
+            uri = params.get("uri")
+            if type(uri) is str:
+                self.gateway.subscriptions.resource_updated(uri)
+
+
+def _fitting(templates: dict[str, list[str]], uri: str) -> list[str]:
+    found: list[str] = []
+    for template, servers in templates.items():
+        if uri_fits(template, uri):
+            found += [server for server in servers if server not in found]
+    return found
+
+
+def gateway(config: HostConfig | str | os.PathLike[str], **client_options: Any) -> GatewayServer:
+    """A `Server` serving every enabled server of an `mcpServers` (or VS Code `servers`)
+    configuration behind one endpoint, each named as the Host names it (docs/gateway.md).
+
+    `config`: a path, or a `HostConfig` from `load_config`. `client_options` are `Client`
+    keyword arguments every upstream client gets (under each entry's own). An entry with
+    `"shared": true` has one upstream client for all downstream sessions (no sampling,
+    elicitation or roots asked through it: no one client owns it).
+
+    Raises what `load_config` raises (OSError, ConfigError) for a path; entries that could
+    not be read are logged and left out. Upstreams that fail to start are reported when used.
+    """
+    loaded = config if isinstance(config, HostConfig) else load_config(config)
+    for name, error in loaded.errors.items():
+        logger.warning("gateway: server %s left out: %s", name, error)
+    return GatewayServer(loaded, dict(client_options))
+
+
+@contextlib.asynccontextmanager
+async def _started(server: Server) -> AsyncIterator[None]:
+    assert isinstance(server, GatewayServer)
+    async with contextlib.AsyncExitStack() as stack:
+        server._stack = stack
+        try:
+            await server._start_all()
+            yield None
+        finally:
+            server._stack = None
+            server._started.clear()
+
+
+__all__ = ["SHARED_KEY", "GatewayServer", "gateway"]

@@ -1,0 +1,45 @@
+"""A stdio server (mcpkit) for the gateway tests: a tool that samples the client's model, one
+that adds a tool (list_changed), one to deny, and one that exits at once (a crash)."""
+
+import os
+
+from mcpkit import Context, Server
+
+server = Server("gateway-upstream")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    return f"echo {text}"
+
+
+@server.tool()
+def secret() -> str:
+    return "not for the gateway's clients"
+
+
+@server.tool()
+async def ask(question: str, ctx: Context) -> str:
+    """Asks the client's model."""
+    answer = await ctx.sample(question, max_tokens=10)
+    return f"model said {answer.content.text}"  # type: ignore[union-attr]
+
+
+@server.tool()
+def grow() -> str:
+    server.add_tool(lambda: "new", name="grown")
+    return "grown"
+
+
+@server.tool()
+def die() -> str:
+    os._exit(3)
+
+
+@server.resource("note://local/readme")
+def readme() -> str:
+    return "the upstream's readme"
+
+
+if __name__ == "__main__":
+    server.run()
