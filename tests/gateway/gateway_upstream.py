@@ -1,6 +1,8 @@
 """A stdio server (mcpkit) for the gateway tests: a tool that samples the client's model, one
-that adds a tool (list_changed), one to deny, and one that exits at once (a crash)."""
+that adds a tool (list_changed), one to deny, one that never answers and one that exits
+at once (a crash)."""
 
+import asyncio
 import os
 
 from mcpkit import Context, Server
@@ -29,6 +31,12 @@ async def ask(question: str, ctx: Context) -> str:
 def grow() -> str:
     server.add_tool(lambda: "new", name="grown")
     return "grown"
+
+
+@server.tool()
+async def hang() -> str:
+    await asyncio.Event().wait()  # never answers
+    return "never"
 
 
 @server.tool()

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
@@ -17,11 +18,12 @@ from mcpkit.errors import ProtocolError
 from mcpkit.gateway import gateway
 from mcpkit.host import load_config
 from mcpkit.types import TextContent
-from tests.http.servers import serving
+from tests.http.servers import serving, unused_port, wait_until_listening
 
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 MINE = [str(HERE / "gateway_upstream.py")]
 OFFICIAL = [str(HERE.parent / "fixtures" / "official_full_server.py")]
 JSONObject = dict[str, Any]
@@ -63,6 +65,7 @@ async def test_lists_are_namespaced_and_calls_routed_with_allow_and_deny() -> No
             "mine__ask",
             "mine__grow",
             "mine__die",
+            "mine__hang",
             "official__add",
             "official__fail",
         }
@@ -147,6 +150,21 @@ async def test_a_killed_upstream_is_reported_and_harms_nothing_else() -> None:
         assert text(await client.call_tool("mine__echo", {"text": "c"})) == "echo c"
 
 
+async def test_a_hung_upstream_answers_an_error_naming_it_after_its_timeout() -> None:
+    server = gateway(load_config(configuration(timeout=0.5)))
+    async with (
+        serving(server.http_app()) as base,
+        Client(base + "/mcp", mode="handshake", timeout=30) as client,
+    ):
+        hung = asyncio.ensure_future(client.call_tool("mine__hang"))
+        assert text(await client.call_tool("official__add", {"a": 1, "b": 1})) == "2"
+        with pytest.raises(ProtocolError) as raised:
+            await hung
+        assert raised.value.code == -32603
+        assert "'mine' is unavailable: it did not answer in time" in str(raised.value)
+        assert text(await client.call_tool("mine__echo", {"text": "d"})) == "echo d"
+
+
 async def test_a_shared_entry_has_one_upstream_for_every_session() -> None:
     server = gateway(load_config(configuration(shared=True)))
     async with serving(server.http_app()) as base:
@@ -157,3 +175,23 @@ async def test_a_shared_entry_has_one_upstream_for_every_session() -> None:
         # Not shared: its shared client (for sessionless requests) and one per session (our
         # Client lists the tools to check a call's result against its outputSchema).
         assert server.upstreams["official"].upstreams.opened == 3
+
+
+async def test_mcpkit_proxy_serves_a_configuration_file(tmp_path: Path) -> None:
+    config = tmp_path / "servers.json"
+    config.write_bytes(orjson.dumps(configuration()))
+    port = unused_port()
+    command = [
+        *(sys.executable, "-m", "mcpkit", "proxy", str(config)),
+        *("--transport", "http", "--port", str(port)),
+    ]
+    child = await asyncio.create_subprocess_exec(*command, cwd=ROOT)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        await asyncio.to_thread(wait_until_listening, url, 30)
+        async with Client(url, mode="per-request", timeout=30) as client:
+            assert text(await client.call_tool("official__add", {"a": 1, "b": 2})) == "3"
+            assert text(await client.call_tool("mine__echo", {"text": "z"})) == "echo z"
+    finally:
+        child.terminate()
+        await child.wait()

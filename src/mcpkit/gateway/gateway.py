@@ -40,6 +40,9 @@ JSONObject = dict[str, Any]
 logger = logging.getLogger("mcpkit.gateway")
 
 SHARED_KEY = "shared"  # an entry's `"shared": true`: one upstream client for all sessions
+TIMEOUT_KEY = "timeout"  # an entry's `"timeout": seconds`: for each request to it (default none)
+# How long a list waits for one upstream before leaving it out (a hung one costs no more).
+LIST_TIMEOUT = 30.0
 # list method -> (result key, the capability a server declares for it)
 _LISTS = {
     "tools/list": ("tools", "tools"),
@@ -78,6 +81,9 @@ class GatewayServer(Server):
     def _upstream(self, entry: ServerConfig, client_options: JSONObject) -> ProxyServer:
         options = {**client_options, **entry.client_options()}
         options.pop("roots", None)  # the downstream client's roots are the ones offered
+        timeout = entry.extra.get(TIMEOUT_KEY)
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+            options["timeout"] = float(timeout)
         notify = _Shared(self, entry.name)
         upstream = proxy(entry.target, on_notification=notify, **options)
         upstream.upstreams.name = entry.name
@@ -158,7 +164,10 @@ class GatewayServer(Server):
         key, capability = _LISTS[request.method]
         names = [name for name in self.upstreams if name in self._declaring(capability)]
         found = await asyncio.gather(
-            *(self._list_all(name, peer, request, key) for name in names),
+            *(
+                asyncio.wait_for(self._list_all(name, peer, request, key), LIST_TIMEOUT)
+                for name in names
+            ),
             return_exceptions=True,
         )
         merged: list[JSONObject] = []
@@ -310,7 +319,8 @@ def gateway(config: HostConfig | str | os.PathLike[str], **client_options: Any) 
     `config`: a path, or a `HostConfig` from `load_config`. `client_options` are `Client`
     keyword arguments every upstream client gets (under each entry's own). An entry with
     `"shared": true` has one upstream client for all downstream sessions (no sampling,
-    elicitation or roots asked through it: no one client owns it).
+    elicitation or roots asked through it: no one client owns it); `"timeout": seconds`
+    bounds each request to it (default: none, the downstream client's own timeout cancels).
 
     Raises what `load_config` raises (OSError, ConfigError) for a path; entries that could
     not be read are logged and left out. Upstreams that fail to start are reported when used.
@@ -334,4 +344,4 @@ async def _started(server: Server) -> AsyncIterator[None]:
             server._started.clear()
 
 
-__all__ = ["SHARED_KEY", "GatewayServer", "gateway"]
+__all__ = ["LIST_TIMEOUT", "SHARED_KEY", "TIMEOUT_KEY", "GatewayServer", "gateway"]
