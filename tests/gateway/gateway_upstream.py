@@ -11,8 +11,15 @@ server = Server("gateway-upstream")
 
 
 @server.tool()
-def echo(text: str) -> str:
+async def echo(text: str, ctx: Context) -> str:
+    await ctx.info(f"echoing {text}")
     return f"echo {text}"
+
+
+@server.tool()
+def touch() -> str:
+    server.resources.notify_updated("note://local/readme")
+    return "touched"
 
 
 @server.tool()

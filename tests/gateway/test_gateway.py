@@ -62,6 +62,7 @@ async def test_lists_are_namespaced_and_calls_routed_with_allow_and_deny() -> No
         names = {tool.name for tool in await client.list_all_tools()}
         assert names == {
             "mine__echo",
+            "mine__touch",
             "mine__ask",
             "mine__grow",
             "mine__die",
@@ -131,6 +132,45 @@ async def test_sampling_and_list_changed_reach_the_session_that_caused_them() ->
         names = {tool.name for tool in await client.list_all_tools()}
         assert "mine__grown" in names
         assert "mine__grown" not in {tool.name for tool in await other.list_all_tools()}
+
+
+async def test_logs_and_resource_updates_reach_the_subscribed_session() -> None:
+    server = gateway(load_config(configuration()))
+    logs: list[Any] = []
+    updated: asyncio.Queue[str] = asyncio.Queue()
+    async with (
+        serving(server.http_app()) as base,
+        Client(
+            base + "/mcp",
+            mode="handshake",
+            timeout=30,
+            on_log=logs.append,
+            on_resource_updated=updated.put_nowait,
+        ) as client,
+    ):
+        await client.set_logging_level("info")
+        await client.call_tool("mine__echo", {"text": "hi"})
+        await client.subscribe_resource("note://local/readme")
+        await client.call_tool("mine__touch")
+        assert await asyncio.wait_for(updated.get(), 20) == "note://local/readme"
+    assert [entry.data for entry in logs] == ["echoing hi"]
+
+
+async def test_an_upstream_that_cannot_start_is_reported_and_the_others_serve() -> None:
+    config = configuration()
+    config["mcpServers"]["broken"] = {"command": sys.executable, "args": ["-c", "exit(1)"]}
+    server = gateway(load_config(config))
+    async with (
+        serving(server.http_app()) as base,
+        Client(base + "/mcp", mode="handshake", timeout=30) as client,
+    ):
+        names = {tool.name for tool in await client.list_all_tools()}
+        assert "official__add" in names
+        assert not any(name.startswith("broken__") for name in names)
+        with pytest.raises(ProtocolError) as raised:
+            await client.call_tool("broken__anything")
+        assert raised.value.code == -32603
+        assert "'broken' is unavailable" in str(raised.value)
 
 
 async def test_a_killed_upstream_is_reported_and_harms_nothing_else() -> None:
