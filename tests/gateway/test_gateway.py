@@ -235,3 +235,14 @@ async def test_mcpkit_proxy_serves_a_configuration_file(tmp_path: Path) -> None:
     finally:
         child.terminate()
         await child.wait()
+
+
+async def test_a_2026_client_is_asked_for_sampling_in_input_required_rounds() -> None:
+    server = gateway(load_config(configuration()))
+    async with (
+        serving(server.http_app()) as base,
+        Client(base + "/mcp", mode="per-request", timeout=30, sampling=sample) as client,
+    ):
+        asked = await client.call_tool("mine__ask", {"question": "meaning?"})
+        assert text(asked) == "model said <meaning?>"
+        assert text(await client.call_tool("official__add", {"a": 3, "b": 4})) == "7"
