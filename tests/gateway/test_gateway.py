@@ -80,6 +80,8 @@ async def test_lists_are_namespaced_and_calls_routed_with_allow_and_deny() -> No
             assert raised.value.code == -32602
         prompts = {prompt.name for prompt in await client.list_all_prompts()}
         assert prompts == {"official__review"}
+        prompted = await client.complete("language", "p", prompt="official__review")
+        assert prompted.completion.values == ["python", "pascal", "perl"]
         prompt = await client.get_prompt("official__review", {"code": "x = 1"})
         assert "x = 1" in prompt.messages[0].content.text  # type: ignore[union-attr]
         resources = {r.uri: r.name for r in await client.list_all_resources()}
@@ -87,6 +89,8 @@ async def test_lists_are_namespaced_and_calls_routed_with_allow_and_deny() -> No
         assert resources["memo://readme"] == "official__readme"
         mine = await client.read_resource("note://local/readme")
         assert mine.contents[0].text == "the upstream's readme"  # type: ignore[union-attr]
+        completed = await client.complete("topic", "t", resource="memo://notes/{topic}")
+        assert completed.completion.values == ["tea", "tennis"]  # the official server's
         note = await client.read_resource("memo://notes/tea")  # by the official template
         assert note.contents[0].text == "notes about tea"  # type: ignore[union-attr]
 

@@ -272,7 +272,13 @@ class GatewayServer(Server):
             server, original = self._owner(ref.get("name"), "prompts")
             sent = {**params, "ref": {**ref, "name": original}}
             return await self._forward(server, peer, request, sent)
-        owners = self._templates.get(str(ref.get("uri"))) or []
+        template = str(ref.get("uri"))
+        if template not in self._templates:  # not listed yet: list the templates
+            listing = RequestReceived(
+                request.id, "resources/templates/list", None, None, request.envelope
+            )
+            await self._list(peer, listing)
+        owners = self._templates.get(template) or []
         if len(owners) != 1:
             raise ProtocolError(INVALID_PARAMS, f"no one server offers {ref.get('uri')!r}")
         return await self._forward(owners[0], peer, request, params)
