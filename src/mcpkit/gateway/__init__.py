@@ -7,6 +7,7 @@ behind one endpoint, named as the Host names them.
 """
 
 from mcpkit.gateway.gateway import GatewayServer, gateway
+from mcpkit.gateway.limits import Limits
 from mcpkit.gateway.proxy_server import ProxyServer, proxy
 
-__all__ = ["GatewayServer", "ProxyServer", "gateway", "proxy"]
+__all__ = ["GatewayServer", "Limits", "ProxyServer", "gateway", "proxy"]

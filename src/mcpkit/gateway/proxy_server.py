@@ -27,6 +27,7 @@ from mcpkit.errors import (
     RequestTimeout,
 )
 from mcpkit.gateway.asking import InputBridge, asks_input
+from mcpkit.gateway.limits import Limits, UpstreamGuard
 from mcpkit.gateway.upstreams import Link, Upstreams, unreachable
 from mcpkit.gateway.wire import downstream_result, progress_token, upstream_params
 from mcpkit.protocol import Prepared, RequestReceived
@@ -132,7 +133,8 @@ class ProxyServer(Server):
         if downstream is not None:
             downstream.in_flight.append(ctx.request_id)
         try:
-            return await self._exchange(link, ctx, per_request)
+            async with self.upstreams.guard.call(name):
+                return await self._exchange(link, ctx, per_request)
         except ConnectionClosed as exc:
             await self.upstreams.forget(peer, link)
             raise unreachable(exc, name) from None
@@ -186,17 +188,21 @@ class ProxyServer(Server):
             # A 2026-07-28 client answers the upstream's input_required rounds itself.
             input_required="return" if per_request else "answer",
         )
+        self.upstreams.guard.check_size(raw, self.upstreams.name)
         return downstream_result(raw, per_request=per_request)
 
 
-def proxy(target: Any, **client_options: Unpack[ClientKeywords]) -> ProxyServer:
+def proxy(
+    target: Any, *, limits: Limits | None = None, **client_options: Unpack[ClientKeywords]
+) -> ProxyServer:
     """A `Server` that forwards every request to the server at `target`: anything `Client`
     takes (an argv list or command line, an http(s) URL, a Python file's command, a `Server`).
 
     `client_options` configure the upstream clients (`Client`'s keyword arguments: `mode`,
     `env`, `cwd`, `http`, `auth`, `timeout`, ...). Upstream requests have no timeout by
     default (the downstream client's own timeout cancels them); the response cache is off
-    (the downstream client caches by what the upstream said).
+    (the downstream client caches by what the upstream said). `limits` bounds what the
+    upstream may cost (`Limits`: answer size, rate, calls at once, notifications per second).
 
     Serve it like any server: `proxy(["python", "server.py"]).run("http", port=8000)`. It
     connects to the upstream when it starts and fails to start (ConnectionClosed,
@@ -212,7 +218,9 @@ def proxy(target: Any, **client_options: Unpack[ClientKeywords]) -> ProxyServer:
         )
     defaults: JSONObject = {"timeout": None, "cache": False}
     options = ClientOptions(**{**defaults, **client_options})
-    return ProxyServer(target, options)
+    server = ProxyServer(target, options)
+    server.upstreams.guard = UpstreamGuard(limits or Limits())
+    return server
 
 
 @contextlib.asynccontextmanager

@@ -17,13 +17,21 @@ session opens a new one.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from mcpkit.client import Client, ClientOptions, Era
-from mcpkit.errors import INTERNAL_ERROR, ConnectionClosed, ProtocolError, RequestTimeout
+from mcpkit.errors import (
+    INTERNAL_ERROR,
+    ConnectionClosed,
+    MCPError,
+    ProtocolError,
+    RequestTimeout,
+)
 from mcpkit.gateway.downstream import Downstream
+from mcpkit.gateway.limits import Limits, UpstreamGuard
 from mcpkit.gateway.listening import UpstreamListening
 from mcpkit.runtime import Peer, Session
 
@@ -63,12 +71,16 @@ class Upstreams:
         self._links: dict[Peer, asyncio.Task[Link]] = {}
         self.opened = 0  # upstream clients opened so far (the shared one included)
         self.name: str | None = None  # the gateway's name for this upstream, for errors
+        self.guard = UpstreamGuard(Limits())  # proxy(limits=...) sets its own
+        self._cutting: set[asyncio.Task[None]] = set()
 
     async def open_shared(self, on_notification: Callable[[str, JSONObject | None], None]) -> Link:
         """Open the shared upstream client. Raises what `Client.__aenter__` raises."""
         options = self.options
         if options.on_notification is None:
             options = _replace(options, on_notification=on_notification)
+        dropping = self.guard.metered(options.on_notification, self._shared_flooded)
+        options = _replace(options, on_notification=dropping)
         self._shared_options = options
         self._shared = await Link(await self._open(options), None).listen()
         return self._shared
@@ -144,14 +156,39 @@ class Upstreams:
 
     async def _open_link(self, peer: Peer, declared: JSONObject) -> Link:
         downstream = Downstream(peer)
-        client = await self._open(downstream.client_options(self.options, declared))
+        options = downstream.client_options(self.options, declared)
+        flooded = self.guard.metered(options.on_notification, lambda: self._cut_off(peer))
+        client = await self._open(_replace(options, on_notification=flooded))
         return await Link(client, downstream).listen()
+
+    def _shared_flooded(self) -> None:
+        logger.warning("%s floods notifications: the extra ones are dropped", self._which())
+
+    def _cut_off(self, peer: Peer) -> None:
+        """A session's upstream sent notifications over the limit: close it (its calls end
+        with -32603) and tell the session; its next request opens a new one."""
+        logger.warning("%s floods notifications: its session is closed", self._which())
+        opening = self._links.pop(peer, None)
+        with contextlib.suppress(MCPError):  # the downstream session may be gone
+            peer.notify("notifications/message", _flood_message(self._which()))
+        if opening is not None:
+            task = asyncio.ensure_future(_close(opening))  # not from inside its own reader
+            self._cutting.add(task)
+            task.add_done_callback(self._cutting.discard)
+
+    def _which(self) -> str:
+        return "the upstream server" if self.name is None else f"the upstream server {self.name!r}"
 
     async def _open(self, options: ClientOptions) -> Client:
         client = Client.with_options(self.target, options)
         await client.__aenter__()
         self.opened += 1
         return client
+
+
+def _flood_message(which: str) -> JSONObject:
+    text = f"{which} sent too many notifications: its session was closed"
+    return {"level": "error", "logger": "mcpkit.gateway", "data": text}
 
 
 def _opened(opening: asyncio.Task[Link]) -> Link | None:

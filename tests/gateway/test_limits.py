@@ -1,0 +1,110 @@
+"""The proxy's per-upstream limits (gateway/limits.py): answer size, rate, calls at once,
+notification floods, and hung upstreams; a misbehaving upstream harms no other session."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from mcpkit import Client
+from mcpkit.errors import INTERNAL_ERROR, ProtocolError
+from mcpkit.gateway import Limits, proxy
+from mcpkit.types import TextContent
+from tests.gateway import limits_upstream
+from tests.gateway.limits_upstream import server as upstream
+from tests.http.servers import serving
+
+
+def text(result: Any) -> str:
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+def echo(said: str) -> dict[str, Any]:
+    return {"name": "echo", "arguments": {"text": said}}
+
+
+async def test_an_answer_over_the_size_limit_is_a_clear_error() -> None:
+    limited = proxy(upstream, limits=Limits(max_result_bytes=10_000))
+    async with Client(limited) as client:
+        assert text(await client.call_tool("big", {"size": 1_000})) == "x" * 1_000
+        with pytest.raises(ProtocolError) as refused:
+            await client.call_tool("big", {"size": 20_000})
+        assert refused.value.code == INTERNAL_ERROR
+        assert "over the proxy's limit of 10000" in refused.value.message
+        assert text(await client.call_tool("echo", {"text": "still here"})) == "still here"
+
+
+async def test_the_default_size_limit_lets_a_large_answer_through() -> None:
+    async with Client(proxy(upstream)) as client:
+        assert len(text(await client.call_tool("big", {"size": 2_000_000}))) == 2_000_000
+
+
+async def test_requests_over_the_rate_are_refused_with_a_retry_after() -> None:
+    # Two at once, then one each 10 s: the third call in a row is over the rate.
+    limited = proxy(upstream, limits=Limits(rate=0.1, burst=2))
+    async with Client(limited) as client:
+        await client.request("tools/call", echo("1"))
+        await client.request("tools/call", echo("2"))
+        with pytest.raises(ProtocolError) as refused:
+            await client.request("tools/call", echo("3"))
+    assert refused.value.code == INTERNAL_ERROR
+    assert "rate limited" in refused.value.message
+    assert 0 < refused.value.data["retryAfter"] <= 10
+
+
+async def test_calls_over_the_concurrency_limit_wait_their_turn() -> None:
+    limits_upstream.seen["most"] = 0
+    limited = proxy(upstream, limits=Limits(max_in_flight=1))
+    async with Client(limited) as client:
+        results = await asyncio.gather(*(client.call_tool("busy") for _ in range(3)))
+    assert [text(result) for result in results] == ["done"] * 3
+    assert limits_upstream.seen["most"] == 1
+
+
+async def test_a_flooding_upstream_is_cut_off_and_other_sessions_go_on() -> None:
+    told = asyncio.Event()
+    logs: list[Any] = []
+
+    def on_log(params: Any) -> None:
+        logs.append(params.data)
+        if "too many notifications" in str(params.data):
+            told.set()
+
+    limited = proxy(upstream, limits=Limits(max_notifications_per_second=20))
+    async with (
+        serving(limited.http_app()) as base,
+        Client(base + "/mcp", mode="handshake", timeout=30, on_log=on_log) as flooded,
+        Client(base + "/mcp", mode="handshake", timeout=30) as other,
+    ):
+        await flooded.set_logging_level("info")
+        before = limited.upstreams.opened
+        with pytest.raises(ProtocolError) as cut:
+            await flooded.call_tool("flood", {"count": 500})
+        assert cut.value.code == INTERNAL_ERROR
+        assert "unavailable" in cut.value.message
+        await asyncio.wait_for(told.wait(), 10)
+        assert len([log for log in logs if str(log).startswith("note")]) <= 20
+        assert text(await other.call_tool("echo", {"text": "fine"})) == "fine"
+        # The flooded session's next request reaches a new upstream session.
+        assert text(await flooded.call_tool("echo", {"text": "again"})) == "again"
+        assert limited.upstreams.opened > before
+
+
+async def test_a_hung_upstream_call_times_out_and_the_session_goes_on() -> None:
+    async with Client(proxy(upstream, timeout=0.5), timeout=30) as client:
+        with pytest.raises(ProtocolError) as hung:
+            await client.call_tool("hang")
+        assert hung.value.code == INTERNAL_ERROR
+        assert "did not answer in time" in hung.value.message
+        assert text(await client.call_tool("echo", {"text": "after"})) == "after"
+
+
+def test_limits_refuse_nonsense() -> None:
+    with pytest.raises(ValueError, match="rate"):
+        Limits(rate=0)
+    with pytest.raises(ValueError, match="max_notifications_per_second"):
+        Limits(max_notifications_per_second=-1)
