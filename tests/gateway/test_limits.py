@@ -10,7 +10,7 @@ import pytest
 
 from mcpkit import Client
 from mcpkit.errors import INTERNAL_ERROR, ProtocolError
-from mcpkit.gateway import Limits, proxy
+from mcpkit.gateway import UpstreamLimits, proxy
 from mcpkit.types import TextContent
 from tests.gateway import limits_upstream
 from tests.gateway.limits_upstream import server as upstream
@@ -28,7 +28,7 @@ def echo(said: str) -> dict[str, Any]:
 
 
 async def test_an_answer_over_the_size_limit_is_a_clear_error() -> None:
-    limited = proxy(upstream, limits=Limits(max_result_bytes=10_000))
+    limited = proxy(upstream, limits=UpstreamLimits(max_result_bytes=10_000))
     async with Client(limited) as client:
         assert text(await client.call_tool("big", {"size": 1_000})) == "x" * 1_000
         with pytest.raises(ProtocolError) as refused:
@@ -45,7 +45,7 @@ async def test_the_default_size_limit_lets_a_large_answer_through() -> None:
 
 async def test_requests_over_the_rate_are_refused_with_a_retry_after() -> None:
     # Two at once, then one each 10 s: the third call in a row is over the rate.
-    limited = proxy(upstream, limits=Limits(rate=0.1, burst=2))
+    limited = proxy(upstream, limits=UpstreamLimits(rate=0.1, burst=2))
     async with Client(limited) as client:
         await client.request("tools/call", echo("1"))
         await client.request("tools/call", echo("2"))
@@ -58,7 +58,7 @@ async def test_requests_over_the_rate_are_refused_with_a_retry_after() -> None:
 
 async def test_calls_over_the_concurrency_limit_wait_their_turn() -> None:
     limits_upstream.seen["most"] = 0
-    limited = proxy(upstream, limits=Limits(max_in_flight=1))
+    limited = proxy(upstream, limits=UpstreamLimits(max_in_flight=1))
     async with Client(limited) as client:
         results = await asyncio.gather(*(client.call_tool("busy") for _ in range(3)))
     assert [text(result) for result in results] == ["done"] * 3
@@ -74,7 +74,7 @@ async def test_a_flooding_upstream_is_cut_off_and_other_sessions_go_on() -> None
         if "too many notifications" in str(params.data):
             told.set()
 
-    limited = proxy(upstream, limits=Limits(max_notifications_per_second=20))
+    limited = proxy(upstream, limits=UpstreamLimits(max_notifications_per_second=20))
     async with (
         serving(limited.http_app()) as base,
         Client(base + "/mcp", mode="handshake", timeout=30, on_log=on_log) as flooded,
@@ -105,6 +105,6 @@ async def test_a_hung_upstream_call_times_out_and_the_session_goes_on() -> None:
 
 def test_limits_refuse_nonsense() -> None:
     with pytest.raises(ValueError, match="rate"):
-        Limits(rate=0)
+        UpstreamLimits(rate=0)
     with pytest.raises(ValueError, match="max_notifications_per_second"):
-        Limits(max_notifications_per_second=-1)
+        UpstreamLimits(max_notifications_per_second=-1)

@@ -7,7 +7,7 @@ behind one endpoint, named as the Host names them.
 """
 
 from mcpkit.gateway.gateway import GatewayServer, gateway
-from mcpkit.gateway.limits import Limits
+from mcpkit.gateway.limits import UpstreamLimits
 from mcpkit.gateway.proxy_server import ProxyServer, proxy
 
-__all__ = ["GatewayServer", "Limits", "ProxyServer", "gateway", "proxy"]
+__all__ = ["GatewayServer", "ProxyServer", "UpstreamLimits", "gateway", "proxy"]

@@ -1,7 +1,7 @@
 """Per-upstream limits: what one upstream server may cost the proxy and its other sessions.
 
-`Limits` is given to `proxy(target, limits=...)`; the proxy keeps one `UpstreamGuard` for its
-upstream. Decisions (docs/gateway.md, "Security and limits"):
+`UpstreamLimits` is given to `proxy(target, limits=...)`; the proxy keeps one `UpstreamGuard`
+for its upstream. Decisions (docs/gateway.md, "Security and limits"):
 
 - Rate (`rate` requests per second, a token bucket of `burst`): a request over the rate is
   refused at once (-32603, `data.retryAfter` in seconds), not queued: a client that floods
@@ -35,7 +35,7 @@ logger = logging.getLogger("mcpkit.gateway")
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
+class UpstreamLimits:
     """What one upstream may cost. None turns a limit off. The defaults are generous: they
     stop a broken or hostile upstream, not a busy one."""
 
@@ -49,16 +49,16 @@ class Limits:
         for name in ("max_result_bytes", "rate", "burst", "max_in_flight"):
             value = getattr(self, name)
             if value is not None and value <= 0:
-                raise ValueError(f"Limits.{name} must be positive or None, not {value!r}")
+                raise ValueError(f"UpstreamLimits.{name} must be positive or None, not {value!r}")
         flood = self.max_notifications_per_second
         if flood is not None and flood <= 0:
-            raise ValueError("Limits.max_notifications_per_second must be positive or None")
+            raise ValueError("UpstreamLimits.max_notifications_per_second must be positive or None")
 
 
 class UpstreamGuard:
     """The limits of one upstream, as the proxy applies them."""
 
-    def __init__(self, limits: Limits, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, limits: UpstreamLimits, clock: Callable[[], float] = time.monotonic) -> None:
         self.limits = limits
         self.clock = clock
         self._bucket = _TokenBucket(limits.rate, limits.burst, clock) if limits.rate else None
@@ -158,4 +158,4 @@ def _which(server: str | None) -> str:
     return "the upstream server" if server is None else f"the upstream server {server!r}"
 
 
-__all__ = ["Limits", "UpstreamGuard"]
+__all__ = ["UpstreamLimits", "UpstreamGuard"]

@@ -27,7 +27,7 @@ from mcpkit.errors import (
     RequestTimeout,
 )
 from mcpkit.gateway.asking import InputBridge, asks_input
-from mcpkit.gateway.limits import Limits, UpstreamGuard
+from mcpkit.gateway.limits import UpstreamGuard, UpstreamLimits
 from mcpkit.gateway.upstreams import Link, Upstreams, unreachable
 from mcpkit.gateway.wire import downstream_result, progress_token, upstream_params
 from mcpkit.protocol import Prepared, RequestReceived
@@ -193,7 +193,7 @@ class ProxyServer(Server):
 
 
 def proxy(
-    target: Any, *, limits: Limits | None = None, **client_options: Unpack[ClientKeywords]
+    target: Any, *, limits: UpstreamLimits | None = None, **client_options: Unpack[ClientKeywords]
 ) -> ProxyServer:
     """A `Server` that forwards every request to the server at `target`: anything `Client`
     takes (an argv list or command line, an http(s) URL, a Python file's command, a `Server`).
@@ -202,7 +202,8 @@ def proxy(
     `env`, `cwd`, `http`, `auth`, `timeout`, ...). Upstream requests have no timeout by
     default (the downstream client's own timeout cancels them); the response cache is off
     (the downstream client caches by what the upstream said). `limits` bounds what the
-    upstream may cost (`Limits`: answer size, rate, calls at once, notifications per second).
+    upstream may cost (`UpstreamLimits`: answer size, rate, calls at once, notifications
+    per second).
 
     Serve it like any server: `proxy(["python", "server.py"]).run("http", port=8000)`. It
     connects to the upstream when it starts and fails to start (ConnectionClosed,
@@ -219,7 +220,7 @@ def proxy(
     defaults: JSONObject = {"timeout": None, "cache": False}
     options = ClientOptions(**{**defaults, **client_options})
     server = ProxyServer(target, options)
-    server.upstreams.guard = UpstreamGuard(limits or Limits())
+    server.upstreams.guard = UpstreamGuard(limits or UpstreamLimits())
     return server
 
 

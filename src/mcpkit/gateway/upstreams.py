@@ -31,7 +31,7 @@ from mcpkit.errors import (
     RequestTimeout,
 )
 from mcpkit.gateway.downstream import Downstream
-from mcpkit.gateway.limits import Limits, UpstreamGuard
+from mcpkit.gateway.limits import UpstreamGuard, UpstreamLimits
 from mcpkit.gateway.listening import UpstreamListening
 from mcpkit.runtime import Peer, Session
 
@@ -71,7 +71,7 @@ class Upstreams:
         self._links: dict[Peer, asyncio.Task[Link]] = {}
         self.opened = 0  # upstream clients opened so far (the shared one included)
         self.name: str | None = None  # the gateway's name for this upstream, for errors
-        self.guard = UpstreamGuard(Limits())  # proxy(limits=...) sets its own
+        self.guard = UpstreamGuard(UpstreamLimits())  # proxy(limits=...) sets its own
         self._cutting: set[asyncio.Task[None]] = set()
 
     async def open_shared(self, on_notification: Callable[[str, JSONObject | None], None]) -> Link:
