@@ -122,7 +122,8 @@ class ProxyServer(Server):
         per_request = ctx.envelope is not None
         if per_request and self._bridged(ctx):
             try:
-                return await self._bridge_round(ctx)
+                async with self.upstreams.guard.call(name):
+                    return await self._bridge_round(ctx)
             except (ConnectionClosed, RequestTimeout) as exc:
                 raise unreachable(exc, name) from None
         peer = ctx.peer
@@ -169,7 +170,9 @@ class ProxyServer(Server):
                 return link.client.request(method, sent, on_progress=progress)
 
             pending = await bridge.start(ctx.client_capabilities, principal, call)
-        return await bridge.next_round(pending)
+        answer = await bridge.next_round(pending)
+        self.upstreams.guard.check_size(answer, self.upstreams.name)
+        return answer
 
     async def _exchange(self, link: Link, ctx: Context, per_request: bool) -> JSONObject:
         client = link.client
