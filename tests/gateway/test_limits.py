@@ -4,6 +4,7 @@ notification floods, and hung upstreams; a misbehaving upstream harms no other s
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from mcpkit import Client
 from mcpkit.errors import INTERNAL_ERROR, ProtocolError
 from mcpkit.gateway import UpstreamLimits, proxy
+from mcpkit.gateway.limits import UpstreamGuard
 from mcpkit.types import TextContent
 from tests.gateway import limits_upstream
 from tests.gateway.limits_upstream import server as upstream
@@ -123,3 +125,19 @@ def test_limits_refuse_nonsense() -> None:
         UpstreamLimits(rate=0)
     with pytest.raises(ValueError, match="max_notifications_per_second"):
         UpstreamLimits(max_notifications_per_second=-1)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"content": [{"type": "text", "text": 'é\n"\\' * 3_000}]},
+        {"structuredContent": {"n": 10**4_000, "f": [1.5e300] * 300, "k" * 9_000: None}},
+        {"content": [{"type": "text", "text": "x" * 9_990}]},
+    ],
+)
+def test_the_size_check_agrees_with_the_serialized_size(answer: dict[str, Any]) -> None:
+    size = len(json.dumps(answer, separators=(",", ":"), ensure_ascii=False).encode())
+    guard = UpstreamGuard(UpstreamLimits(max_result_bytes=size))
+    guard.check_size(answer, "exact")  # at the limit: passes
+    with pytest.raises(ProtocolError, match="over the proxy's limit"):
+        UpstreamGuard(UpstreamLimits(max_result_bytes=size - 1)).check_size(answer, "exact")
