@@ -60,28 +60,40 @@ async def stored_answer(redis_url: str, session_id: str, request_id: int) -> Non
         await client.aclose()
 
 
+Event = tuple[str | None, dict[str, Any] | None]
+
+
+async def drop_after_first_progress(
+    http: httpx.AsyncClient, url: str, headers: dict[str, str], count: int, pause: float
+) -> tuple[list[Event], str]:
+    """POST a `steps` call (id 2) and drop its SSE stream at the first progress event: the
+    events seen, and the worker that answered (haproxy's X-Worker, "" straight to one)."""
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {
+            "name": "steps",
+            "arguments": {"count": count, "pause": pause},
+            "_meta": {"progressToken": "p"},
+        },
+    }
+    seen: list[Event] = []
+    async with http.stream("POST", url, json=call, headers=headers) as response:
+        producer = response.headers.get("x-worker", "")
+        buffer = ""
+        async for chunk in response.aiter_text():
+            buffer += chunk
+            seen = events(buffer)
+            if any(data is not None for _, data in seen):
+                break  # the first progress event: drop the stream here
+    return seen, producer
+
+
 async def test_a_dropped_post_stream_resumes_on_the_other_worker(cluster: Cluster) -> None:
     async with httpx.AsyncClient(timeout=10) as http:
         headers = await open_session(http, cluster.url)
-        call = {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {
-                "name": "steps",
-                "arguments": {"count": 4, "pause": 0.2},
-                "_meta": {"progressToken": "p"},
-            },
-        }
-        seen: list[tuple[str | None, dict[str, Any] | None]] = []
-        async with http.stream("POST", cluster.url, json=call, headers=headers) as response:
-            producer = response.headers["x-worker"]
-            buffer = ""
-            async for chunk in response.aiter_text():
-                buffer += chunk
-                seen = events(buffer)
-                if any(data is not None for _, data in seen):
-                    break  # the first progress event: drop the stream here
+        seen, producer = await drop_after_first_progress(http, cluster.url, headers, 4, 0.2)
         [first] = [data for _, data in seen if data is not None]
         assert first["params"]["progress"] == 1
         last_id = seen[-1][0]
@@ -181,24 +193,7 @@ async def test_a_stream_resumed_on_another_worker_follows_the_request_still_runn
     producer, other = cluster.workers
     async with httpx.AsyncClient(timeout=10) as http:
         headers = await open_session(http, producer)
-        call = {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {
-                "name": "steps",
-                "arguments": {"count": 5, "pause": 0.3},
-                "_meta": {"progressToken": "p"},
-            },
-        }
-        seen: list[tuple[str | None, dict[str, Any] | None]] = []
-        async with http.stream("POST", producer, json=call, headers=headers) as response:
-            buffer = ""
-            async for chunk in response.aiter_text():
-                buffer += chunk
-                seen = events(buffer)
-                if any(data is not None for _, data in seen):
-                    break  # the first progress event: drop the stream here
+        seen, _ = await drop_after_first_progress(http, producer, headers, 5, 0.3)
         last_id = seen[-1][0]
         assert last_id is not None
         resume = dict(headers, **{"last-event-id": last_id})
