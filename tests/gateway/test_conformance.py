@@ -1,0 +1,103 @@
+"""The official conformance server suites run against `mcpkit proxy` (a subprocess, Streamable
+HTTP) in front of our conformance server (tests/http/conformance_server.py, the one
+tests/http/test_server_conformance.py scores direct): everything scored there must pass
+through the proxy too, with no failure and no warning."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.http.servers import script_serving, unused_port, wait_until_listening
+from tests.http.test_server_conformance import UNSCORED, run_next
+from tests.peers import node_env, npm_command, scored_scenarios
+
+pytestmark = pytest.mark.interop
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFORMANCE_SERVER = ROOT / "tests" / "http" / "conformance_server.py"
+
+
+@pytest.fixture(scope="module")
+def upstream_url() -> Iterator[str]:
+    with script_serving(CONFORMANCE_SERVER) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def proxying(upstream: str, mode: str) -> Iterator[str]:
+    """`mcpkit proxy UPSTREAM --mode MODE` over Streamable HTTP; yields its /mcp URL."""
+    port = unused_port()
+    command = [sys.executable, "-m", "mcpkit", "proxy", upstream, "--mode", mode]
+    command += ["--transport", "http", "--port", str(port)]
+    child = subprocess.Popen(command, cwd=ROOT)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        wait_until_listening(url, 30)
+        yield url
+    finally:
+        child.terminate()
+        child.wait(10)
+
+
+@pytest.fixture(scope="module", params=["handshake", "auto"])
+def proxy_url(request: pytest.FixtureRequest, upstream_url: str) -> Iterator[str]:
+    with proxying(upstream_url, request.param) as url:
+        yield url
+
+
+def test_the_server_suite_passes_through_the_proxy(proxy_url: str) -> None:
+    command = [*npm_command("conformance"), "server", "--url", proxy_url, "--suite", "all"]
+    done = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=ROOT,
+        env={**os.environ, **node_env()},
+    )
+    report = done.stdout + done.stderr
+    assert done.returncode == 0, report
+    assert re.search(r"Total: \d+ passed, 0 failed", report), report
+    assert "WARNING" not in report and "✗" not in report, report
+
+
+def scenario_checks(folder: Path) -> dict[str, list[dict[str, str]]]:
+    """The suite's output folder read back: scenario name -> its checks."""
+    return {
+        re.sub(r"^server-|-\d{4}-\d\d-\d\dT.*$", "", run.name): json.loads(
+            (run / "checks.json").read_text()
+        )
+        for run in folder.iterdir()
+        if (run / "checks.json").exists()
+    }
+
+
+@pytest.mark.parametrize("revision", sorted(UNSCORED))
+def test_every_required_scenario_passes_through_the_proxy(
+    revision: str, proxy_url: str, tmp_path: Path
+) -> None:
+    scored = scored_scenarios("server", revision)
+    done = run_next(["server", "--url", proxy_url, "--requirements", revision, "-o", str(tmp_path)])
+    report = done.stdout + done.stderr
+    checks = scenario_checks(tmp_path)
+    expected = [*scored, *UNSCORED[revision]]
+    missing = [s for s in expected if s not in checks]
+    assert not missing, f"scenarios that did not run: {missing}\n{report}"
+    bad = {
+        scenario: [c for c in checks[scenario] if c["status"] in ("FAILURE", "WARNING")]
+        for scenario in expected
+    }
+    bad = {scenario: found for scenario, found in bad.items() if found}
+    assert not bad, json.dumps(bad, indent=1)
+    for scenario in scored:
+        assert any(c["status"] == "SUCCESS" for c in checks[scenario]), scenario
