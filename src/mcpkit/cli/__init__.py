@@ -187,7 +187,17 @@ def _dispatch(args: Any, run_command: Callable[[Any], Coroutine[Any, Any, int]])
 
 def _run_http(server: Any, args: Any) -> None:
     """One process, or `--workers N` sharing sessions through `--redis` (cli/workers.py).
-    Raises UsageError for workers without Redis."""
+    Raises UsageError for workers without Redis, and for what the app refuses to be made
+    with (ValueError: no requestState sealing keys for a shared state, ...)."""
+    from mcpkit.cli.loading import UsageError
+
+    try:
+        _serve_http(server, args)
+    except ValueError as exc:  # the configuration, not a bug: said as a usage error (exit 2)
+        raise UsageError(str(exc)) from None
+
+
+def _serve_http(server: Any, args: Any) -> None:
     from mcpkit.cli.loading import UsageError
 
     if args.workers < 1:
