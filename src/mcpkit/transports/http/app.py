@@ -177,7 +177,11 @@ class MCPHTTPApp:
                 await self.sessions.terminate_all()
                 if self.http_sse is not None:
                     await self.http_sse.terminate_all()
-        except BaseException as exc:
+        except Exception as exc:
+            if self._started.done():
+                raise
+            self._started.set_exception(exc)  # start() reports it: this task is done with it
+        except BaseException as exc:  # cancelled while starting: so is start()
             if not self._started.done():
                 self._started.set_exception(exc)
             raise
