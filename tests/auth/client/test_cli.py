@@ -89,3 +89,19 @@ def test_a_token_for_a_command_target_is_a_usage_error(tmp_path: Path) -> None:
     done = mcpkit(tmp_path, "list", "python -c pass", "--token", "abc")
     assert done.returncode == 2
     assert "a command gets its credentials from its environment" in done.stderr
+
+
+def test_a_url_where_nothing_listens_is_a_connection_failure(tmp_path: Path) -> None:
+    """Nothing listening is not an authorization problem: the command says it could not
+    connect (exit 3), not that OAuth discovery failed (exit 4)."""
+    from tests.http.servers import unused_port
+
+    url = f"http://127.0.0.1:{unused_port()}/mcp"
+    listed = mcpkit(tmp_path, "list", url)
+    assert listed.returncode == 3, listed.stderr
+    assert f"connection failed: could not connect to {url}" in listed.stderr
+    assert "OAuth" not in listed.stderr
+    # An explicit login still names the step that failed.
+    login = mcpkit(tmp_path, "login", url, "--headless")
+    assert login.returncode == 4
+    assert "discovery" in login.stderr

@@ -244,15 +244,24 @@ async def _fetch_json(http: httpx.AsyncClient, url: str) -> JSONObject | None:
     return document if isinstance(document, dict) else None
 
 
-async def probe_challenge(http: httpx.AsyncClient, server_url: str) -> Challenge | None:
+async def probe_challenge(
+    http: httpx.AsyncClient, server_url: str, *, unreachable: bool = False
+) -> Challenge | None:
     """The challenge an unauthenticated request meets (a JSON-RPC ping, harmless anywhere);
-    None when the server does not refuse it. Raises OAuthError when it does not answer."""
+    None when the server does not refuse it, or, when `unreachable` is true, when nothing
+    listens there (the client's own connection then says so, not an authorization error).
+    Raises OAuthError when it does not answer."""
     with requesting("discovery", server_url, "the server did not answer"):
-        response = await http.post(
-            server_url,
-            json={"jsonrpc": "2.0", "id": 0, "method": "ping"},
-            headers={"accept": "application/json, text/event-stream"},
-        )
+        try:
+            response = await http.post(
+                server_url,
+                json={"jsonrpc": "2.0", "id": 0, "method": "ping"},
+                headers={"accept": "application/json, text/event-stream"},
+            )
+        except httpx.ConnectError:
+            if unreachable:
+                return None
+            raise
     if response.status_code not in (401, 403):
         return None
     return Challenge.parse(response.headers.get_list("www-authenticate"))

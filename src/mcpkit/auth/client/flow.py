@@ -126,7 +126,7 @@ class OAuth(httpx.Auth):
         if tokens is not None:
             return tokens
         async with self._lock(), self._http() as http:
-            challenge = await probe_challenge(http, server_url)
+            challenge = await probe_challenge(http, server_url, unreachable=True)
             if challenge is None:
                 return None
             server = await discover(http, self._server_url(), challenge)
