@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -141,3 +142,55 @@ def test_the_size_check_agrees_with_the_serialized_size(answer: dict[str, Any]) 
     guard.check_size(answer, "exact")  # at the limit: passes
     with pytest.raises(ProtocolError, match="over the proxy's limit"):
         UpstreamGuard(UpstreamLimits(max_result_bytes=size - 1)).check_size(answer, "exact")
+
+
+def limited_gateway(limits: Any) -> Any:
+    """A gateway of one server (this file's upstream over stdio) with `"limits": limits`."""
+    from pathlib import Path
+
+    from mcpkit.gateway import gateway
+    from mcpkit.host import load_config
+
+    script = str(Path(limits_upstream.__file__))
+    entry = {"command": sys.executable, "args": ["-m", "mcpkit", "run", script]}
+    config = {"mcpServers": {"calc": {**entry, "limits": limits}}}
+    return gateway(load_config(config))
+
+
+async def test_a_gateway_entry_sets_its_limits() -> None:
+    server = limited_gateway({"rate": 0.1, "burst": 2, "maxResultBytes": 10_000})
+    call = {"name": "calc__echo", "arguments": {"text": "hi"}}
+    async with Client(server, timeout=30) as client:
+        with pytest.raises(ProtocolError) as big:
+            await client.request("tools/call", {"name": "calc__big", "arguments": {"size": 20_000}})
+        assert "over the proxy's limit of 10000" in big.value.message
+        await client.request("tools/call", call)
+        with pytest.raises(ProtocolError) as refused:
+            await client.request("tools/call", call)
+    assert "rate limited" in refused.value.message
+
+
+@pytest.mark.parametrize(
+    ("limits", "said"),
+    [
+        ({"rate": 0}, "rate must be positive"),
+        ({"maxInFlight": 1.5}, "maxInFlight must be a whole number or null"),
+        ({"rte": 5}, "unknown rte"),
+        ([5], "must be an object of limits"),
+        ({"burst": True}, "burst must be a whole number"),
+    ],
+)
+def test_a_gateway_entry_with_bad_limits_is_left_out(
+    limits: Any, said: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Served without its limits would be worse than not served.
+    server = limited_gateway(limits)
+    assert server.upstreams == {}
+    assert "server 'calc', field 'limits'" in caplog.text and said in caplog.text
+
+
+def test_limits_left_out_keep_their_defaults_and_null_turns_one_off() -> None:
+    server = limited_gateway({"rate": 5, "maxNotificationsPerSecond": None})
+    limits = server.upstreams["calc"].upstreams.guard.limits
+    assert (limits.rate, limits.max_notifications_per_second) == (5, None)
+    assert limits.max_result_bytes == UpstreamLimits().max_result_bytes

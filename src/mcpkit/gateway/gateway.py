@@ -26,10 +26,11 @@ from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 from mcpkit.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, ProtocolError
+from mcpkit.gateway.limits import LIMITS_KEY, limits_from_config
 from mcpkit.gateway.proxy_server import ProxyServer, proxy
 from mcpkit.gateway.upstreams import unreachable
 from mcpkit.host.aggregate import prefix_owner, public_name, server_prefixes
-from mcpkit.host.config import HostConfig, ServerConfig, load_config
+from mcpkit.host.config import ConfigError, HostConfig, ServerConfig, load_config
 from mcpkit.host.resources import uri_fits
 from mcpkit.protocol import Prepared, RequestReceived
 from mcpkit.protocol.snapshot import SessionSnapshot
@@ -65,12 +66,16 @@ class GatewayServer(Server):
     """A `Server` serving every enabled server of a configuration (see `gateway`)."""
 
     def __init__(self, config: HostConfig, client_options: JSONObject) -> None:
-        enabled = [name for name, entry in config.servers.items() if not entry.disabled]
         self.config = config
-        self.prefixes = server_prefixes(enabled)
-        self.upstreams: dict[str, ProxyServer] = {
-            name: self._upstream(config.servers[name], client_options) for name in enabled
-        }
+        self.upstreams: dict[str, ProxyServer] = {}
+        for name, entry in config.servers.items():
+            if entry.disabled:
+                continue
+            try:
+                self.upstreams[name] = self._upstream(entry, client_options)
+            except ConfigError as error:  # its limits: never served without them
+                logger.warning("gateway: server %s left out: %s", name, error)
+        self.prefixes = server_prefixes(list(self.upstreams))
         self._started: dict[str, bool] = {}
         self._starting = asyncio.Lock()
         self._stack: contextlib.AsyncExitStack | None = None
@@ -84,8 +89,9 @@ class GatewayServer(Server):
         timeout = entry.extra.get(TIMEOUT_KEY)
         if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
             options["timeout"] = float(timeout)
+        limits = limits_from_config(entry.name, entry.extra.get(LIMITS_KEY))
         notify = _Shared(self, entry.name)
-        upstream = proxy(entry.target, on_notification=notify, **options)
+        upstream = proxy(entry.target, limits=limits, on_notification=notify, **options)
         upstream.upstreams.name = entry.name
         upstream.share_upstream = entry.extra.get(SHARED_KEY) is True
         return upstream
@@ -326,10 +332,13 @@ def gateway(config: HostConfig | str | os.PathLike[str], **client_options: Any) 
     keyword arguments every upstream client gets (under each entry's own). An entry with
     `"shared": true` has one upstream client for all downstream sessions (no sampling,
     elicitation or roots asked through it: no one client owns it); `"timeout": seconds`
-    bounds each request to it (default: none, the downstream client's own timeout cancels).
+    bounds each request to it (default: none, the downstream client's own timeout cancels);
+    `"limits": {...}` sets its `UpstreamLimits` (camelCase keys: `maxResultBytes`, `rate`,
+    `burst`, `maxInFlight`, `maxNotificationsPerSecond`; null turns one off).
 
     Raises what `load_config` raises (OSError, ConfigError) for a path; entries that could
-    not be read are logged and left out. Upstreams that fail to start are reported when used.
+    not be read (their limits included) are logged and left out. Upstreams that fail to
+    start are reported when used.
     """
     loaded = config if isinstance(config, HostConfig) else load_config(config)
     for name, error in loaded.errors.items():

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpkit.errors import INTERNAL_ERROR, ProtocolError
+from mcpkit.host.config import ConfigError
 
 JSONObject = dict[str, Any]
 Notify = Callable[[str, "JSONObject | None"], "Awaitable[None] | None"]
@@ -53,6 +54,40 @@ class UpstreamLimits:
         flood = self.max_notifications_per_second
         if flood is not None and flood <= 0:
             raise ValueError("UpstreamLimits.max_notifications_per_second must be positive or None")
+
+
+# A gateway entry's `"limits"` keys (camelCase, as the configuration's other keys) -> fields.
+LIMITS_KEY = "limits"
+_CONFIG_FIELDS = {
+    "maxResultBytes": "max_result_bytes",
+    "rate": "rate",
+    "burst": "burst",
+    "maxInFlight": "max_in_flight",
+    "maxNotificationsPerSecond": "max_notifications_per_second",
+}
+_WHOLE = frozenset({"maxResultBytes", "burst", "maxInFlight", "maxNotificationsPerSecond"})
+
+
+def limits_from_config(server: str, given: Any) -> UpstreamLimits:
+    """The limits of a gateway entry's `"limits"` object: keys left out keep their defaults,
+    null turns one off. Raises ConfigError for anything else than that object of numbers."""
+    if given is None:
+        return UpstreamLimits()
+    if type(given) is not dict:
+        raise ConfigError(server, LIMITS_KEY, "must be an object of limits")
+    unknown = sorted(set(given) - set(_CONFIG_FIELDS))
+    if unknown:
+        known = ", ".join(_CONFIG_FIELDS)
+        raise ConfigError(server, LIMITS_KEY, f"unknown {', '.join(unknown)} (known: {known})")
+    for key, value in given.items():
+        number = int if key in _WHOLE else (int, float)
+        if value is not None and (type(value) is bool or not isinstance(value, number)):
+            kind = "a whole number" if key in _WHOLE else "a number"
+            raise ConfigError(server, LIMITS_KEY, f"{key} must be {kind} or null")
+    try:
+        return UpstreamLimits(**{_CONFIG_FIELDS[key]: value for key, value in given.items()})
+    except ValueError as exc:  # not positive
+        raise ConfigError(server, LIMITS_KEY, str(exc)) from None
 
 
 class UpstreamGuard:
