@@ -89,6 +89,23 @@ async def test_each_kind_has_add_remove_and_a_decorator() -> None:
             remove("never-there")
 
 
+async def test_a_feature_emptied_stays_declared_and_lists_empty() -> None:
+    """The session negotiated the feature: removing its last item empties the list, it does
+    not turn the method into -32601 (seen through the gateway, which lists every server)."""
+    server = Server("emptied")
+    server.add_tool(add)
+    server.add_prompt(review)
+    server.add_resource("memo://only", "x")
+    async with connect(server) as client:
+        server.remove_tool("add")
+        server.remove_prompt("review")
+        server.remove_resource("memo://only")
+        assert (await client.request("tools/list"))["tools"] == []
+        assert (await client.request("prompts/list"))["prompts"] == []
+        assert (await client.request("resources/list"))["resources"] == []
+    assert {"tools", "prompts", "resources"} <= set(server.capabilities())
+
+
 async def test_add_takes_a_tool_or_prompt_built_beforehand() -> None:
     server = Server("built")
     tool = server.add_tool(Tool(add, name="plus"))

@@ -141,6 +141,7 @@ class Server:
         self._sessions: weakref.WeakSet[Session] = weakref.WeakSet()
         # How often each list changed: a session compares at ready with what it started with.
         self._changes: dict[str, int] = {}
+        self._declared: set[str] = set()  # features declared once: kept (see capabilities)
         self.paginator = Paginator(page_size)
         self.max_requests_in_flight = max_requests_in_flight
         self.cache_hints = cache_hints(cache)
@@ -401,16 +402,20 @@ class Server:
     # -- serving -------------------------------------------------------------------------------
 
     def capabilities(self) -> JSONObject:
-        """What this server declares: logging always; each feature once something is in it."""
+        """What this server declares: logging always; each feature once something is in it,
+        and from then on: a session that negotiated a feature keeps it (its list answers
+        empty once the last item is removed, never -32601)."""
         capabilities: JSONObject = {"logging": {}}
-        if len(self.tools):
+        declared = self._declared
+        if len(self.tools) or "tools" in declared:
             capabilities["tools"] = self.tools.capability()
-        if len(self.resources):
+        if len(self.resources) or "resources" in declared:
             capabilities["resources"] = self.resources.capability()
-        if len(self.prompts):
+        if len(self.prompts) or "prompts" in declared:
             capabilities["prompts"] = self.prompts.capability()
-        if len(self.completions):
+        if len(self.completions) or "completions" in declared:
             capabilities["completions"] = {}
+        declared.update(capabilities)
         if self.tools.task_capable:
             capabilities["tasks"] = self.tasks.capability()
         return capabilities
