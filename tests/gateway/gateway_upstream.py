@@ -51,6 +51,13 @@ def die() -> str:
     os._exit(3)
 
 
+@server.tool()
+def forget() -> str:
+    """Stop offering the readme (the gateway's routing table must follow)."""
+    server.remove_resource("note://local/readme")
+    return "forgotten"
+
+
 @server.resource("note://local/readme")
 def readme() -> str:
     return "the upstream's readme"

@@ -67,6 +67,7 @@ async def test_lists_are_namespaced_and_calls_routed_with_allow_and_deny() -> No
             "mine__grow",
             "mine__die",
             "mine__hang",
+            "mine__forget",
             "official__add",
             "official__fail",
         }
@@ -250,3 +251,21 @@ async def test_a_2026_client_is_asked_for_sampling_in_input_required_rounds() ->
         asked = await client.call_tool("mine__ask", {"question": "meaning?"})
         assert text(asked) == "model said <meaning?>"
         assert text(await client.call_tool("official__add", {"a": 3, "b": 4})) == "7"
+
+
+async def test_the_uri_routing_follows_what_servers_list_now() -> None:
+    """A URI a server stopped offering is no longer routed to it: two servers offering the
+    readme are ambiguous; once one forgets it and the list is read again, reads go to the
+    other (the table is rebuilt from each full list, not only added to)."""
+    entry = {"command": sys.executable, "args": MINE}
+    config = load_config({"mcpServers": {"a": entry, "b": entry}})
+    async with Client(gateway(config), timeout=30) as client:
+        await client.list_all_resources()
+        with pytest.raises(ProtocolError) as both:
+            await client.read_resource("note://local/readme")
+        assert "offered by several servers (a, b)" in both.value.message
+        await client.call_tool("b__forget")
+        listed = await client.request("resources/list")  # now, not from the client's cache
+        assert [item["uri"] for item in listed["resources"]] == ["note://local/readme"]
+        read = await client.read_resource("note://local/readme")
+        assert read.contents[0].text == "the upstream's readme"  # type: ignore[union-attr]

@@ -182,6 +182,7 @@ class GatewayServer(Server):
                 logger.warning("gateway: %s left out of %s: %s", name, request.method, items)
                 continue
             merged += self._named(name, key, items)
+            self._route(name, key, items)
         return {key: merged}
 
     def _declaring(self, capability: str) -> set[str]:
@@ -206,8 +207,7 @@ class GatewayServer(Server):
             params = {"cursor": cursor}
 
     def _named(self, server: str, key: str, items: list[JSONObject]) -> list[JSONObject]:
-        """The server's items under public names (tools: only those it offers); resource
-        URIs and templates recorded for routing."""
+        """The server's items under public names (tools: only those it offers)."""
         entry, prefix = self.config.servers[server], self.prefixes[server]
         taken: set[str] = set()
         named: list[JSONObject] = []
@@ -216,15 +216,24 @@ class GatewayServer(Server):
             if not isinstance(name, str) or (key == "tools" and not entry.offers(name)):
                 continue
             named.append({**item, "name": public_name(prefix, name, taken)})
-            self._record(server, key, item)
         return named
 
-    def _record(self, server: str, key: str, item: JSONObject) -> None:
+    def _route(self, server: str, key: str, items: list[JSONObject]) -> None:
+        """Route the resource URIs (or templates) of `server`'s full list to it, and no
+        longer those it stopped offering: the table holds what the servers list now."""
+        if key not in ("resources", "resourceTemplates"):
+            return
         table, field = (
             (self._uris, "uri") if key == "resources" else (self._templates, "uriTemplate")
         )
-        if key in ("resources", "resourceTemplates") and isinstance(item.get(field), str):
-            owners = table.setdefault(item[field], [])
+        offered = {item[field] for item in items if isinstance(item.get(field), str)}
+        for uri in [uri for uri, owners in table.items() if server in owners]:
+            if uri not in offered:
+                table[uri].remove(server)
+                if not table[uri]:
+                    del table[uri]
+        for uri in offered:
+            owners = table.setdefault(uri, [])
             if server not in owners:
                 owners.append(server)
 
