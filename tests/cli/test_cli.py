@@ -169,3 +169,17 @@ def test_a_reader_that_stops_early_ends_the_command_quietly() -> None:
     with process.stderr:
         assert process.stderr.read() == b""  # no "connection failed", no traceback
     assert process.returncode == 141
+
+
+def test_run_on_a_port_in_use_says_so() -> None:
+    """A port another process listens on: one line naming address and cause (exit 2), not
+    uvicorn's log line."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = mcpkit("run", APP, "--transport", "http", "--port", str(port))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        f"mcpkit: error: cannot listen on 127.0.0.1:{port}: Address already in use"
+    )

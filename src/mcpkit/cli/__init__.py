@@ -193,7 +193,7 @@ def _run_http(server: Any, args: Any) -> None:
 
     try:
         _serve_http(server, args)
-    except ValueError as exc:  # the configuration, not a bug: said as a usage error (exit 2)
+    except (ValueError, OSError) as exc:  # the configuration or a port in use, not a bug
         raise UsageError(str(exc)) from None
 
 

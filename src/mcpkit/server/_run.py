@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 import sys
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -146,4 +147,20 @@ def _serve_http(
             await super().shutdown(sockets)
 
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on")
-    DrainingServer(config).run()
+    DrainingServer(config).run(sockets=[_listening_socket(host, port)])
+
+
+def _listening_socket(host: str, port: int) -> socket.socket:
+    """The socket to serve on, bound here so that a port in use is an OSError naming it
+    (uvicorn would log its own error line and exit). Raises OSError."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        refused = OSError(f"cannot listen on {host}:{port}: {exc.strerror}")
+        refused.errno = exc.errno
+        raise refused from None
+    return sock
