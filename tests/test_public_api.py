@@ -55,11 +55,6 @@ ALLOWED = {
     "mcpkit.auth.client.Registration.from_json(data)": (
         "a stored JSON document, checked field by field"
     ),
-    "mcpkit.UserMessage.__init__(content)": (
-        "text, a content helper (Image, Audio, File, ResourceLink: anything with to_content) "
-        "or a content block as a wire dict or model; content_block checks it (TypeError)"
-    ),
-    "mcpkit.AssistantMessage.__init__(content)": "as UserMessage's content",
 }
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict, TypeVar, overload
+from typing import Any, Literal, Protocol, TypeAlias, TypedDict, TypeVar, overload
 
 from mcpkit.errors import InvalidParams
 from mcpkit.server.context import Context
@@ -42,6 +42,7 @@ Role = Literal["user", "assistant"]
 __all__ = [
     "AssistantMessage",
     "Message",
+    "MessageContent",
     "Prompt",
     "PromptOptions",
     "PromptRegistry",
@@ -52,6 +53,26 @@ __all__ = [
 # -- messages ------------------------------------------------------------------------------
 
 
+class _ToContent(Protocol):
+    """A content helper: the tools' Image, Audio, File, ResourceLink."""
+
+    def to_content(self) -> dict[str, Any]: ...
+
+
+class _ToWire(Protocol):
+    """A protocol content model (`mcpkit.types.ImageContent`, ...)."""
+
+    def to_wire(self) -> dict[str, Any]: ...
+
+
+class _PydanticModel(Protocol):
+    def model_dump(self, *, mode: str, by_alias: bool, exclude_none: bool) -> dict[str, Any]: ...
+
+
+# What a prompt message may hold (see `Message`).
+MessageContent: TypeAlias = str | dict[str, Any] | _ToContent | _ToWire | _PydanticModel
+
+
 @dataclass(frozen=True, slots=True)
 class Message:
     """One prompt message. `content` is a string (text), a content block dict in wire form
@@ -60,7 +81,7 @@ class Message:
     protocol content model (`mcpkit.types.ImageContent`, ...)."""
 
     role: Role
-    content: Any
+    content: MessageContent
 
     def to_wire(self) -> JSONObject:
         return {"role": self.role, "content": content_block(self.content)}
@@ -71,7 +92,7 @@ class UserMessage(Message):
 
     __slots__ = ()
 
-    def __init__(self, content: Any) -> None:
+    def __init__(self, content: MessageContent) -> None:
         super().__init__("user", content)
 
 
@@ -80,7 +101,7 @@ class AssistantMessage(Message):
 
     __slots__ = ()
 
-    def __init__(self, content: Any) -> None:
+    def __init__(self, content: MessageContent) -> None:
         super().__init__("assistant", content)
 
 
