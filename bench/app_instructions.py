@@ -14,36 +14,18 @@ session's opening cancel out. Two versions of the app compare on a busy machine.
 from __future__ import annotations
 
 import argparse
-import os
-import re
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
+
+import callgrind
 
 PATHS = ("stateful", "per-request")
 SHORT, LONG = 200, 1200  # calls; app_cost.measure runs them twice (warm-up, then timed)
 
 
 def instructions(path: str, calls: int, src: str | None) -> int:
-    env = dict(os.environ)
-    if src is not None:
-        env["PYTHONPATH"] = src
     program = str(Path(__file__).with_name("app_cost.py"))
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "callgrind.out"
-        command = [
-            "valgrind",
-            "--tool=callgrind",
-            f"--callgrind-out-file={out}",
-            sys.executable,
-            program,
-            *("--paths", path, "--concurrency", "1", "--reps", "1", "--calls", str(calls)),
-        ]
-        subprocess.run(command, env=env, check=True, capture_output=True)
-        totals = re.search(rb"^(?:summary|totals): (\d+)", out.read_bytes(), re.MULTILINE)
-        assert totals is not None, "no totals in the callgrind output"
-        return int(totals.group(1))
+    arguments = ["--paths", path, "--concurrency", "1", "--reps", "1", "--calls", str(calls)]
+    return callgrind.instructions(program, arguments, src)
 
 
 def main() -> None:

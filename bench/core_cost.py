@@ -23,14 +23,11 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
-import re
-import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
+
+import callgrind
 
 WORKLOADS = ("handshake", "per-request")
 SHORT, LONG = 200, 2200
@@ -87,26 +84,7 @@ def run(workload: str, n: int) -> None:
 
 
 def instructions(workload: str, n: int, src: str | None) -> int:
-    env = dict(os.environ, PYTHONHASHSEED="0")  # the same dict and set layouts every run
-    if src is not None:
-        env["PYTHONPATH"] = src
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "callgrind.out"
-        command = [
-            "valgrind",
-            "--tool=callgrind",
-            f"--callgrind-out-file={out}",
-            sys.executable,
-            __file__,
-            "--run",
-            workload,
-            "--n",
-            str(n),
-        ]
-        subprocess.run(command, env=env, check=True, capture_output=True)
-        totals = re.search(rb"^(?:summary|totals): (\d+)", out.read_bytes(), re.MULTILINE)
-        assert totals is not None, "no totals in the callgrind output"
-        return int(totals.group(1))
+    return callgrind.instructions(__file__, ["--run", workload, "--n", str(n)], src)
 
 
 def main() -> None:
