@@ -5,6 +5,14 @@
 
     mcpkit proxy servers.json --transport http --port 8000      every server of a config
 
+    mcpkit proxy URL --transport http --redis redis://... --workers 4   several workers
+
+`--redis URL [--workers N]` works as for `mcpkit run`: the downstream sessions live in Redis
+and any worker serves any request; each session's HTTP upstream sessions follow it from
+worker to worker (`mcpkit.gateway.resume`). Every worker needs the same requestState keys
+($MCPKIT_REQUEST_STATE_KEYS, which also seal the upstream session records): without them
+the command stops at once with a usage error.
+
 TARGET is what the other commands take (URL, Python file, command line), or a JSON file of
 `mcpServers` (or VS Code `servers`): then it serves the gateway, every server named as the
 Host names them. `--mode` chooses the era spoken upstream (default: auto), whatever the
@@ -14,8 +22,14 @@ downstream clients speak.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcpkit.server import Server
+
+_SPEC = "MCPKIT_PROXY_WORKER"  # what makes the proxy, for the worker processes (JSON)
 
 
 def add_parser(commands: Any) -> None:
@@ -35,30 +49,124 @@ def add_parser(commands: Any) -> None:
     proxy.add_argument(
         "--mode", default="auto", help="protocol era spoken upstream (as for mcpkit list)"
     )
+    proxy.add_argument(
+        "--redis", metavar="URL", help="HTTP: share sessions (and upstream sessions) in Redis"
+    )
+    proxy.add_argument(
+        "--workers", type=int, default=1, help="HTTP: worker processes on the port (needs --redis)"
+    )
 
 
 def serve(args: argparse.Namespace) -> int:
     """Run the proxy (or the gateway, for a configuration file) until stopped. Raises
-    UsageError for a bad TARGET or --env, ConfigError for a configuration that cannot be
-    read, and what the proxy raises when the upstream cannot be reached."""
+    UsageError for a bad TARGET or --env, for --redis / --workers used wrongly and for an
+    app that cannot be made so (no requestState keys for --redis), ConfigError for a
+    configuration that cannot be read, and what the proxy raises when the upstream cannot
+    be reached."""
+    from mcpkit.cli.loading import UsageError
+
+    spec = _spec(args)
+    _check_sharing(args)
+    if args.redis is not None and args.workers > 1:
+        try:
+            _serve_workers(spec, args)
+        except (ValueError, OSError) as exc:  # the configuration or a port in use
+            raise UsageError(str(exc)) from None
+        return 0
+    server = _server(spec)
+    if args.transport != "http":
+        server.run()
+        return 0
+    options: dict[str, Any] = {"host": args.host, "port": args.port}
+    if args.redis is not None:
+        from mcpkit.transports.http.redis_state import RedisState
+
+        options["state"] = RedisState(args.redis)
+    try:
+        server.run("http", **options)
+    except (ValueError, OSError) as exc:
+        raise UsageError(str(exc)) from None
+    return 0
+
+
+def _spec(args: argparse.Namespace) -> dict[str, Any]:
+    """What makes the proxy, as plain data (workers are new interpreters: it reaches them in
+    an environment variable). Raises UsageError for --env or --cwd with a configuration."""
     from mcpkit.cli.commands import pair_of
-    from mcpkit.cli.loading import UsageError, target_for
-    from mcpkit.gateway import gateway, proxy
-    from mcpkit.server import Server
+    from mcpkit.cli.loading import UsageError
 
     env = dict(pair_of(item, "--env") for item in args.env) or None
-    server: Server
-    if is_configuration(args.target):
+    target = args.target
+    configuration = is_configuration(target)
+    if configuration:
         if env is not None or args.cwd is not None:
             raise UsageError("--env and --cwd are set per server in a configuration file")
-        server = gateway(args.target, mode=args.mode)
-    else:
-        server = proxy(target_for(args.target), env=env, cwd=args.cwd, mode=args.mode)
-    if args.transport == "http":
-        server.run("http", host=args.host, port=args.port)
-    else:
-        server.run()
-    return 0
+        target = str(Path(target).resolve())  # the same file whatever a worker's directory
+    return {
+        "target": target,
+        "configuration": configuration,
+        "env": env,
+        "cwd": args.cwd,
+        "mode": args.mode,
+    }
+
+
+def _server(spec: dict[str, Any]) -> Server:
+    """The proxy or gateway `spec` describes. Raises UsageError for a bad target."""
+    from mcpkit.cli.loading import target_for
+    from mcpkit.gateway import gateway, proxy
+
+    if spec["configuration"]:
+        return gateway(spec["target"], mode=spec["mode"])
+    target = target_for(spec["target"])
+    return proxy(target, env=spec["env"], cwd=spec["cwd"], mode=spec["mode"])
+
+
+def _check_sharing(args: argparse.Namespace) -> None:
+    from mcpkit.cli.loading import UsageError
+
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    if args.workers > 1 and args.redis is None:
+        raise UsageError("--workers needs --redis URL: workers share sessions there")
+    if args.redis is not None and args.transport != "http":
+        raise UsageError("--redis and --workers are for --transport http")
+
+
+def _serve_workers(spec: dict[str, Any], args: argparse.Namespace) -> None:
+    """`args.workers` uvicorn worker processes on one port, each serving `worker_app()`.
+    Raises ValueError (from `http_app`) when the app cannot be made so."""
+    import json
+
+    from mcpkit._extras import optional_dependency
+
+    with optional_dependency():  # uvicorn: the 'http' extra
+        import uvicorn
+    os.environ[_SPEC] = json.dumps({**spec, "redis": args.redis, "host": args.host})
+    # Made once here first: a configuration error (no sealing keys, ...) stops the command
+    # at once instead of each worker failing, and being restarted to fail again.
+    worker_app()
+    uvicorn.run(
+        "mcpkit.cli.proxy:worker_app",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level="warning",
+        lifespan="on",
+    )
+
+
+def worker_app() -> Any:
+    """The ASGI app of one worker (uvicorn calls this in each worker process): the proxy of
+    `$MCPKIT_PROXY_WORKER` on a `RedisState`."""
+    import json
+
+    from mcpkit.transports.http.redis_state import RedisState
+
+    spec = json.loads(os.environ[_SPEC])
+    state = RedisState(spec["redis"])
+    return _server(spec).http_app(state=state, bind_host=spec["host"])
 
 
 def is_configuration(target: str) -> bool:

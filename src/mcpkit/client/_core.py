@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from types import EllipsisType, TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from mcpkit.client._targets import StdioOptions, is_url, open_transport, with_auth
 from mcpkit.client.cache import ResponseCache
@@ -43,6 +43,11 @@ from mcpkit.client.notifications import (
     Notifications,
 )
 from mcpkit.client.options import ClientOptions
+from mcpkit.client.resume import (
+    OpenedSession,
+    ResumableTransport,
+    resume_base,
+)
 from mcpkit.client.tasks import (
     TaskHandle,
     TaskState,
@@ -157,6 +162,53 @@ class ClientCore:
             if self._use_cache:
                 self._cache = ResponseCache(DEFAULT_CACHE_ENTRIES)
         return self
+
+    async def resume(self, session: OpenedSession) -> Self:
+        """Connect (instead of `async with`) to a handshake-era HTTP session another process
+        opened and described with `opened_session`: no `initialize` is sent, so the server
+        sees one session. This client numbers its requests from a random base of its own
+        (ids never collide with the other process's in that session). Close it with `close`
+        (ends the session on the server) or `detach` (leaves it for another process).
+
+        Raises ValueError for a target that is not an http(s) URL, LocalProtocolViolation for
+        an InitializeResult this client cannot go on with (a revision it does not speak).
+        """
+        if not is_url(self._target):
+            raise ValueError("only a session over Streamable HTTP can be resumed")
+        opened = await self._open()
+        try:
+            opened.connection.resume(session.initialize_result, first_request_id=resume_base())
+            version = opened.connection.protocol_version
+            assert version is not None  # resume agreed one, or raised
+            cast(ResumableTransport, opened.transport).resume_session(session.session_id, version)
+        except BaseException:
+            await opened.close()
+            raise
+        self._session = opened
+        self._chosen = Chosen(Era.HANDSHAKE, version)
+        return self
+
+    def opened_session(self) -> OpenedSession | None:
+        """What `resume` needs to go on with this client's session in another process: the
+        session id and the InitializeResult of a handshake-era Streamable HTTP session; None
+        for any other (stdio, in process, 2026-07-28, the HTTP+SSE fallback)."""
+        chosen, session = self._chosen, self._session
+        if chosen is None or session is None or chosen.era is not Era.HANDSHAKE:
+            return None
+        session_id = getattr(session.transport, "session_id", None)
+        if not isinstance(session_id, str):
+            return None
+        if chosen.initialized is not None:
+            return OpenedSession(session_id, chosen.initialized.result)
+        return OpenedSession(session_id, _initialize_result(session.connection, chosen.version))
+
+    async def detach(self) -> None:
+        """Close this client but leave its HTTP session on the server (no DELETE): another
+        process goes on with it (`resume`). For any other session, the same as `close`."""
+        session = self._session
+        if session is not None and hasattr(session.transport, "keep_session"):
+            cast(ResumableTransport, session.transport).keep_session()
+        await self.close()
 
     def _ack_timeout(self) -> float | None:
         return self._timeout.timeout if self._timeout is not None else None
@@ -499,3 +551,15 @@ def _parse(kind: type[M], raw: JSONObject, method: str) -> M:
         return kind.from_wire(raw)  # type: ignore[attr-defined, no-any-return]
     except ValidationError as exc:
         raise InvalidResult(method, validation_summary(exc)) from None
+
+
+def _initialize_result(connection: Connection, version: str) -> JSONObject:
+    """A resumed session's InitializeResult, from what its connection holds."""
+    result: JSONObject = {
+        "protocolVersion": version,
+        "capabilities": connection.peer_capabilities or {},
+        "serverInfo": connection.peer_info or {},
+    }
+    if connection.instructions is not None:
+        result["instructions"] = connection.instructions
+    return result

@@ -22,12 +22,13 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Mapping
+from typing import TYPE_CHECKING, Any, Unpack
 
 from mcpkit.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, ProtocolError
 from mcpkit.gateway.limits import LIMITS_KEY, limits_from_config
 from mcpkit.gateway.proxy_server import ProxyServer, proxy
+from mcpkit.gateway.resume import sharing
 from mcpkit.gateway.upstreams import unreachable
 from mcpkit.host.aggregate import prefix_owner, public_name, server_prefixes
 from mcpkit.host.config import ConfigError, HostConfig, ServerConfig, load_config
@@ -36,6 +37,9 @@ from mcpkit.protocol import Prepared, RequestReceived
 from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime import MessageTransport, Peer
 from mcpkit.server import Context, Server
+
+if TYPE_CHECKING:
+    from mcpkit.server._run import HTTPAppOptions, MCPHTTPApp
 
 JSONObject = dict[str, Any]
 logger = logging.getLogger("mcpkit.gateway")
@@ -108,6 +112,27 @@ class GatewayServer(Server):
         finally:
             for upstream in self.upstreams.values():
                 await upstream.upstreams.close_ended()
+                await upstream.upstreams.session_ended(transport)
+
+    def http_app(self, **options: Unpack[HTTPAppOptions]) -> MCPHTTPApp:
+        """As `Server.http_app`; with a shared `state` (several workers), each server's HTTP
+        upstream sessions follow their downstream session (resume.py)."""
+        app = super().http_app(**options)
+        self.share_upstreams(options)
+        return app
+
+    def run(self, transport: str = "stdio", **options: Any) -> None:
+        """As `Server.run`; over HTTP with a shared `state`, as `http_app`."""
+        if transport == "http":
+            self.share_upstreams(options)
+        super().run(transport, **options)  # type: ignore[call-overload]
+
+    def share_upstreams(self, options: Mapping[str, Any]) -> None:
+        """Every server's HTTP upstream sessions shared through `options`' state, sealed
+        with this gateway's requestState keys (see resume.py)."""
+        keys = self.request_state().keys
+        for name, upstream in self.upstreams.items():
+            upstream.upstreams.sharing = sharing(options, keys, name)
 
     def _handle_request(
         self, peer: Peer, request: RequestReceived

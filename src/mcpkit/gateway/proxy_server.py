@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable
-from typing import Any, Unpack
+from collections.abc import AsyncIterator, Awaitable, Mapping
+from typing import TYPE_CHECKING, Any, Unpack
 
 from mcpkit.client import ClientKeywords, ClientOptions, Era
 from mcpkit.errors import (
@@ -28,6 +28,7 @@ from mcpkit.errors import (
 )
 from mcpkit.gateway.asking import InputBridge, asks_input
 from mcpkit.gateway.limits import UpstreamGuard, UpstreamLimits
+from mcpkit.gateway.resume import sharing
 from mcpkit.gateway.upstreams import Link, Upstreams, unreachable
 from mcpkit.gateway.wire import downstream_result, progress_token, upstream_params
 from mcpkit.protocol import Prepared, RequestReceived
@@ -36,6 +37,9 @@ from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime import MessageTransport, Peer, ProgressCallback
 from mcpkit.server import Context, Server
 from mcpkit.server.mrtr import principal_id
+
+if TYPE_CHECKING:
+    from mcpkit.server._run import HTTPAppOptions, MCPHTTPApp
 
 JSONObject = dict[str, Any]
 logger = logging.getLogger("mcpkit.gateway")
@@ -81,6 +85,25 @@ class ProxyServer(Server):
             await super().serve(transport, restored)
         finally:
             await self.upstreams.close_ended()
+            await self.upstreams.session_ended(transport)
+
+    def http_app(self, **options: Unpack[HTTPAppOptions]) -> MCPHTTPApp:
+        """As `Server.http_app`; with a shared `state` (several workers), HTTP upstream
+        sessions follow their downstream session from worker to worker (resume.py)."""
+        app = super().http_app(**options)
+        self.share_upstreams(options)
+        return app
+
+    def run(self, transport: str = "stdio", **options: Any) -> None:
+        """As `Server.run`; over HTTP with a shared `state`, as `http_app`."""
+        if transport == "http":
+            self.share_upstreams(options)
+        super().run(transport, **options)  # type: ignore[call-overload]
+
+    def share_upstreams(self, options: Mapping[str, Any]) -> None:
+        """Share HTTP upstream sessions through the `state` of an HTTP app's `options`, when
+        it is shared (see resume.py); else keep them in this process."""
+        self.upstreams.sharing = sharing(options, self.request_state().keys, self.upstreams.name)
 
     def capabilities(self) -> JSONObject:
         """The upstream's capabilities as it declared them (known once the proxy runs)."""

@@ -33,6 +33,7 @@ from mcpkit.errors import (
 from mcpkit.gateway.downstream import Downstream
 from mcpkit.gateway.limits import UpstreamGuard, UpstreamLimits
 from mcpkit.gateway.listening import UpstreamListening
+from mcpkit.gateway.resume import SharedUpstreams, ended_for_good
 from mcpkit.runtime import Peer, Session
 
 JSONObject = dict[str, Any]
@@ -73,6 +74,9 @@ class Upstreams:
         self.name: str | None = None  # the gateway's name for this upstream, for errors
         self.guard = UpstreamGuard(UpstreamLimits())  # proxy(limits=...) sets its own
         self._cutting: set[asyncio.Task[None]] = set()
+        # Several workers (a shared HTTP state): HTTP upstream sessions follow their
+        # downstream session from worker to worker (resume.py). None: this process's own.
+        self.sharing: SharedUpstreams | None = None
 
     async def open_shared(self, on_notification: Callable[[str, JSONObject | None], None]) -> Link:
         """Open the shared upstream client. Raises what `Client.__aenter__` raises."""
@@ -119,6 +123,8 @@ class Upstreams:
         opening = self._links.get(peer)
         if opening is not None and opening.done() and _opened(opening) is link:
             del self._links[peer]
+            if self.sharing is not None:
+                await self.sharing.dropped(peer)
             await link.client.close()
 
     async def close_ended(self) -> None:
@@ -128,13 +134,25 @@ class Upstreams:
         for peer in ended:
             opening = self._links.pop(peer, None)
             if opening is not None:
-                await _close(opening)
+                await _close(opening, self.sharing, peer)
+
+    async def session_ended(self, transport: Any) -> None:
+        """A downstream copy on `transport` stopped: with shared upstream sessions, one that
+        ended for good (DELETE here) ends its upstream session even when this worker held no
+        client of it (resume.py)."""
+        if self.sharing is None or not ended_for_good(transport):
+            return
+        session_id = getattr(transport, "session_id", None)
+        if isinstance(session_id, str):
+            await self.sharing.ended(session_id, self.target, self.options)
 
     async def aclose(self) -> None:
         """Close every upstream client (the proxy stops)."""
-        links, self._links = list(self._links.values()), {}
-        for opening in links:
-            await _close(opening)
+        links, self._links = list(self._links.items()), {}
+        for peer, opening in links:
+            await _close(opening, self.sharing, peer)
+        if self.sharing is not None:
+            self.sharing.stop()
         if self._shared is not None:
             shared, self._shared = self._shared, None
             await shared.client.close()
@@ -158,7 +176,11 @@ class Upstreams:
         downstream = Downstream(peer)
         options = downstream.client_options(self.options, declared)
         flooded = self.guard.metered(options.on_notification, lambda: self._cut_off(peer))
-        client = await self._open(_replace(options, on_notification=flooded))
+        options = _replace(options, on_notification=flooded)
+        if self.sharing is not None:
+            client = await self.sharing.open(peer, self.target, options, self._open)
+        else:
+            client = await self._open(options)
         return await Link(client, downstream).listen()
 
     def _shared_flooded(self) -> None:
@@ -172,6 +194,10 @@ class Upstreams:
         with contextlib.suppress(MCPError):  # the downstream session may be gone
             peer.notify("notifications/message", _flood_message(self._which()))
         if opening is not None:
+            if self.sharing is not None:  # its record goes too: the next request opens anew
+                dropping = asyncio.ensure_future(self.sharing.dropped(peer))
+                self._cutting.add(dropping)
+                dropping.add_done_callback(self._cutting.discard)
             task = asyncio.ensure_future(_close(opening))  # not from inside its own reader
             self._cutting.add(task)
             task.add_done_callback(self._cutting.discard)
@@ -213,12 +239,18 @@ def unreachable(exc: BaseException, server: str | None = None) -> ProtocolError:
     return ProtocolError(INTERNAL_ERROR, f"{which} is unavailable: {why}")
 
 
-async def _close(opening: asyncio.Task[Link]) -> None:
+async def _close(
+    opening: asyncio.Task[Link], sharing: SharedUpstreams | None = None, peer: Peer | None = None
+) -> None:
     if not opening.done():
         opening.cancel()
     await asyncio.wait([opening])
     link = _opened(opening)
-    if link is not None:  # else it never opened: nothing to close
+    if link is None:  # it never opened: nothing to close
+        return
+    if sharing is not None and peer is not None:  # closed, or left to the other workers
+        await sharing.release(peer, link.client)
+    else:
         await link.client.close()
 
 

@@ -311,6 +311,36 @@ class Connection:
         self.era = None
         self.peer_capabilities = self.peer_info = self.instructions = None
 
+    # -- resuming (client) ----------------------------------------------------------------------
+
+    def resume(self, result: JSONObject, *, first_request_id: int = 1) -> None:
+        """Client: go on with a handshake-era session another process opened (a gateway's
+        workers sharing their upstream sessions): READY as if this connection had sent
+        `initialize`, received `result` (that session's InitializeResult: protocolVersion,
+        capabilities, serverInfo, instructions) and sent `initialized`. Nothing is sent. Our
+        requests are numbered from `first_request_id` (each process its own range, so two
+        never send the same id in the one session).
+
+        Raises LocalProtocolViolation (a server, a connection that has sent anything, a
+        `result` that is not an InitializeResult or names a revision we do not speak),
+        ConnectionClosed.
+        """
+        if not self._allows(Step.RESUME):
+            self._refuse("resume is for a new client connection")
+        problem = check_initialize_result(result)
+        if problem is not None:
+            raise LocalProtocolViolation(problem)
+        version: str = result["protocolVersion"]
+        if version not in self.config.versions:
+            raise LocalProtocolViolation(f"{version} is not a handshake revision we speak")
+        self.era = HandshakeEra("client", version, self.config.capabilities)
+        self.peer_info = result["serverInfo"]
+        self.peer_capabilities = result["capabilities"]
+        instructions = result.get("instructions")
+        self.instructions = instructions if type(instructions) is str else None
+        self._outbound.next_id = first_request_id
+        self._move(Step.RESUME)
+
     # -- restoring (server) ----------------------------------------------------------------------
 
     def restore(self, snapshot: SessionSnapshot, *, first_request_id: int = 1) -> None:

@@ -49,6 +49,7 @@ class Step(Enum):
     RECEIVE_INITIALIZE = "initialize received and answered"  # server
     RECEIVE_INITIALIZED = "notifications/initialized received"  # server
     RESTORE = "a session agreed earlier restored"  # server, another worker's handshake
+    RESUME = "a session another client process opened resumed"  # client, no handshake sent
     LOST = "transport lost"  # both
 
 
@@ -59,6 +60,7 @@ TRANSITIONS: Final[dict[Role, dict[State, dict[Step, State]]]] = {
         NEW: {
             Step.SEND_INITIALIZE: INITIALIZING,
             Step.USE_PER_REQUEST: READY,
+            Step.RESUME: READY,
             Step.LOST: CLOSED,
         },
         INITIALIZING: {

@@ -129,6 +129,7 @@ class StreamableHTTPTransport(PullTransport):
         self._initialize_id: Any = None
         self._reason: str | None = None
         self._closing = False
+        self._keep_session = False  # close() leaves the session on the server (keep_session)
         self._eof = False
         self._http_sse: Any = None  # a HTTPSSETransport once we fell back
         self._per_request: set[tuple[type, Any]] = set()  # in-flight 2026-07-28 requests
@@ -164,7 +165,7 @@ class StreamableHTTPTransport(PullTransport):
         await asyncio.gather(*self._tasks, return_exceptions=True)
         if self._http_sse is not None:
             await self._http_sse.close()
-        elif self.session_id is not None and self._reason is None:
+        elif self.session_id is not None and self._reason is None and not self._keep_session:
             with contextlib.suppress(*SEND_FAILED):
                 await self._client.delete(self.url, headers=self.headers(), timeout=2.0)
         await self._client.aclose()
@@ -174,6 +175,18 @@ class StreamableHTTPTransport(PullTransport):
         if self._http_sse is not None:
             return str(await self._http_sse.closed_reason())
         return self._reason or "the connection was closed by the client"
+
+    def resume_session(self, session_id: str, protocol_version: str) -> None:
+        """Go on with a session another client process opened, sending no `initialize`: every
+        request carries `session_id` and `protocol_version`. The GET stream is asked for; a
+        server that holds it open for the other process refuses (409) and it stays there."""
+        self.session_id, self.protocol_version = session_id, protocol_version
+        self._spawn(self._streams.listen())
+
+    def keep_session(self) -> None:
+        """From now on `close` leaves the session on the server (no DELETE): another process
+        goes on with it."""
+        self._keep_session = True
 
     # -- sending -----------------------------------------------------------------------------
 

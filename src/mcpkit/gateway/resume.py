@@ -1,0 +1,296 @@
+"""Upstream sessions that follow their downstream session across a proxy's workers.
+
+With a shared state (`proxy(...).http_app(state=RedisState(url))`, `mcpkit proxy --redis`),
+any worker serves any request of a downstream session. Its upstream session must follow: a
+worker serving the session for the first time goes on with the upstream HTTP session another
+worker opened (`Client.resume`: no handshake, the upstream sees one session) instead of
+opening its own.
+
+Layout: `{prefix}upstreams:{downstream session id}`, a hash with one field per upstream (its
+gateway name; "" for a plain proxy). The value is the upstream session (`OpenedSession`: its
+`Mcp-Session-Id` and the InitializeResult) sealed with AES-256-GCM under a key derived from
+the server's requestState keys (which every worker shares), bound to the downstream session
+and the upstream: Redis never holds an upstream session id in clear, and a record cannot be
+moved to another session. The first worker to open one keeps it (HSETNX); one that lost that
+race closes its own and goes on with the winner's.
+
+Lifetime: while a worker holds an upstream client for a session it refreshes the hash's
+expiry (`ttl`: the HTTP sessions' idle timeout), one pipelined round trip per period for all
+of them, never on a request's path. A downstream session that ends for good (DELETE, on any
+worker) closes its upstream sessions (the upstream gets DELETE) and drops the hash; a worker
+that only drops its copy (idle here, the worker stops, a DELETE seen elsewhere) detaches.
+
+Only HTTP upstream sessions are shared: a stdio upstream is a process of one worker, so each
+worker opens its own for the downstream sessions it serves (docs/gateway.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from mcpkit.client import Client, ClientOptions
+from mcpkit.client.resume import OpenedSession
+from mcpkit.errors import MCPError
+
+if TYPE_CHECKING:
+    from mcpkit.runtime import Peer
+    from mcpkit.server.request_state import RequestStateKeys
+
+logger = logging.getLogger("mcpkit.gateway")
+
+Open = Callable[[ClientOptions], Awaitable[Client]]
+DEFAULT_IDLE_TIMEOUT = 1800.0  # the HTTP app's (SessionOptions), when not given
+OPENING_WAIT = 10.0  # how long a worker waits for another's upstream handshake (seconds)
+_KEY_ID, _NONCE = 4, 12
+# KEYS: the hash. ARGV: field, the value a worker read. Deleted only if unchanged since.
+_DROP_IF_SAME = """
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+return redis.call('HDEL', KEYS[1], ARGV[1])
+"""
+
+
+class Sealer:
+    """Seals upstream sessions for Redis (see the module docstring). The first of `keys`
+    seals; all of them open, so keys rotate as requestState keys do."""
+
+    def __init__(self, keys: RequestStateKeys) -> None:
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # a core dependency
+
+        derived = [
+            hashlib.sha256(b"mcpkit gateway upstream v1\0" + k).digest() for k in keys.aes_keys
+        ]
+        self._ciphers = {hashlib.sha256(k).digest()[:_KEY_ID]: AESGCM(k) for k in derived}
+        self._sealer = next(iter(self._ciphers.items()))
+
+    def seal(self, opened: OpenedSession, bound: bytes) -> bytes:
+        key_id, cipher = self._sealer
+        nonce = os.urandom(_NONCE)
+        plain = orjson.dumps({"s": opened.session_id, "r": opened.initialize_result})
+        return key_id + nonce + cipher.encrypt(nonce, plain, bound)
+
+    def open(self, sealed: bytes, bound: bytes) -> OpenedSession | None:
+        """The upstream session in `sealed`; None when it does not open (another key,
+        tampered with, another session's)."""
+        from cryptography.exceptions import InvalidTag
+
+        cipher = self._ciphers.get(sealed[:_KEY_ID])
+        if cipher is None:
+            return None
+        nonce = sealed[_KEY_ID : _KEY_ID + _NONCE]
+        try:
+            plain = orjson.loads(cipher.decrypt(nonce, sealed[_KEY_ID + _NONCE :], bound))
+        except (InvalidTag, orjson.JSONDecodeError):
+            return None
+        session, result = plain.get("s"), plain.get("r")
+        if type(session) is not str or type(result) is not dict:
+            return None
+        return OpenedSession(session, result)
+
+
+class SharedUpstreams:
+    """One upstream's sessions as a proxy's workers share them through Redis (`client`,
+    keys under `prefix`), for the `Upstreams` of upstream `name` ("" for a plain proxy).
+    Its methods raise StateUnavailable-like errors from redis-py only through `open`, which
+    `Upstreams` reports as the upstream being unreachable."""
+
+    def __init__(
+        self, client: Any, prefix: str, keys: RequestStateKeys, ttl: float | None, name: str
+    ) -> None:
+        self.client = client
+        self.prefix = prefix + "upstreams:"
+        self.sealer = Sealer(keys)
+        self.ttl_ms = None if ttl is None else max(1, round(ttl * 1000))
+        self.field = name
+        self.period = 30.0 if ttl is None else max(0.05, min(ttl / 4, 30.0))
+        self._drop = client.register_script(_DROP_IF_SAME)
+        self._held: dict[Peer, tuple[str, bytes]] = {}  # peer -> its session id, the record
+        self._refresher: asyncio.Task[None] | None = None
+
+    def key(self, session_id: str) -> str:
+        return self.prefix + session_id
+
+    def _bound(self, session_id: str) -> bytes:
+        return session_id.encode() + b"\0" + self.field.encode()
+
+    async def open(self, peer: Peer, target: Any, options: ClientOptions, new: Open) -> Client:
+        """The upstream client of `peer`'s session: the recorded upstream session resumed,
+        else a new one (`new(options)`) recorded. Raises what opening a client raises."""
+        session_id = downstream_session(peer)
+        if session_id is None or not is_url(target):
+            return await new(options)  # not a shared session, or a stdio upstream
+        key = self.key(session_id)
+        sealed = await self._recorded(key)
+        if sealed is not None:
+            client = await self._resume(peer, session_id, sealed, target, options)
+            if client is not None:
+                return client
+        client = await new(options)
+        try:
+            return await self._record(
+                peer, session_id, client, target=target, options=options, new=new
+            )
+        finally:
+            await self.client.delete(key + ":opening")
+
+    async def _recorded(self, key: str) -> bytes | None:
+        """The recorded upstream session of `key`; when there is none, this worker takes
+        the right to open it (None), or waits for the worker that took it to record its
+        (the first requests of a session often come at once: one handshake, not one each).
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + OPENING_WAIT
+        lock = key + ":opening"
+        while True:
+            sealed: bytes | None = await self.client.hget(key, self.field)
+            if sealed is not None:
+                return sealed
+            if await self.client.set(lock, b"1", nx=True, px=round(OPENING_WAIT * 1000)):
+                return None
+            if loop.time() > deadline:  # the opener died: open ours (HSETNX still decides)
+                return None
+            await asyncio.sleep(0.01)  # another worker's handshake is under way
+
+    async def _record(
+        self,
+        peer: Peer,
+        session_id: str,
+        client: Client,
+        *,
+        target: str,
+        options: ClientOptions,
+        new: Open,
+    ) -> Client:
+        """Record `client`'s new upstream session for the other workers; if another worker
+        recorded one first, close ours and go on with that one."""
+        opened = client.opened_session()
+        if opened is None:  # the upstream spoke another era: nothing to share
+            return client
+        key = self.key(session_id)
+        sealed = self.sealer.seal(opened, self._bound(session_id))
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.hsetnx(key, self.field, sealed)
+            pipe.hget(key, self.field)
+            if self.ttl_ms is not None:
+                pipe.pexpire(key, self.ttl_ms)
+            _, kept, *_ = await pipe.execute()
+        if kept == sealed:
+            self._hold(peer, session_id, sealed)
+            return client
+        await client.close()
+        resumed = await self._resume(peer, session_id, kept, target, options)
+        return resumed if resumed is not None else await new(options)
+
+    async def _resume(
+        self, peer: Peer, session_id: str, sealed: bytes, target: str, options: ClientOptions
+    ) -> Client | None:
+        opened = self.sealer.open(sealed, self._bound(session_id))
+        if opened is None:
+            logger.warning("an upstream session record did not open (another key?): replaced")
+            await self._drop(keys=[self.key(session_id)], args=[self.field, sealed])
+            return None
+        client = Client.with_options(target, options)
+        try:
+            await client.resume(opened)
+        except MCPError as exc:  # a revision this worker does not speak: open a new one
+            logger.warning("the upstream session could not be resumed: %s", exc)
+            return None
+        self._hold(peer, session_id, sealed)
+        return client
+
+    def _hold(self, peer: Peer, session_id: str, sealed: bytes) -> None:
+        self._held[peer] = (session_id, sealed)
+        if self._refresher is None and self.ttl_ms is not None:
+            self._refresher = asyncio.get_running_loop().create_task(self._refresh())
+
+    async def release(self, peer: Peer, client: Client) -> None:
+        """`peer`'s copy stopped: its upstream client closes. When the downstream session
+        ended for good the upstream session ends too (DELETE) and leaves the record; else
+        it is left to the other workers (detached)."""
+        held = self._held.pop(peer, None)
+        if held is None or not ended_for_good(getattr(peer, "transport", None)):
+            await (client.detach() if held is not None else client.close())
+            return
+        await client.close()
+        await self.forget(*held)
+
+    async def dropped(self, peer: Peer) -> None:
+        """`peer`'s upstream session failed (closed, cut off): its record goes, so the next
+        request opens a new one instead of resuming a dead one."""
+        held = self._held.pop(peer, None)
+        if held is not None:
+            with contextlib.suppress(Exception):  # Redis away: the next resume fails the same
+                await self.forget(*held)
+
+    async def forget(self, session_id: str, sealed: bytes) -> None:
+        await self._drop(keys=[self.key(session_id)], args=[self.field, sealed])
+
+    async def ended(self, session_id: str, target: Any, options: ClientOptions) -> None:
+        """The downstream session `session_id` ended for good on a copy holding no client of
+        this upstream: end the upstream session recorded for it (resumed, then closed)."""
+        key = self.key(session_id)
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.hget(key, self.field)
+            pipe.hdel(key, self.field)
+            sealed, _ = await pipe.execute()
+        opened = None if sealed is None else self.sealer.open(sealed, self._bound(session_id))
+        if opened is None or not is_url(target):
+            return
+        client = Client.with_options(target, options)
+        with contextlib.suppress(Exception):  # gone already: nothing to end
+            await client.resume(opened)
+            await client.close()
+
+    async def _refresh(self) -> None:
+        """Every `period`: the records of the sessions held here live on (one round trip)."""
+        try:
+            while self._held:
+                await asyncio.sleep(self.period)
+                keys = {self.key(session_id) for session_id, _ in self._held.values()}
+                with contextlib.suppress(Exception):  # Redis away: the next period
+                    async with self.client.pipeline(transaction=False) as pipe:
+                        for key in keys:
+                            pipe.pexpire(key, self.ttl_ms)
+                        await pipe.execute()
+        finally:
+            self._refresher = None
+
+    def stop(self) -> None:
+        if self._refresher is not None:
+            self._refresher.cancel()
+
+
+def is_url(target: Any) -> bool:
+    """An HTTP upstream (its sessions can be shared; a stdio one's cannot)."""
+    return isinstance(target, str) and target.startswith(("http://", "https://"))
+
+
+def downstream_session(peer: Peer) -> str | None:
+    """The `Mcp-Session-Id` of `peer`'s session when it is served over HTTP (else None)."""
+    session_id = getattr(getattr(peer, "transport", None), "session_id", None)
+    return session_id if isinstance(session_id, str) else None
+
+
+def ended_for_good(transport: Any) -> bool:
+    """Whether the session served on `transport` ended (DELETE, its idle timeout in one
+    process, its stdio connection closed), not just this worker's copy of it. A copy among
+    several workers that stops keeps the session's stored events (`forget_events` False):
+    that tells."""
+    return getattr(transport, "forget_events", True) is not False
+
+
+def sharing(options: Mapping[str, Any], keys: RequestStateKeys, name: str | None) -> Any:
+    """The `SharedUpstreams` of upstream `name` for an HTTP app made with `options` (None
+    when its `state` is not shared: each process keeps its own upstream sessions)."""
+    state = options.get("state")
+    if state is None or not getattr(state, "shared", False) or not hasattr(state, "client"):
+        return None
+    ttl = options.get("idle_timeout", DEFAULT_IDLE_TIMEOUT)
+    return SharedUpstreams(state.client, state.prefix, keys, ttl, name or "")
