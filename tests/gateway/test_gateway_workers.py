@@ -12,6 +12,7 @@ three.
 from __future__ import annotations
 
 import contextlib
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -155,6 +156,52 @@ async def test_a_per_request_client_through_the_workers(http_gateway: str) -> No
         assert client.era == "per-request"
         for _ in range(3):
             assert text(await client.call_tool("recall", {})) == ""
+
+
+# -- the gateway form: an mcpServers configuration on several workers -----------------------
+
+
+@pytest.fixture(scope="module")
+def configuration(upstream_url: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = tmp_path_factory.mktemp("gateway") / "servers.json"
+    servers = {
+        "notes": {"url": upstream_url},
+        "local": {"command": sys.executable, "args": [str(UPSTREAM)]},
+    }
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return str(path)
+
+
+async def test_a_gateway_on_three_workers_keeps_one_upstream_session_per_session(
+    configuration: str, upstream_url: str
+) -> None:
+    before = await upstream_stats(upstream_url)
+    with workers(configuration, 3, "--mode", "handshake") as url:
+        async with Client(url, protocol_version="2025-11-25", sampling=sample) as client:
+            await client.call_tool("notes__remember", {"value": "coffee"})
+            for _ in range(3):
+                assert text(await client.call_tool("notes__recall", {})) == "coffee"
+            assert text(await client.call_tool("notes__ask", {"question": "g"})) == "re: g"
+            assert text(await client.call_tool("local__ask", {"question": "l"})) == "re: l"
+            during = await upstream_stats(upstream_url)
+        after = await upstream_stats(upstream_url)
+    # 3 workers' shared clients, the session's one upstream session, the stats client's.
+    assert during["initialize"] - before["initialize"] == 3 + 1 + 1
+    assert after["delete"] - during["delete"] == 2  # the session's (the other: the stats')
+
+
+async def test_mcpkit_proxy_workers_on_one_port(upstream_url: str) -> None:
+    """`--workers 2`: uvicorn's worker processes, each made by `mcpkit.cli.proxy:worker_app`."""
+    port = unused_port()
+    with redis_server() as redis:
+        argv = proxy_worker(upstream_url, port, redis, "--workers", "2", "--mode", "handshake")
+        with processes([argv]):
+            url = f"http://127.0.0.1:{port}/mcp"
+            wait_until_listening(url, 30)
+            for _ in range(2):  # a new connection each: any of the two processes
+                async with Client(url, protocol_version="2025-11-25", timeout=20) as client:
+                    await client.call_tool("remember", {"value": "milk"})
+                    assert text(await client.call_tool("recall", {})) == "milk"
 
 
 # -- a stdio upstream: each worker its own process per downstream session ---------------------
