@@ -66,6 +66,7 @@ from mcpkit.errors import (
     URLElicitationRequired,
 )
 from mcpkit.protocol import Connection, ConnectionConfig, Timeout
+from mcpkit.protocol.apps import APP_MIME_TYPE, APPS_EXTENSION
 from mcpkit.protocol.lifecycle import has_capability
 from mcpkit.protocol.per_request import CACHEABLE_METHODS, LOG_LEVEL, LOG_LEVELS
 from mcpkit.protocol.tasks import EXTENSION as TASKS_EXTENSION
@@ -230,7 +231,10 @@ class ClientCore:
         )
         # At 2026-07-28 every request declares the tasks extension: `call_tool` follows a
         # task to its end (tasks.py), so a server may always answer with one.
-        capabilities = {**self._requests.capabilities(), "extensions": {TASKS_EXTENSION: {}}}
+        extensions: JSONObject = {TASKS_EXTENSION: {}}
+        if self.options.apps:  # the application renders MCP Apps views
+            extensions[APPS_EXTENSION] = {"mimeTypes": [APP_MIME_TYPE]}
+        capabilities = {**self._requests.capabilities(), "extensions": extensions}
         config = ConnectionConfig(role="client", info=self._info, capabilities=capabilities)
         session = Session(
             Connection(config),

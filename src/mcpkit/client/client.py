@@ -105,7 +105,9 @@ class Client(ClientCore):
     `on_log`, `on_list_changed`, `on_resource_updated`, `on_notification` (see
     `mcpkit.client.notifications`). `max_pages` bounds the `iter_*`/`list_all_*` helpers.
     `cache=False` turns off the 2026-07-28 result cache, whose freshness (`ttlMs`) is read on
-    `clock` (seconds, default `time.monotonic`; a test passes a fake one).
+    `clock` (seconds, default `time.monotonic`; a test passes a fake one). `apps=True`
+    declares the MCP Apps extension (`io.modelcontextprotocol/ui`, its MIME types), in the
+    handshake and on 2026-07-28 requests alike: for an application that renders views.
 
     Errors (all from `mcpkit.errors`): `ConnectionClosed` (the server went away, for every
     request waiting and every later one, and `wait_closed()` returns; the message says how,
@@ -150,6 +152,7 @@ class Client(ClientCore):
         cache: bool = True,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
         clock: Callable[[], float] = time.monotonic,
+        apps: bool = False,
     ) -> None:
         options = ClientOptions(
             name=name, version=version, timeout=timeout, env=env, cwd=cwd, stderr=stderr,
@@ -157,7 +160,7 @@ class Client(ClientCore):
             elicitation=elicitation, roots=roots, on_log=on_log, on_list_changed=on_list_changed,
             on_resource_updated=on_resource_updated, on_notification=on_notification,
             max_pages=max_pages, mode=mode, probe_timeout=probe_timeout, cache=cache,
-            max_input_rounds=max_input_rounds, clock=clock,
+            max_input_rounds=max_input_rounds, clock=clock, apps=apps,
         )  # fmt: skip
         super().__init__(target, options)
 

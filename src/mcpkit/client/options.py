@@ -63,6 +63,7 @@ class ClientOptions:
     cache: bool = True
     max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS
     clock: Callable[[], float] = time.monotonic
+    apps: bool = False
 
 
 class ClientKeywords(TypedDict, total=False):
@@ -90,3 +91,4 @@ class ClientKeywords(TypedDict, total=False):
     cache: bool
     max_input_rounds: int
     clock: Callable[[], float]
+    apps: bool

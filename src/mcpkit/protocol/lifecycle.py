@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, Literal
 
+from mcpkit.protocol.apps import APPS_EXTENSION
 from mcpkit.types.methods import METHODS, MethodInfo
 from mcpkit.types.versions import HANDSHAKE_VERSIONS
 
@@ -18,6 +19,9 @@ Role = Literal["client", "server"]
 JSONObject = dict[str, Any]
 
 BATCH_VERSIONS = frozenset({"2025-03-26"})
+# Extensions whose own text negotiates them in `initialize` too (MCP Apps does); the others
+# (tasks: a capability slot of its own there) are declared per request at 2026-07-28 only.
+HANDSHAKE_EXTENSIONS = frozenset({APPS_EXTENSION})
 
 
 def negotiate_version(requested: str, supported: tuple[str, ...]) -> str:
@@ -67,9 +71,22 @@ def outbound_methods(role: Role, version: str) -> dict[str, MethodInfo]:
 def initialize_params(
     version: str, capabilities: JSONObject, client_info: JSONObject
 ) -> JSONObject:
-    if "extensions" in capabilities:  # 2026-07-28 only (per request, in the envelope)
-        capabilities = {k: v for k, v in capabilities.items() if k != "extensions"}
+    capabilities = handshake_extensions(capabilities)
     return {"protocolVersion": version, "capabilities": capabilities, "clientInfo": client_info}
+
+
+def handshake_extensions(capabilities: JSONObject) -> JSONObject:
+    """`capabilities` as an initialize request or answer carries them: `extensions` keeps only
+    the HANDSHAKE_EXTENSIONS (the rest are 2026-07-28's, per request), and goes when empty."""
+    extensions = capabilities.get("extensions")
+    if extensions is None:
+        return capabilities
+    shaped = {k: v for k, v in capabilities.items() if k != "extensions"}
+    if type(extensions) is dict:
+        kept = {k: v for k, v in extensions.items() if k in HANDSHAKE_EXTENSIONS}
+        if kept:
+            shaped["extensions"] = kept
+    return shaped
 
 
 def check_initialize_params(params: JSONObject | None) -> str | None:

@@ -23,6 +23,7 @@ from functools import lru_cache
 from typing import Any, Final, Literal, Protocol
 
 from mcpkit.errors import ProtocolError
+from mcpkit.protocol.lifecycle import handshake_extensions
 from mcpkit.protocol.per_request import missing_capability
 from mcpkit.types.methods import MethodInfo
 
@@ -77,10 +78,9 @@ def per_request_capabilities(capabilities: JSONObject) -> JSONObject:
 
 
 def handshake_capabilities(capabilities: JSONObject) -> JSONObject:
-    """A server's capabilities for an initialize answer: no `extensions` (2026-07-28 only)."""
-    if "extensions" not in capabilities:
-        return capabilities
-    return {k: v for k, v in capabilities.items() if k != "extensions"}
+    """A server's capabilities for an initialize answer: of `extensions`, only those
+    negotiated in a handshake too (MCP Apps; the tasks extension is 2026-07-28 only)."""
+    return handshake_extensions(capabilities)
 
 
 def requested_ttl(params: JSONObject | None) -> int | bool | None:

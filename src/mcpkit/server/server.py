@@ -32,6 +32,7 @@ from mcpkit.protocol import (
     ServerRules,
     State,
 )
+from mcpkit.protocol.apps import APPS_EXTENSION
 from mcpkit.protocol.per_request import (
     CACHEABLE_METHODS,
     DEFAULT_CACHE_HINTS,
@@ -41,7 +42,7 @@ from mcpkit.protocol.per_request import (
 from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime import MessageTransport, Peer, Session, SessionlessServer
 from mcpkit.runtime.fanout import FanOut, FanOutEvent
-from mcpkit.server import mrtr
+from mcpkit.server import apps, mrtr
 from mcpkit.server.completion import Completions
 from mcpkit.server.context import Context, LogLevel, SessionState
 from mcpkit.server.logs import ClientLogHandler, set_level
@@ -226,12 +227,15 @@ class Server:
         beforehand; at any time: connected clients are told.
 
         Raises ValueError for a name already registered, TypeError for options given with a
-        `Tool` (it has its own), and what `Tool` raises.
+        `Tool` (it has its own), and what `Tool` raises; while the server runs, ValueError for
+        an `app` view that is not registered.
         """
         if isinstance(tool, Tool):
             _no_options(options, "a Tool")
         else:
             tool = Tool(tool, **options)
+        if self._running:  # serving already: its view must exist now (else: at start)
+            apps.check_links([tool], self.resources)
         return self.tools._put(tool.name, tool)
 
     def remove_tool(self, name: str) -> None:
@@ -329,6 +333,34 @@ class Server:
         """
         return self.resources._add(uri, source, options)
 
+    # -- MCP Apps views (see `mcpkit.server.apps`) -------------------------------------------
+
+    def app(self, uri: str, **options: Unpack[apps.AppOptions]) -> Callable[[F], F]:
+        """Register the decorated function (returned unchanged) as the MCP Apps view at `uri`:
+        it returns the HTML; tools render in it with `@server.tool(app=uri)`. Options:
+        `AppOptions` (csp, permissions, domain, prefers_border, ...). Raises what `add_app`
+        raises."""
+
+        def register(fn: F) -> F:
+            self.add_app(uri, fn, **options)
+            return fn
+
+        return register
+
+    def add_app(
+        self,
+        uri: str,
+        source: str | os.PathLike[str] | Callable[..., Any],
+        /,
+        **options: Unpack[apps.AppOptions],
+    ) -> Resource:
+        """Serve an MCP Apps view at `uri` (a `ui://` URI): HTML text, an HTML file (read at
+        each read), or a function returning the HTML. Raises ValueError for a URI that is not
+        a concrete ui:// one, a bad csp domain, permission or option value, or a URI taken
+        (unless `replace`); TypeError for another source or an unknown option;
+        FileNotFoundError for a missing file."""
+        return apps.add_app(self.resources, uri, source, options)
+
     def remove_resource(self, uri: str) -> None:
         """Remove a resource (by URI), or a template or directory (by its URI template, as
         listed). Raises KeyError when nothing is registered under `uri`."""
@@ -416,6 +448,8 @@ class Server:
         if len(self.completions) or "completions" in declared:
             capabilities["completions"] = {}
         declared.update(capabilities)
+        if apps.declares_apps(self.tools, self.resources):
+            capabilities["extensions"] = {APPS_EXTENSION: {}}
         if self.tools.task_capable:
             capabilities["tasks"] = self.tasks.capability()
         return capabilities
@@ -491,6 +525,7 @@ class Server:
         then opens a new one (never a lifespan closed under it)."""
         async with self._lifespan_lock:
             if self._running == 0:
+                apps.check_links(self.tools, self.resources)  # a broken view link: no start
                 await self._open_lifespan()
             self._running += 1
         try:

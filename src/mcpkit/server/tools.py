@@ -27,6 +27,7 @@ from typing import Any, TypedDict, TypeVar, overload
 
 from mcpkit.errors import INVALID_PARAMS, InvalidParams, ProtocolError
 from mcpkit.protocol.http_headers import HeaderPaths, InvalidHeaderAnnotation, header_paths
+from mcpkit.server.apps import tool_meta
 from mcpkit.server.arguments import InvalidArguments
 from mcpkit.server.context import Context, context_parameter
 from mcpkit.server.docstrings import parse_docstring
@@ -98,6 +99,8 @@ class ToolOptions(TypedDict, total=False):
     scopes: Iterable[str] | None
     task: bool | str | None
     task_if: Callable[[Context], bool] | None
+    app: str | None
+    visibility: Iterable[str] | None
 
 
 class ToolDefaults:
@@ -126,9 +129,12 @@ class Tool:
     authorization: what a caller's token must grant to call it; 403 otherwise), `task`
     (True or "optional": a call may run as a task; "required": only as a task; see
     `server.tasks`) and `task_if` (called with the Context of a call that may become a task:
-    False runs it inline, where `ctx.continue_as_task()` can still make it one).
+    False runs it inline, where `ctx.continue_as_task()` can still make it one), `app` (MCP
+    Apps: the `ui://` view its results render in) and `visibility` (who may call it:
+    ["model", "app"] by default; ["app"] hides it from the model; see `mcpkit.server.apps`).
 
-    Raises ValueError (a bad name, unknown annotation keys) and TypeError (a signature no
+    Raises ValueError (a bad name, unknown annotation keys, a bad app URI or visibility) and
+    TypeError (a signature no
     JSON Schema can describe; structured_output=True without a describable return type).
     """
 
@@ -147,8 +153,11 @@ class Tool:
         scopes: Iterable[str] | None = None,
         task: bool | str | None = None,
         task_if: Callable[[Context], bool] | None = None,
+        app: str | None = None,
+        visibility: Iterable[str] | None = None,
     ) -> None:
         self.fn = fn
+        meta = tool_meta(meta, app, visibility)
         self.scopes = scope_set(scopes)
         self.task_support = task_support(task)
         if task_if is not None and self.task_support is None:
