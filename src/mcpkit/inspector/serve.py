@@ -1,0 +1,163 @@
+"""`Inspector` (the inspector as an object: serve it, connect it) and `run_inspector` (the
+blocking form `mcpkit inspect` calls).
+
+The page's URL carries a fresh token (guard.py); the server listens on 127.0.0.1 only, on a
+socket bound here so that the port (which the Host and Origin checks need) is known before the
+first request. uvicorn comes from the `http` extra and is imported only when serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import webbrowser
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from mcpkit.inspector.app import InspectorApp
+from mcpkit.inspector.connection import Connection, default_resolve
+from mcpkit.inspector.guard import Guard, new_token
+from mcpkit.inspector.history import History
+
+JSONObject = dict[str, Any]
+LOOPBACK = "127.0.0.1"
+
+
+class Inspector:
+    """The web inspector: `async with inspector.serving() as url:` serves the page at `url`
+    (token included) and connects to `target` when one was given.
+
+    `target`: what `mcpkit.Client` takes as a string or argv (a URL, a command line, an argv
+    list, a Python file as `resolve` turns it into a command: by default `python -m mcpkit run
+    FILE`), or "config.json#name" for a server of an `mcpServers` file; None to choose one in
+    the page. `mode`: "auto", "legacy" (= "handshake") or "per-request". `record`: a file the
+    session's messages are written to (JSON lines, docs/inspector.md). `client_options`:
+    keyword arguments for the `Client` (timeout, env, http=HTTPOptions(...), ...). `oauth`:
+    log in to a protected HTTP server with `mcpkit.auth.client.OAuth` (stored tokens, else
+    the browser) unless the options bring credentials.
+    """
+
+    def __init__(
+        self,
+        target: str | list[str] | None = None,
+        *,
+        mode: str = "auto",
+        record: Path | str | None = None,
+        client_options: JSONObject | None = None,
+        resolve: Callable[[str], Any] | None = None,
+        oauth: bool = True,
+    ) -> None:
+        self.target = target
+        self.mode = mode
+        self.token = new_token()
+        self.history = History(Path(record) if record is not None else None)
+        self.connection = Connection(
+            self.history, client_options, resolve or default_resolve, oauth=oauth
+        )
+        self.guard = Guard(self.token)
+        self.app = InspectorApp(self.guard, self.connection, self.history)
+        self._server_task: asyncio.Task[None] | None = None
+
+    async def connect(self, target: str | list[str], mode: str = "auto") -> JSONObject:
+        """Connect (closing the connection there is): the new state, as /api/state shows it.
+        Raises ValueError for an unknown mode; a failure to connect is the state's "error"."""
+        return await self.connection.connect(target, mode)
+
+    async def disconnect(self) -> JSONObject:
+        return await self.connection.disconnect()
+
+    def state(self) -> JSONObject:
+        return self.connection.state()
+
+    @contextlib.asynccontextmanager
+    async def serving(self, host: str = LOOPBACK, port: int = 0) -> AsyncIterator[str]:
+        """Serve on 127.0.0.1:`port` (0: any free port) for the block; yields the page's URL
+        with its token. The initial target is connected in the background (the page shows
+        it; `state()` says when). Raises ValueError for another host, OSError when the port
+        cannot be bound, ImportError naming the `http` extra without uvicorn."""
+        if host != LOOPBACK:
+            raise ValueError("the inspector listens on 127.0.0.1 only")
+        from mcpkit._extras import optional_dependency
+
+        with optional_dependency():
+            import uvicorn
+
+        sock = _listening_socket(port)
+        self.guard.port = sock.getsockname()[1]
+        config = uvicorn.Config(self.app, log_level="warning", lifespan="off", ws="none")
+        server = uvicorn.Server(config)
+        self._server_task = asyncio.create_task(server.serve(sockets=[sock]))
+        initial = None
+        try:
+            await _started(server, self._server_task)
+            if self.target is not None:
+                initial = asyncio.create_task(self.connect(self.target, self.mode))
+            yield f"http://{LOOPBACK}:{self.guard.port}/?token={self.token}"
+        finally:
+            if initial is not None:
+                initial.cancel()
+            await self.connection.close()
+            self.history.end_streams()
+            server.should_exit = True
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._server_task
+            sock.close()
+
+    async def wait_closed(self) -> None:
+        """Wait until the server stops (Ctrl-C: uvicorn's signal handling ends it)."""
+        if self._server_task is not None:
+            await asyncio.shield(self._server_task)
+
+
+def run_inspector(
+    target: str | list[str] | None,
+    *,
+    port: int = 0,
+    open_browser: bool = True,
+    mode: str = "auto",
+    record: Path | str | None = None,
+    client_options: JSONObject | None = None,
+    on_ready: Callable[[str], None] | None = None,
+    resolve: Callable[[str], Any] | None = None,
+) -> None:
+    """Serve the inspector until Ctrl-C: prints "mcpkit inspector: URL" (the token included),
+    calls `on_ready(url)`, opens the browser unless `open_browser` is false. Raises what
+    `Inspector.serving` raises."""
+    inspector = Inspector(
+        target, mode=mode, record=record, client_options=client_options, resolve=resolve
+    )
+
+    async def main() -> None:
+        async with inspector.serving(port=port) as url:
+            print(f"mcpkit inspector: {url}", flush=True)
+            if on_ready is not None:
+                on_ready(url)
+            if open_browser:
+                webbrowser.open(url)
+            await inspector.wait_closed()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(main())
+
+
+async def _started(server: Any, task: asyncio.Task[None]) -> None:
+    # uvicorn says it is up through a flag only; the socket already listens, so this is short
+    while not server.started:
+        if task.done():
+            task.result()  # startup failed: raise its error
+            raise OSError("the inspector's server stopped at startup")
+        await asyncio.sleep(0.005)
+
+
+def _listening_socket(port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((LOOPBACK, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise OSError(exc.errno, f"cannot listen on {LOOPBACK}:{port}: {exc.strerror}") from None
+    return sock
