@@ -11,10 +11,12 @@ three.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -149,6 +151,33 @@ async def test_the_upstreams_sampling_reaches_the_client_through_any_worker(
         for n in range(4):  # the call, and the client's answer, on any of the workers
             result = await client.call_tool("ask", {"question": f"q{n}"})
             assert text(result) == f"re: q{n}"
+
+
+async def test_an_upstream_sessions_list_changed_reaches_the_client_on_any_worker(
+    http_gateway: str,
+) -> None:
+    """Each upstream session's own messages come on its GET stream to one worker; the
+    downstream client's GET stream may be open on another. Three sessions: with the message
+    dropped between workers, all three would arrive only by chance (1 in 27)."""
+    heard = [asyncio.Event() for _ in range(3)]
+
+    def hearing(event: asyncio.Event) -> Any:
+        return lambda kind: event.set() if kind == "tools" else None
+
+    async with contextlib.AsyncExitStack() as stack:
+        clients = [
+            await stack.enter_async_context(
+                Client(http_gateway, protocol_version="2025-11-25", on_list_changed=hearing(e))
+            )
+            for e in heard
+        ]
+        for client in clients:  # each opens its upstream session (and its GET streams)
+            for _ in range(3):
+                await client.call_tool("recall", {})
+        await clients[0].call_tool("grow", {"name": f"grown_{uuid.uuid4().hex[:8]}"})
+        async with asyncio.timeout(15):
+            for event in heard:
+                await event.wait()
 
 
 async def test_a_per_request_client_through_the_workers(http_gateway: str) -> None:

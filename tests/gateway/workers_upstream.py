@@ -39,6 +39,13 @@ async def ask(question: str, ctx: Context) -> str:
 
 
 @server.tool()
+def grow(name: str) -> str:
+    """Add a tool: every session's list changes (notifications/tools/list_changed)."""
+    server.tool(name=name)(lambda: name)
+    return "grown"
+
+
+@server.tool()
 def stats() -> dict[str, int]:
     """Handshakes and DELETEs received over HTTP, sessions open, this process's id."""
     return {**counts, "live": len(server.sessions()), "pid": os.getpid()}

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import logging
 import os
@@ -39,6 +40,9 @@ import orjson
 from mcpkit.client import Client, ClientOptions
 from mcpkit.client.resume import OpenedSession
 from mcpkit.errors import MCPError
+from mcpkit.protocol import Outgoing
+from mcpkit.protocol.jsonrpc import encode_notification
+from mcpkit.transports.http.sessions import FANNED_OUT
 
 if TYPE_CHECKING:
     from mcpkit.runtime import Peer
@@ -46,6 +50,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("mcpkit.gateway")
 
+JSONObject = dict[str, Any]
 Open = Callable[[ClientOptions], Awaitable[Client]]
 DEFAULT_IDLE_TIMEOUT = 1800.0  # the HTTP app's (SessionOptions), when not given
 OPENING_WAIT = 10.0  # how long a worker waits for another's upstream handshake (seconds)
@@ -124,8 +129,11 @@ class SharedUpstreams:
         """The upstream client of `peer`'s session: the recorded upstream session resumed,
         else a new one (`new(options)`) recorded. Raises what opening a client raises."""
         session_id = downstream_session(peer)
-        if session_id is None or not is_url(target):
-            return await new(options)  # not a shared session, or a stdio upstream
+        if session_id is None:
+            return await new(options)  # not a session served over HTTP
+        options = homeward(peer, options)
+        if not is_url(target):
+            return await new(options)  # a stdio upstream: this worker's own process
         key = self.key(session_id)
         sealed = await self._recorded(key)
         if sealed is not None:
@@ -265,6 +273,27 @@ class SharedUpstreams:
     def stop(self) -> None:
         if self._refresher is not None:
             self._refresher.cancel()
+
+
+def homeward(peer: Peer, options: ClientOptions) -> ClientOptions:
+    """`options` whose upstream notifications that every worker's server would send to its
+    own sessions (list_changed, resources/updated: `FANNED_OUT`) reach `peer`'s session on
+    the worker holding its GET stream. A server's own such notifications are sent by each
+    worker, so a copy that is not the session's home drops them; an upstream session's are
+    this session's alone and arrive on one worker only, so they are passed home here."""
+    notify = options.on_notification
+    transport: Any = getattr(peer, "transport", None)
+    relay = getattr(transport, "relay", None)
+    if notify is None or relay is None:
+        return options  # the session's only copy: sent as it comes
+
+    def routed(method: str, params: JSONObject | None) -> None:
+        notify(method, params)  # metered; sent here when the GET stream is here
+        if method in FANNED_OUT and transport.home is False:
+            data = encode_notification(method, params)
+            relay.to_home(transport.session_id, Outgoing(data, method=method))
+
+    return dataclasses.replace(options, on_notification=routed)
 
 
 def is_url(target: Any) -> bool:
