@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from mcpkit import Client
@@ -127,6 +128,35 @@ async def test_a_downstream_session_has_one_upstream_session_on_every_worker(
     assert during["initialize"] - before["initialize"] == 2
     assert during["live"] - before["live"] == 1
     assert after["delete"] - before["delete"] == 3
+    assert after["live"] == before["live"]
+
+
+async def test_a_delete_on_a_worker_that_never_forwarded_ends_the_upstream_session(
+    upstream_url: str,
+) -> None:
+    """The session is used on worker 1 only; its DELETE goes to worker 2, which holds no
+    upstream client for it: it ends the recorded upstream session all the same, and worker
+    1 lets its client go without a second DELETE."""
+    ports = [unused_port(), unused_port()]
+    with redis_server() as redis:
+        argvs = [proxy_worker(upstream_url, port, redis, "--mode", "handshake") for port in ports]
+        with processes(argvs):
+            one, two = (f"http://127.0.0.1:{port}/mcp" for port in ports)
+            for url in (one, two):
+                wait_until_listening(url, 30)
+            before = await upstream_stats(upstream_url)
+            async with Client(one, protocol_version="2025-11-25", timeout=20) as client:
+                await client.call_tool("remember", {"value": "juice"})
+                opened = client.opened_session()
+                assert opened is not None
+                headers = {
+                    "mcp-session-id": opened.session_id,
+                    "mcp-protocol-version": "2025-11-25",
+                }
+                async with httpx.AsyncClient(timeout=20) as http:
+                    assert (await http.delete(two, headers=headers)).status_code == 200
+                after = await upstream_stats(upstream_url)
+    assert after["delete"] - before["delete"] == 2  # the session's, and the first stats'
     assert after["live"] == before["live"]
 
 
