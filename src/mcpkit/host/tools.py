@@ -5,6 +5,11 @@ A `HostTools` given a `ConsentPolicy` (the `Host`'s always is) asks it before ev
 `call_tool` raises `ConsentDenied` when the user or the policy says no. Code that decided
 itself says so in the call, `call_tool(..., consent=False)`: the agent, which asks first so it
 can tell the model about a refusal, and an application's own trusted calls.
+
+MCP Apps: a tool whose `_meta.ui.visibility` leaves out "model" is for its server's views
+only; it is never listed here (so never offered to a model: the agent, the providers,
+`mcpkit chat`) nor callable by public name. A view reaches it through `server_tool` and the
+view bridge (`mcpkit.host.apps`), which checks "app" instead.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from mcpkit.client import Client
 from mcpkit.errors import ConnectionClosed
 from mcpkit.host.aggregate import Aggregate, HostItem
 from mcpkit.host.config import ServerConfig
+from mcpkit.protocol.apps import tool_ui
 
 if TYPE_CHECKING:
     from mcpkit.host.consent import ConsentPolicy
@@ -49,6 +55,21 @@ class HostTools(Aggregate["Tool"]):
 
     def _offers(self, config: ServerConfig, name: str) -> bool:
         return config.offers(name)
+
+    def _named(self, server: str) -> list[HostItem[Tool]]:
+        # App-only tools are left out of everything a model or a public name reaches.
+        return [i for i in super()._named(server) if tool_ui(i.item.meta).for_model]
+
+    async def server_tool(self, server: str, name: str) -> Tool | None:
+        """The tool `server` calls `name` (its own name), app-only ones included, from the
+        server's current list (fetched if stale); None when it has none by that name or the
+        configuration does not offer it. Raises nothing for a server that is not ready
+        (None: it has no tools now)."""
+        await self.list()
+        config = self.servers.config.servers.get(server)
+        if config is None or server not in self.servers.ready() or not config.offers(name):
+            return None
+        return next((t for t in self._lists.get(server, ()) if t.name == name), None)
 
     async def call_tool(
         self,

@@ -1,0 +1,432 @@
+"""MCP Apps in the Host: a tool's view, and the host side of the view's `postMessage` talk.
+
+How this works. `load_view(host, server, tool)` reads the `ui://` resource a tool links
+(`_meta.ui.resourceUri`) from its own server and returns a `View`: the HTML and what the
+server declared for its sandbox (CSP domains, permissions, domain, border);
+`content_security_policy(view.csp)` is the policy a renderer loads it under.
+
+`ViewBridge` is the host end of one rendered view, transport-free: a front end (a browser
+page, a desktop webview) hands it every JSON-RPC message the view posts
+(`await bridge.receive(message)`, which returns the answer to post back, or None), and gives
+it a `send` callable for what the host starts (`ui/notifications/tool-input`, `tool-result`,
+`host-context-changed`, `ui/resource-teardown`). It answers, by the 2026-01-26 text:
+
+- `ui/initialize`: the host's capabilities, info and context (the tool the view shows, the
+  display mode, what the application passed in `context`); `ping`.
+- `tools/call`: only a tool of the view's own server (a name is looked up there and nowhere
+  else, so another server's tools are unreachable), only one whose visibility includes
+  "app", and only once the Host's consent policy allows the call (it may ask the user).
+- `resources/read`: from the view's own server.
+- `notifications/message` (logged, and `on_log`), `ui/notifications/size-changed` (`size`,
+  and `on_size_changed`), `ui/request-display-mode` (granted when the host offers the mode
+  and the view declared it; the answer is the mode in force).
+
+Until the view sends `ui/notifications/initialized`, nothing is sent to it: what the host
+starts waits in order and goes out then. A request before `ui/initialize` is refused, as is
+anything malformed (a view is untrusted); an unknown request is -32601.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import logging
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mcpkit.errors import MCPError, ProtocolError
+from mcpkit.host.consent import ConsentDenied
+from mcpkit.protocol.apps import APP_MIME_TYPE, APPS_PROTOCOL_VERSION, tool_ui
+
+if TYPE_CHECKING:
+    from mcpkit.host.host import Host
+    from mcpkit.types import Tool
+
+__all__ = ["View", "ViewBridge", "content_security_policy", "load_view"]
+
+JSONObject = dict[str, Any]
+# Posts one message to the view, at once and in order (a front end that writes
+# asynchronously queues it: `queue.put_nowait`).
+Send = Callable[[JSONObject], None]
+logger = logging.getLogger("mcpkit.host.apps")
+
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+REFUSED = -32000  # the spec's implementation-defined denial
+DISPLAY_MODES = ("inline", "fullscreen", "pip")
+_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+_SOURCE = re.compile(r"[^\s;,'\"]+")  # one CSP source: nothing that starts another
+
+
+# -- the view ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """A tool's view as its server serves it: `html`, and the `_meta.ui` it declared (`csp`
+    domain lists in camelCase, `permissions`, `domain`, `prefers_border`)."""
+
+    server: str
+    uri: str
+    html: str
+    csp: JSONObject = field(default_factory=dict)
+    permissions: JSONObject = field(default_factory=dict)
+    domain: str | None = None
+    prefers_border: bool | None = None
+
+
+async def load_view(host: Host, server: str, tool: str) -> View | None:
+    """The view `server`'s tool `tool` (its own name) renders in; None for a tool without one.
+
+    Raises KeyError (no such tool on that server), ValueError (the resource read is not a
+    `text/html;profile=mcp-app` document), ServerUnavailable and the client's errors.
+    """
+    found = await host.tools.server_tool(server, tool)
+    if found is None:
+        raise KeyError(f"server {server!r} has no tool named {tool!r}")
+    uri = tool_ui(found.meta).resource_uri
+    if uri is None:
+        return None
+    read = await host.servers.client(server).read_resource(uri)
+    item = next((c for c in read.to_wire().get("contents", []) if c.get("uri") == uri), None)
+    if item is None or item.get("mimeType") != APP_MIME_TYPE:
+        raise ValueError(f"{uri} (server {server!r}) is not served as {APP_MIME_TYPE}")
+    ui = (item.get("_meta") or {}).get("ui")
+    ui = ui if type(ui) is dict else {}
+    border = ui.get("prefersBorder")
+    domain = ui.get("domain")
+    return View(
+        server=server,
+        uri=uri,
+        html=_html(item, uri),
+        csp=ui["csp"] if type(ui.get("csp")) is dict else {},
+        permissions=ui["permissions"] if type(ui.get("permissions")) is dict else {},
+        domain=domain if type(domain) is str else None,
+        prefers_border=border if type(border) is bool else None,
+    )
+
+
+def _html(item: JSONObject, uri: str) -> str:
+    if type(item.get("text")) is str:
+        return str(item["text"])
+    try:
+        return base64.b64decode(item.get("blob") or "", validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, TypeError):
+        raise ValueError(f"{uri}: neither text nor a base64 UTF-8 blob") from None
+
+
+def content_security_policy(csp: Mapping[str, Any] | None) -> str:
+    """The Content-Security-Policy a view is loaded under, from its declared `csp` (the
+    spec's construction; no declaration: its restrictive default). A declared entry that is
+    not one CSP source (a space, `;`, `,` or a quote: it would add sources or directives) is
+    dropped, never passed on."""
+
+    def domains(key: str) -> list[str]:
+        given = (csp or {}).get(key)
+        if type(given) is not list:
+            return []
+        return [d for d in given if type(d) is str and _SOURCE.fullmatch(d)]
+
+    def directive(name: str, base: str, extra: list[str]) -> str:
+        return " ".join([name, base, *extra]) if base else " ".join([name, *extra])
+
+    resources, connect = domains("resourceDomains"), domains("connectDomains")
+    frames, bases = domains("frameDomains"), domains("baseUriDomains")
+    parts = [
+        "default-src 'none'",
+        directive("script-src", "'self' 'unsafe-inline'", resources),
+        directive("style-src", "'self' 'unsafe-inline'", resources),
+        directive("img-src", "'self' data:", resources),
+        directive("font-src", "'self'", resources),
+        directive("media-src", "'self' data:", resources),
+        directive("connect-src", "'self'", connect) if connect else "connect-src 'none'",
+        directive("frame-src", "", frames) if frames else "frame-src 'none'",
+        "object-src 'none'",
+        directive("base-uri", "", bases) if bases else "base-uri 'self'",
+    ]
+    return "; ".join(parts)
+
+
+# -- the bridge -------------------------------------------------------------------------------
+
+
+class _Refused(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class ViewBridge:
+    """The host end of one rendered view of `server` (see the module docstring).
+
+    `send`: posts a message to the view (called in order; it does not wait). `tool` and
+    `tool_call_id`: the tool call the view shows (its definition goes to the view as
+    `hostContext.toolInfo`).
+    `context`: more host context (theme, locale, containerDimensions, styles, ...; the
+    spec's camelCase names). `display_modes`: the modes the front end can show.
+    `sandbox`: what the front end applied (`hostCapabilities.sandbox`: csp, permissions).
+    `on_log(params)`, `on_size_changed(width, height)`: the view's logging and size.
+    """
+
+    def __init__(
+        self,
+        host: Host,
+        server: str,
+        send: Send,
+        *,
+        tool: Tool | None = None,
+        tool_call_id: str | int | None = None,
+        context: Mapping[str, Any] | None = None,
+        display_modes: Iterable[str] = ("inline",),
+        sandbox: Mapping[str, Any] | None = None,
+        host_info: Mapping[str, Any] | None = None,
+        on_log: Callable[[JSONObject], None] | None = None,
+        on_size_changed: Callable[[float, float], None] | None = None,
+    ) -> None:
+        self.host = host
+        self.server = server
+        self._send = send
+        self.display_modes = tuple(m for m in display_modes if m in DISPLAY_MODES) or ("inline",)
+        self.context: JSONObject = {
+            "displayMode": self.display_modes[0],
+            "availableDisplayModes": list(self.display_modes),
+            **(context or {}),
+        }
+        if tool is not None:
+            tool_info: JSONObject = {"tool": tool.to_wire()}
+            if tool_call_id is not None:
+                tool_info["id"] = tool_call_id
+            self.context["toolInfo"] = tool_info
+        self._sandbox = dict(sandbox or {})
+        self._host_info = dict(host_info or {"name": "mcpkit", "version": _version()})
+        self.on_log = on_log
+        self.on_size_changed = on_size_changed
+        self.answered_initialize = False  # ui/initialize answered: the view may call
+        self.initialized = False  # ui/notifications/initialized received: we may send
+        self.app_capabilities: JSONObject = {}
+        self.app_info: JSONObject = {}
+        self.size: tuple[float, float] | None = None
+        self._waiting: list[JSONObject] = []  # what we started before the view was ready
+        self._next_id = 0
+        self._pending: dict[int, Callable[[JSONObject], None]] = {}
+
+    # -- what the view sends ------------------------------------------------------------------
+
+    async def receive(self, message: Any) -> JSONObject | None:
+        """Handle one message the view posted; the answer to post back (None for a
+        notification, a response, or something malformed without an id)."""
+        if type(message) is not dict or message.get("jsonrpc") != "2.0":
+            return None  # not JSON-RPC: nothing to answer to
+        if "id" not in message:
+            if type(message.get("method")) is str:
+                self._notification(message["method"], message.get("params", {}))
+            return None
+        if "method" not in message:
+            self._response(message)
+            return None
+        return await self._answer(message)
+
+    async def _answer(self, message: JSONObject) -> JSONObject:
+        request_id = message["id"]
+        if type(request_id) not in (str, int) or type(request_id) is bool:
+            return _error(None, INVALID_REQUEST, "a request id is a string or an integer")
+        method, params = message["method"], message.get("params", {})
+        try:
+            if type(method) is not str:
+                raise _Refused(INVALID_REQUEST, "a request needs a method name")
+            if type(params) is not dict:
+                raise _Refused(INVALID_PARAMS, "params must be an object")
+            result = await self._request(method, params)
+        except _Refused as refused:
+            logger.info("view of %s: %s refused: %s", self.server, method, refused.message)
+            return _error(request_id, refused.code, refused.message)
+        except ProtocolError as exc:  # the server's own answer, passed on
+            return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error_object()}
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+    async def _request(self, method: str, params: JSONObject) -> JSONObject:
+        if method == "ui/initialize":
+            return self._initialize(params)
+        if method == "ping":
+            return {}
+        if not self.answered_initialize:
+            raise _Refused(INVALID_REQUEST, f"{method} before ui/initialize")
+        if method == "tools/call":
+            return await self._call_tool(params)
+        if method == "resources/read":
+            return await self._read_resource(params)
+        if method == "ui/request-display-mode":
+            return self._display_mode(params)
+        raise _Refused(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    def _initialize(self, params: JSONObject) -> JSONObject:
+        if self.answered_initialize:
+            raise _Refused(INVALID_REQUEST, "the view is initialized already")
+        capabilities = params.get("appCapabilities")
+        self.app_capabilities = capabilities if type(capabilities) is dict else {}
+        info = params.get("appInfo")
+        self.app_info = info if type(info) is dict else {}
+        self.answered_initialize = True
+        host_capabilities: JSONObject = {"serverTools": {}, "serverResources": {}, "logging": {}}
+        if self._sandbox:
+            host_capabilities["sandbox"] = self._sandbox
+        return {
+            "protocolVersion": APPS_PROTOCOL_VERSION,
+            "hostCapabilities": host_capabilities,
+            "hostInfo": self._host_info,
+            "hostContext": dict(self.context),
+        }
+
+    async def _call_tool(self, params: JSONObject) -> JSONObject:
+        name, arguments = params.get("name"), params.get("arguments")
+        if type(name) is not str or (arguments is not None and type(arguments) is not dict):
+            raise _Refused(INVALID_PARAMS, "tools/call needs a name and object arguments")
+        # Looked up on this view's server only: another server's tools have no name here.
+        tool = await self.host.tools.server_tool(self.server, name)
+        if tool is None:
+            raise _Refused(INVALID_PARAMS, f"Unknown tool: {name}")
+        if not tool_ui(tool.meta).for_app:
+            raise _Refused(REFUSED, f"tool {name!r} is not callable from a view (visibility)")
+        try:
+            await self.host.consent.check_tool(self.server, tool, arguments)
+        except ConsentDenied as exc:
+            raise _Refused(REFUSED, f"tool {name!r}: {exc}") from None
+        client = self._client()
+        result = await client.call_tool(name, arguments)
+        return result.to_wire()
+
+    async def _read_resource(self, params: JSONObject) -> JSONObject:
+        uri = params.get("uri")
+        if type(uri) is not str:
+            raise _Refused(INVALID_PARAMS, "resources/read needs a uri")
+        read = await self._client().read_resource(uri)
+        return read.to_wire()
+
+    def _client(self) -> Any:
+        try:
+            return self.host.servers.client(self.server)
+        except (KeyError, MCPError) as exc:
+            raise _Refused(REFUSED, f"server {self.server!r} is not available: {exc}") from None
+
+    def _display_mode(self, params: JSONObject) -> JSONObject:
+        mode = params.get("mode")
+        declared = self.app_capabilities.get("availableDisplayModes")
+        view_has = type(declared) is not list or mode in declared
+        if mode in self.display_modes and view_has:
+            self.context["displayMode"] = mode  # the answer tells the view; no notification
+        return {"mode": self.context["displayMode"]}
+
+    def _notification(self, method: str, params: Any) -> None:
+        params = params if type(params) is dict else {}
+        if method == "ui/notifications/initialized":
+            if self.answered_initialize and not self.initialized:
+                self.initialized = True
+                waiting, self._waiting = self._waiting, []
+                for message in waiting:
+                    self._post(message)
+        elif method == "notifications/message":
+            self._log(params)
+        elif method == "ui/notifications/size-changed":
+            self._resized(params)
+        else:
+            logger.debug("view of %s: ignored notification %s", self.server, method)
+
+    def _log(self, params: JSONObject) -> None:
+        level = _LOG_LEVELS.get(params.get("level"), logging.INFO)  # type: ignore[arg-type]
+        data = repr(params.get("data"))[:2000]
+        logger.log(level, "view of %s says: %s", self.server, data)
+        if self.on_log is not None:
+            self.on_log(params)
+
+    def _resized(self, params: JSONObject) -> None:
+        width, height = params.get("width"), params.get("height")
+        if not (_dimension(width) and _dimension(height)):
+            return
+        self.size = (float(width), float(height))
+        if self.on_size_changed is not None:
+            self.on_size_changed(*self.size)
+
+    def _response(self, message: JSONObject) -> None:
+        settle = self._pending.pop(message["id"], None) if type(message["id"]) is int else None
+        if settle is not None:
+            settle(message)
+
+    # -- what the host sends ------------------------------------------------------------------
+
+    def update_context(self, changes: Mapping[str, Any]) -> None:
+        """Change the host context (theme, displayMode, containerDimensions, ...): the view
+        gets `ui/notifications/host-context-changed` with `changes` (once it is ready; before
+        `ui/initialize`, the context it will be given holds them)."""
+        self.context.update(changes)
+        if self.answered_initialize:
+            self._notify("ui/notifications/host-context-changed", dict(changes))
+
+    def tool_input(self, arguments: Mapping[str, Any]) -> None:
+        """The arguments of the tool call the view shows (`ui/notifications/tool-input`)."""
+        self._notify("ui/notifications/tool-input", {"arguments": dict(arguments)})
+
+    def tool_result(self, result: Mapping[str, Any]) -> None:
+        """The CallToolResult (wire form) of that call (`ui/notifications/tool-result`)."""
+        self._notify("ui/notifications/tool-result", dict(result))
+
+    def tool_cancelled(self, reason: str = "") -> None:
+        """That call was cancelled (`ui/notifications/tool-cancelled`)."""
+        self._notify("ui/notifications/tool-cancelled", {"reason": reason})
+
+    async def teardown(self, reason: str = "") -> JSONObject | None:
+        """Tell a ready view it is going away (`ui/resource-teardown`); the view's answer, or
+        None when it was never ready (nothing may be sent to it). It waits for the answer:
+        bound it with `asyncio.timeout` (the spec: a host SHOULD wait)."""
+        if not self.initialized:
+            return None
+        self._next_id += 1
+        request_id = self._next_id
+        answered: asyncio.Future[JSONObject] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = answered.set_result
+        message = {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "ui/resource-teardown",
+            "params": {"reason": reason},
+        }
+        self._post(message)
+        return await answered
+
+    def _notify(self, method: str, params: JSONObject) -> None:
+        message = {"jsonrpc": "2.0", "method": method, "params": params}
+        if self.initialized:
+            self._post(message)
+        else:
+            self._waiting.append(message)
+
+    def _post(self, message: JSONObject) -> None:
+        self._send(message)
+
+
+def _error(request_id: Any, code: int, message: str) -> JSONObject:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def _dimension(value: Any) -> bool:
+    return type(value) in (int, float) and math.isfinite(value) and value >= 0
+
+
+def _version() -> str:
+    from mcpkit._version import __version__
+
+    return __version__
