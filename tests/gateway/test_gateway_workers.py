@@ -327,6 +327,44 @@ def test_several_workers_need_shared_sealing_keys(monkeypatch: pytest.MonkeyPatc
     assert done.returncode == 2 and "MCPKIT_REQUEST_STATE_KEYS" in done.stderr
 
 
+# -- Client.resume: going on with another client's session ---------------------------------
+
+
+async def test_a_client_resumes_another_clients_session_and_detaches(upstream_url: str) -> None:
+    before = await upstream_stats(upstream_url)
+    async with Client(upstream_url, mode="handshake", timeout=20) as first:
+        await first.call_tool("remember", {"value": "cocoa"})
+        opened = first.opened_session()
+        assert opened is not None and opened.initialize_result["serverInfo"]["name"]
+        second = await Client(upstream_url, timeout=20).resume(opened)
+        try:
+            assert (second.era, second.server_info) == ("handshake", first.server_info)
+            assert text(await second.call_tool("recall", {})) == "cocoa"
+            # Both at once in one session: their request ids never collide, so every
+            # answer reaches the request it answers.
+            calls = [c.call_tool("recall_later", {}) for c in (first, second) for _ in range(5)]
+            assert {text(r) for r in await asyncio.gather(*calls)} == {"cocoa"}
+        finally:
+            await second.detach()  # no DELETE: the session goes on
+        assert text(await first.call_tool("recall", {})) == "cocoa"
+        during = await upstream_stats(upstream_url)
+    after = await upstream_stats(upstream_url)
+    assert during["initialize"] - before["initialize"] == 2  # first's, the stats client's
+    assert during["delete"] - before["delete"] == 1  # the first stats client's
+    assert after["live"] == before["live"]  # first's close ended the session
+
+
+async def test_only_a_handshake_http_session_can_be_resumed(upstream_url: str) -> None:
+    async with Client(upstream_url, mode="per-request", timeout=20) as modern:
+        assert modern.opened_session() is None
+    async with Client([sys.executable, str(UPSTREAM)], timeout=20) as local:
+        assert local.opened_session() is None
+        with pytest.raises(ValueError, match="Streamable HTTP"):
+            await Client([sys.executable, str(UPSTREAM)]).resume(
+                OpenedSession("x", {"protocolVersion": "2025-11-25"})
+            )
+
+
 # -- going on with another process's upstream session (sans-IO) ----------------------------
 
 

@@ -6,6 +6,7 @@ stdio (one process per proxy worker and downstream session)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from typing import Any
@@ -28,6 +29,13 @@ def remember(value: str, ctx: Context) -> str:
 @server.tool()
 def recall(ctx: Context) -> str:
     """What this upstream session keeps."""
+    return memory.get(ctx.peer, "")
+
+
+@server.tool()
+async def recall_later(ctx: Context) -> str:
+    """What this upstream session keeps, a moment later (calls overlap)."""
+    await asyncio.sleep(0.2)
     return memory.get(ctx.peer, "")
 
 
