@@ -3,8 +3,8 @@
 
 Every request passes the guard (guard.py) first; nothing answers before it, static files and
 the event stream included. Only POST routes act (connect, request, answer, disconnect); a GET
-reads. Pages are sent with a content security policy that runs only the inspector's own
-script, and with no referrer, so the token in the page's URL never leaves it.
+reads. Every answer carries a content security policy that runs only the inspector's own
+script, and asks for no referrer, so the token in the page's URL never leaves it.
 """
 
 from __future__ import annotations
@@ -39,12 +39,14 @@ SECURITY_HEADERS = [
     (b"referrer-policy", b"no-referrer"),
     (b"cache-control", b"no-store"),
     (b"x-frame-options", b"DENY"),
+    # only the inspector's own script runs, whatever a server's text slips into the page
+    (
+        b"content-security-policy",
+        b"default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+        b"img-src 'self' data: blob:; media-src 'self' data: blob:; connect-src 'self'; "
+        b"frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    ),
 ]
-PAGE_POLICY = (
-    b"default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-    b"img-src 'self' data: blob:; media-src 'self' data: blob:; connect-src 'self'; "
-    b"frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
-)
 
 
 class InspectorApp:
@@ -91,7 +93,7 @@ class InspectorApp:
             await _plain(send, 404, b"the inspector's page is not installed")
             return
         body = page.replace(b"{{TOKEN}}", self.guard.token.encode())
-        await _send(send, 200, body, b"text/html; charset=utf-8", policy=True)
+        await _send(send, 200, body, b"text/html; charset=utf-8")
 
     async def _static(self, scope: Scope, send: Send, name: str) -> None:
         suffix = name[name.rfind(".") :] if "." in name else ""
@@ -254,11 +256,8 @@ async def _send(
     body: bytes,
     content_type: bytes,
     *,
-    policy: bool = False,
     extra: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
     headers = [(b"content-type", content_type), *SECURITY_HEADERS, *(extra or [])]
-    if policy:
-        headers.append((b"content-security-policy", PAGE_POLICY))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
