@@ -134,36 +134,40 @@ class SharedUpstreams:
         options = homeward(peer, options)
         if not is_url(target):
             return await new(options)  # a stdio upstream: this worker's own process
-        key = self.key(session_id)
-        sealed = await self._recorded(key)
+        sealed, locked = await self._recorded(session_id)
         if sealed is not None:
             client = await self._resume(peer, session_id, sealed, target, options)
             if client is not None:
                 return client
-        client = await new(options)
         try:
+            client = await new(options)
             return await self._record(
                 peer, session_id, client, target=target, options=options, new=new
             )
         finally:
-            await self.client.delete(key + ":opening")
+            if locked:
+                await self.client.delete(self._lock(session_id))
 
-    async def _recorded(self, key: str) -> bytes | None:
-        """The recorded upstream session of `key`; when there is none, this worker takes
-        the right to open it (None), or waits for the worker that took it to record its
-        (the first requests of a session often come at once: one handshake, not one each).
-        """
+    def _lock(self, session_id: str) -> str:
+        return f"{self.key(session_id)}:opening:{self.field}"
+
+    async def _recorded(self, session_id: str) -> tuple[bytes | None, bool]:
+        """The recorded upstream session of `session_id` (and False); when there is none,
+        (None, True) once this worker took the right to open it, after waiting while
+        another worker had it (the first requests of a session often come at once: one
+        handshake, not one per worker). (None, False) when that worker did not record one
+        within `OPENING_WAIT` s (it died): this one opens its own, HSETNX still decides."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + OPENING_WAIT
-        lock = key + ":opening"
+        key, lock = self.key(session_id), self._lock(session_id)
         while True:
             sealed: bytes | None = await self.client.hget(key, self.field)
             if sealed is not None:
-                return sealed
+                return sealed, False
             if await self.client.set(lock, b"1", nx=True, px=round(OPENING_WAIT * 1000)):
-                return None
-            if loop.time() > deadline:  # the opener died: open ours (HSETNX still decides)
-                return None
+                return None, True
+            if loop.time() > deadline:
+                return None, False
             await asyncio.sleep(0.01)  # another worker's handshake is under way
 
     async def _record(
@@ -209,6 +213,7 @@ class SharedUpstreams:
             await client.resume(opened)
         except MCPError as exc:  # a revision this worker does not speak: open a new one
             logger.warning("the upstream session could not be resumed: %s", exc)
+            await self.forget(session_id, sealed)
             return None
         self._hold(peer, session_id, sealed)
         return client
