@@ -23,6 +23,8 @@ from typing import Any
 
 import httpx
 import pytest
+from mcp import ClientSession, types
+from mcp.client.streamable_http import streamable_http_client
 
 from mcpkit import Client
 from mcpkit.client.resume import OpenedSession
@@ -208,6 +210,33 @@ async def test_an_upstream_sessions_list_changed_reaches_the_client_on_any_worke
         async with asyncio.timeout(15):
             for event in heard:
                 await event.wait()
+
+
+async def official_sample(
+    context: Any, params: types.CreateMessageRequestParams
+) -> types.CreateMessageResult:
+    asked = params.messages[0].content.text  # type: ignore[union-attr]
+    answer = types.TextContent(type="text", text=f"re: {asked}")
+    return types.CreateMessageResult(role="assistant", content=answer, model="m")
+
+
+async def test_the_official_client_through_the_workers(
+    http_gateway: str, upstream_url: str
+) -> None:
+    before = await upstream_stats(upstream_url)
+    async with (
+        streamable_http_client(http_gateway) as (read, write),
+        ClientSession(read, write, sampling_callback=official_sample) as session,
+    ):
+        await session.initialize()
+        await session.call_tool("remember", {"value": "official"})
+        for n in range(3):
+            recalled = await session.call_tool("recall", {})
+            assert recalled.content[0].text == "official"  # type: ignore[union-attr]
+            asked = await session.call_tool("ask", {"question": f"o{n}"})
+            assert asked.content[0].text == f"re: o{n}"  # type: ignore[union-attr]
+        during = await upstream_stats(upstream_url)
+    assert during["initialize"] - before["initialize"] == 2  # the session's, the stats'
 
 
 async def test_a_per_request_client_through_the_workers(http_gateway: str) -> None:
