@@ -39,7 +39,8 @@ from mcpkit.runtime import MessageTransport, Peer
 from mcpkit.server import Context, Server
 
 if TYPE_CHECKING:
-    from mcpkit.server._run import HTTPAppOptions, MCPHTTPApp
+    from mcpkit.transports.http.app import MCPHTTPApp
+    from mcpkit.transports.http.options import HTTPAppOptions
 
 JSONObject = dict[str, Any]
 logger = logging.getLogger("mcpkit.gateway")
