@@ -36,8 +36,9 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
+from mcpkit.client import Client
 from mcpkit.errors import MCPError, ProtocolError
 from mcpkit.host.consent import ConsentDenied
 from mcpkit.protocol.apps import APP_MIME_TYPE, APPS_PROTOCOL_VERSION, tool_ui
@@ -317,7 +318,7 @@ class ViewBridge:
         read = await self._client().read_resource(uri)
         return read.to_wire()
 
-    def _client(self) -> Any:
+    def _client(self) -> Client:
         try:
             return self.host.servers.client(self.server)
         except (KeyError, MCPError) as exc:
@@ -355,11 +356,10 @@ class ViewBridge:
 
     def _resized(self, params: JSONObject) -> None:
         width, height = params.get("width"), params.get("height")
-        if not (_dimension(width) and _dimension(height)):
-            return
-        self.size = (float(width), float(height))
-        if self.on_size_changed is not None:
-            self.on_size_changed(*self.size)
+        if _dimension(width) and _dimension(height):  # anything else is ignored
+            self.size = (float(width), float(height))
+            if self.on_size_changed is not None:
+                self.on_size_changed(*self.size)
 
     def _response(self, message: JSONObject) -> None:
         settle = self._pending.pop(message["id"], None) if type(message["id"]) is int else None
@@ -422,7 +422,7 @@ def _error(request_id: Any, code: int, message: str) -> JSONObject:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
-def _dimension(value: Any) -> bool:
+def _dimension(value: Any) -> TypeGuard[float]:
     return type(value) in (int, float) and math.isfinite(value) and value >= 0
 
 

@@ -54,6 +54,7 @@ __all__ = [
     "check_links",
     "client_supports_apps",
     "declares_apps",
+    "relinked",
     "tool_meta",
 ]
 
@@ -151,7 +152,7 @@ def add_app(
         item = contents_item(uri, source, APP_MIME_TYPE)
         item["_meta"] = meta
         result: JSONObject | None = {"contents": [item]}
-        reader: Reader = lambda ctx: result  # noqa: E731
+        reader: Reader = _fixed({"contents": [item]})
         size = len(source.encode())
         default_name, default_description = _last_segment(uri), None
     elif isinstance(source, os.PathLike):
@@ -183,7 +184,8 @@ def add_app(
     )
     scopes = scope_set(options.get("scopes"))
     resource = Resource(uri, definition, reader, result, scopes)
-    return resources.registry("resource")._put(uri, resource, replace=options.get("replace", False))
+    resources.registry("resource")._put(uri, resource, replace=options.get("replace", False))
+    return resource
 
 
 def check_view_uri(uri: str) -> str:
@@ -261,6 +263,10 @@ def _permissions(value: Iterable[str] | None) -> JSONObject:
             )
         wire[key] = {}
     return wire
+
+
+def _fixed(result: JSONObject) -> Reader:
+    return lambda ctx: result
 
 
 def _stamped(read: Reader, meta: JSONObject) -> Reader:
@@ -380,3 +386,18 @@ def client_supports_apps(ctx: Context) -> bool:
     settings = extensions.get(APPS_EXTENSION) if type(extensions) is dict else None
     mime_types = settings.get("mimeTypes") if type(settings) is dict else None
     return type(mime_types) is list and APP_MIME_TYPE in mime_types
+
+
+def relinked(definition: JSONObject, uri: Callable[[str], str]) -> JSONObject:
+    """A tool definition whose view link goes through `uri` (a mount's renaming of the
+    mounted server's URIs: its view is served under the prefixed one)."""
+    meta = definition.get("_meta")
+    link = tool_ui(meta).resource_uri
+    if link is None or type(meta) is not dict:
+        return definition
+    meta = dict(meta)
+    if type(meta.get("ui")) is dict:
+        meta["ui"] = {**meta["ui"], "resourceUri": uri(link)}
+    if LEGACY_RESOURCE_URI_KEY in meta:
+        meta[LEGACY_RESOURCE_URI_KEY] = uri(link)
+    return {**definition, "_meta": meta}

@@ -24,6 +24,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mcpkit.server.apps import relinked
 from mcpkit.server.completion import Completions
 from mcpkit.server.context import Context, ServerView
 from mcpkit.server.prompts import Prompt, PromptRegistry
@@ -168,7 +169,9 @@ class Mount:
         mirrored.update(added)
 
     def _tool(self, name: str, source: Tool) -> Tool:
-        return MountedTool(source, name, self.child)
+        tool = MountedTool(source, name, self.child)
+        tool.definition = relinked(tool.definition, self.uri)  # its MCP Apps view moved too
+        return tool
 
     def _prompt(self, name: str, source: Prompt) -> Prompt:
         return MountedPrompt(source, name, self.child)

@@ -484,7 +484,15 @@ class Server:
     ) -> None:
         """Serve one connection until the peer goes away. `restored`: a handshake-era session
         agreed earlier (by another worker sharing sessions), served from its first message as
-        the worker that answered its `initialize` would (see `Connection.restore`)."""
+        the worker that answered its `initialize` would (see `Connection.restore`).
+
+        Raises ValueError (a tool's MCP Apps view is not registered), having closed the
+        transport: the client is told at once."""
+        try:
+            apps.check_links(self.tools, self.resources)
+        except ValueError:
+            await transport.close()
+            raise
         async with self.running():
             connection = Connection(self.connection_config(), rules=self.serving_rules)
             state = SessionState()
@@ -561,7 +569,8 @@ class Server:
         options.HTTPAppOptions`, and docs/http.md): path, stateless, response_mode, auth,
         max_sessions, idle_timeout, event_store, state, security (or allowed_hosts, ...),
         max_body and the other limits, http_sse, ... Raises ValueError for an option value
-        out of range, TypeError for an unknown option.
+        out of range or a tool whose MCP Apps view is not registered, TypeError for an
+        unknown option.
         """
         from mcpkit.server._run import http_app
 
@@ -578,13 +587,16 @@ class Server:
     def run(self, transport: str = "stdio", **options: Any) -> None:
         """Serve from the command line: `transport="stdio"` (the default) or `"http"`
         (uvicorn; `host="127.0.0.1"`, `port=8000`, `log_level`, and every option of
-        `http_app`). Raises ValueError for an unknown transport or option value."""
+        `http_app`). Raises ValueError for an unknown transport or option value, or a tool
+        whose MCP Apps view is not registered."""
         from mcpkit.server._run import run
 
         run(self._serving(), transport, options)
 
     def _serving(self) -> Serving:
         from mcpkit.server._run import Serving
+
+        apps.check_links(self.tools, self.resources)  # before anything listens
 
         return Serving(
             self.serve,
