@@ -96,6 +96,21 @@ async def test_progress_and_logs_arrive_as_events(mode: str) -> None:
         assert texts(await called) == ['["2","1","0"]']
 
 
+async def test_a_subscribed_resources_updates_arrive_as_events() -> None:
+    async with inspector_page() as page:
+        await page.connect(DEMO, "legacy")
+        assert await page.result("resources/subscribe", {"uri": "notes://todo"}) == {}
+        await page.result(
+            "tools/call", {"name": "write_note", "arguments": {"name": "todo", "text": "x"}}
+        )
+        updated = await page.event(
+            lambda e: (
+                e["type"] == "notification" and e["method"] == "notifications/resources/updated"
+            )
+        )
+        assert updated["params"]["uri"] == "notes://todo"
+
+
 @pytest.mark.parametrize("mode", MODES)
 async def test_the_servers_questions_are_answered_through_the_page(mode: str) -> None:
     async with inspector_page() as page:
@@ -145,6 +160,19 @@ async def test_a_question_still_open_when_the_connection_closes_is_withdrawn() -
         late = await page.http.post("/api/answer", json={"id": ask["id"], "result": {}})
         assert late.status_code == 404
         assert "error" in await called
+
+
+async def test_a_question_the_server_withdraws_is_withdrawn_from_the_page() -> None:
+    async with inspector_page() as page:
+        server = [sys.executable, str(Path(__file__).with_name("withdrawing_server.py"))]
+        await page.connect(server, "legacy")  # a request to cancel: the handshake era
+        asked = asyncio.create_task(page.result("tools/call", {"name": "ask", "arguments": {}}))
+        ask = await page.event(is_ask("elicitation/create"))
+        await page.result("tools/call", {"name": "withdraw", "arguments": {}})
+        await page.event(lambda e: e["type"] == "ask-cancelled" and e["id"] == ask["id"])
+        assert texts(await asked) == ["withdrawn"]
+        late = await page.http.post("/api/answer", json={"id": ask["id"], "result": {}})
+        assert late.status_code == 404
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -247,3 +275,27 @@ def test_page_module_is_importable_without_uvicorn_being_loaded() -> None:
     code = "import mcpkit.inspector, sys; print('uvicorn' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_run_inspector_prints_its_url_and_stops_on_ctrl_c() -> None:
+    import signal
+    import subprocess
+
+    import httpx
+
+    code = "from mcpkit.inspector import run_inspector; run_inspector(None, open_browser=False)"
+    argv = [sys.executable, "-c", code]
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    with subprocess.Popen(argv, **pipes) as process:  # type: ignore[call-overload]
+        try:
+            line = process.stdout.readline()
+            assert line.startswith("mcpkit inspector: http://127.0.0.1:"), line
+            url = line.split(": ", 1)[1].strip()
+            assert "?token=" in url
+            state = httpx.get(url.replace("/?", "/api/state?"), timeout=30).json()
+            assert state["connected"] is False
+            process.send_signal(signal.SIGINT)
+            assert process.wait(30) == 0
+            assert "Traceback" not in process.stderr.read()
+        finally:
+            process.kill()

@@ -75,7 +75,7 @@ class Connection:
         history: History,
         client_options: JSONObject | None = None,
         resolve: Callable[[str], Any] = default_resolve,
-        oauth: bool = True,
+        oauth: bool | Callable[[], Any] = True,
     ) -> None:
         self.history = history
         self.asks = Asks(history.publish)
@@ -176,14 +176,7 @@ class Connection:
         http = options.get("http")
         if options.get("auth") is not None or (http is not None and (http.auth or http.headers)):
             return  # the caller brought credentials
-        from mcpkit.auth.client import Browser, ClientMetadata, FileStore, OAuth
-
-        oauth = OAuth(
-            metadata=ClientMetadata(client_name="mcpkit inspector"),
-            store=FileStore(),
-            approval=Browser(),
-            login=True,
-        )
+        oauth = self._oauth() if callable(self._oauth) else _default_oauth()
         if await oauth.prepare(url) is not None:
             options["auth"] = oauth
 
@@ -244,6 +237,18 @@ class Connection:
     async def close(self) -> None:
         async with self._lock:
             await self._close()
+
+
+def _default_oauth() -> Any:
+    """`mcpkit list`'s OAuth: tokens in the user's store, a login in the browser."""
+    from mcpkit.auth.client import Browser, ClientMetadata, FileStore, OAuth
+
+    return OAuth(
+        metadata=ClientMetadata(client_name="mcpkit inspector"),
+        store=FileStore(),
+        approval=Browser(),
+        login=True,
+    )
 
 
 def _ignore_progress(progress: float, total: float | None, message: str | None) -> None:

@@ -36,7 +36,8 @@ class Inspector:
     session's messages are written to (JSON lines, docs/inspector.md). `client_options`:
     keyword arguments for the `Client` (timeout, env, http=HTTPOptions(...), ...). `oauth`:
     log in to a protected HTTP server with `mcpkit.auth.client.OAuth` (stored tokens, else
-    the browser) unless the options bring credentials.
+    the browser) unless the options bring credentials; False never does; a callable returns
+    the `OAuth` to use for each connection.
     """
 
     def __init__(
@@ -47,7 +48,7 @@ class Inspector:
         record: Path | str | None = None,
         client_options: JSONObject | None = None,
         resolve: Callable[[str], Any] | None = None,
-        oauth: bool = True,
+        oauth: bool | Callable[[], Any] = True,
     ) -> None:
         self.target = target
         self.mode = mode
