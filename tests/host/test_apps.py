@@ -2,7 +2,8 @@
 never reach a model (the host's list, a public-name call, the agent's request to its
 provider), a tool's view loads with its declared sandbox, and the view bridge answers the
 view as the 2026-01-26 text says, refusing what it must (each refusal is checked by the
-server's own count of the calls it ran)."""
+server's own count of the calls it ran). A FastMCP 4.1.6 server's app (declared with its own
+helpers, tests/host/fastmcp_apps_server.py) goes through the same Host and bridge."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from mcpkit.host.consent import Approval, ApprovalRequest
 from mcpkit.host.providers import ScriptedProvider
 
 SERVER = str(Path(__file__).with_name("apps_server.py"))
+FASTMCP_APPS = Path(__file__).with_name("fastmcp_apps_server.py")
 
 
 def config(*names: str) -> dict[str, Any]:
@@ -370,3 +372,30 @@ async def test_teardown_waits_for_the_views_answer() -> None:
         assert sent["method"] == "ui/resource-teardown" and sent["params"] == {"reason": "closed"}
         await bridge.receive({"jsonrpc": "2.0", "id": sent["id"], "result": {}})
         assert (await waiting)["result"] == {}
+
+
+# -- a FastMCP server's app -------------------------------------------------------------------
+
+
+@pytest.mark.interop
+async def test_a_fastmcp_servers_app_through_our_host_and_bridge() -> None:
+    from tests.peers import fastmcp_python
+
+    entry = {"command": str(fastmcp_python()), "args": [str(FASTMCP_APPS)]}
+    answers = Answers()
+    async with Host({"mcpServers": {"fm": entry}}, approve=answers) as host:
+        names = {tool.name for tool in await host.tools.list()}
+        assert names == {"fm__show", "fm__secret"}  # `nudge` is for its views only
+        view = await load_view(host, "fm", "show")
+        assert view is not None and "fastmcp board" in view.html
+        assert view.csp == {"connectDomains": ["https://api.fm.example"]}
+        assert view.prefers_border is True
+        bridge = ViewBridge(host, "fm", Posted(), tool=await host.tools.server_tool("fm", "show"))
+        result = await initialize(bridge)
+        assert result["hostContext"]["toolInfo"]["tool"]["name"] == "show"
+        answer = await call(bridge, "nudge")
+        assert answer["result"]["content"][0]["text"] == "fm: nudged"
+        answer = await call(bridge, "secret")
+        assert answer["error"]["code"] == REFUSED
+        assert [r.details.get("tool") for r in answers.asked] == ["nudge"]
+        assert await counts(host, "fm") == {"nudge": 1}
