@@ -25,6 +25,7 @@ EXTRA_OF: dict[str, str] = {
     "openai": "openai",
     "platformdirs": "host",
     "prompt_toolkit": "host",
+    "watchfiles": "watch",
 }
 
 

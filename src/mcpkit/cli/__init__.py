@@ -10,6 +10,13 @@
     mcpkit servers [--config mcp.json]           the servers of a configuration, their state
     mcpkit chat [--config mcp.json]              chat with a model that uses those servers
     mcpkit login URL / mcpkit logout URL         OAuth: store (or forget) tokens for a server
+    mcpkit inspect [TARGET]                      the web inspector (a local page, token in its URL)
+    mcpkit inspect TARGET --json [--diff OLD]    a report of the server; what changed since OLD
+    mcpkit inspect TARGET --replay FILE          re-send a recorded session, report what differs
+    mcpkit dev app.py                            the server, restarted on change, in the inspector
+    mcpkit install CLIENT app.py                 add it to Claude, Cursor, VS Code, Gemini, Goose
+    mcpkit completion bash|zsh|fish              a shell completion script
+    mcpkit --version                             the version and the protocol revisions spoken
 
 TARGET is a URL, a Python file, or a command line ("npx server"). A Python file that imports
 mcpkit is served with `mcpkit run`; any other (a server of the official SDK, FastMCP or no SDK
@@ -33,6 +40,8 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from mcpkit.cli.exits import EXIT_CONNECTION, EXIT_PROTOCOL, EXIT_TOOL_ERROR, EXIT_USAGE
+from mcpkit.cli.install import add_parser as add_install_command
+from mcpkit.cli.options import TARGET_HELP, add_target_options
 from mcpkit.cli.proxy import add_parser as add_proxy_command
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a tool the pipe ended
@@ -41,12 +50,48 @@ __all__ = ["EXIT_CONNECTION", "EXIT_PROTOCOL", "EXIT_TOOL_ERROR", "EXIT_USAGE", 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from mcpkit.cli.auth import add_credential_options, add_login_commands
+    from mcpkit.cli.auth import add_login_commands
+    from mcpkit.cli.inspect import add_parser as add_inspect_command
 
     parser = argparse.ArgumentParser(prog="mcpkit", description=__doc__.splitlines()[0])
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    parser.add_argument(
+        "--version", action=_Version, nargs=0, help="the version and the protocol revisions"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
+    _add_run(commands)
+    _add_talking(commands)
+    _add_host_commands(commands)
+    add_login_commands(commands)
+    add_proxy_command(commands)
+    add_inspect_command(commands)
+    _add_dev(commands)
+    add_install_command(commands)
+    completion = commands.add_parser("completion", help="print a shell completion script")
+    completion.add_argument("shell", choices=["bash", "zsh", "fish"])
+    return parser
 
+
+class _Version(argparse.Action):
+    """--version, printed as written (argparse's own action would re-wrap the lines)."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        print(_version())
+        parser.exit()
+
+
+def _version() -> str:
+    from mcpkit._version import __version__
+    from mcpkit.types.versions import HANDSHAKE_VERSIONS, PER_REQUEST_VERSIONS
+
+    return (
+        f"mcpkit {__version__}\n"
+        f"protocol revisions: {', '.join(HANDSHAKE_VERSIONS)} (handshake era); "
+        f"{', '.join(PER_REQUEST_VERSIONS)} (per-request era)"
+    )
+
+
+def _add_run(commands: Any) -> None:
     run = commands.add_parser("run", help="serve a Server from a file or module")
     run.add_argument("app", help="FILE[:OBJ] or MODULE[:OBJ]")
     run.add_argument("--transport", default="stdio", choices=["stdio", "http"])
@@ -59,30 +104,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers", type=int, default=1, help="HTTP: worker processes on the port (needs --redis)"
     )
 
+
+def _add_talking(commands: Any) -> None:
     def talking(
         name: str, help_text: str, action: list[str] | None = None
     ) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text)
         if action is not None:  # `mcpkit task ACTION TARGET ...`
             sub.add_argument("action", choices=action)
-        sub.add_argument(
-            "target",
-            help="URL, command line, or Python file (an mcpkit server, or a stdio server "
-            "written with the official SDK, FastMCP or no SDK at all)",
-        )
-        sub.add_argument("--json", action="store_true", help="print JSON for scripts")
-        sub.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
-        sub.add_argument(
-            "--env", action="append", default=[], metavar="KEY=VALUE", help="for a command"
-        )
-        sub.add_argument("--cwd", help="working directory for a command")
-        sub.add_argument(
-            "--mode",
-            default="auto",
-            help="protocol era: auto (probe, then fall back), handshake (initialize), "
-            "per-request (no handshake), or one per-request version such as 2026-07-28",
-        )
-        add_credential_options(sub)
+        sub.add_argument("target", help=TARGET_HELP)
+        add_target_options(sub)
         return sub
 
     listing = talking("list", "list tools (and resources, templates, prompts)")
@@ -103,6 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     task = talking("task", "look at, wait for, or cancel a task", ["get", "result", "cancel"])
     task.add_argument("task_id", metavar="ID")
+
+
+def _add_host_commands(commands: Any) -> None:
     servers = commands.add_parser(
         "servers", help="start the servers of a configuration (mcp.json) and show their state"
     )
@@ -128,9 +162,28 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument(
         "--headless", action="store_true", help="OAuth logins without a browser (dev servers)"
     )
-    add_login_commands(commands)
-    add_proxy_command(commands)
-    return parser
+
+
+def _add_dev(commands: Any) -> None:
+    dev = commands.add_parser(
+        "dev", help="run a server, restart it when a file changes, with the inspector on it"
+    )
+    dev.add_argument("app", help="FILE.py[:OBJ]")
+    dev.add_argument("--port", type=int, default=0, help="the inspector's port (default: any)")
+    dev.add_argument("--no-browser", action="store_true", help="do not open the browser")
+    dev.add_argument(
+        "--no-inspector", action="store_true", help="only run and reload the server (stdio)"
+    )
+    dev.add_argument(
+        "--watch",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="folders to watch (default: the app's folder)",
+    )
+    dev.add_argument(
+        "--server-port", type=int, default=8000, help="--no-inspector: the HTTP port to serve on"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -157,32 +210,84 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _dispatch(args: Any, run_command: Callable[[Any], Coroutine[Any, Any, int]]) -> int:
-    if args.command == "run":
-        from mcpkit.cli.loading import load_server
-
-        server = load_server(args.app)
-        if args.transport == "http":
-            _run_http(server, args)
-        else:
-            server.run()
-        return 0
-    if args.command == "proxy":
-        from mcpkit.cli import proxy
-
-        return proxy.serve(args)
-    if args.command == "servers":
-        from mcpkit.cli.servers import list_servers
-
-        return asyncio.run(list_servers(args))
-    if args.command == "chat":
-        from mcpkit.cli.chat import chat
-
-        return asyncio.run(chat(args))
-    if args.command in ("login", "logout"):
-        from mcpkit.cli import auth
-
-        return asyncio.run(auth.login(args)) if args.command == "login" else auth.logout(args)
+    handler = _HANDLERS.get(args.command)
+    if handler is not None:
+        return handler(args)
     return asyncio.run(run_command(args))
+
+
+def _run(args: Any) -> int:
+    from mcpkit.cli.loading import load_server
+
+    server = load_server(args.app)
+    if args.transport == "http":
+        _run_http(server, args)
+    else:
+        server.run()
+    return 0
+
+
+def _proxy(args: Any) -> int:
+    from mcpkit.cli import proxy
+
+    return proxy.serve(args)
+
+
+def _servers(args: Any) -> int:
+    from mcpkit.cli.servers import list_servers
+
+    return asyncio.run(list_servers(args))
+
+
+def _chat(args: Any) -> int:
+    from mcpkit.cli.chat import chat
+
+    return asyncio.run(chat(args))
+
+
+def _login(args: Any) -> int:
+    from mcpkit.cli import auth
+
+    return asyncio.run(auth.login(args)) if args.command == "login" else auth.logout(args)
+
+
+def _install(args: Any) -> int:
+    from mcpkit.cli import install
+
+    return install.run(args)
+
+
+def _inspect(args: Any) -> int:
+    from mcpkit.cli import inspect
+
+    return inspect.run(args)
+
+
+def _dev(args: Any) -> int:
+    from mcpkit.cli import dev
+
+    return dev.run(args)
+
+
+def _completion(args: Any) -> int:
+    from mcpkit.cli.completion import script
+
+    sys.stdout.write(script(args.shell, build_parser()))
+    return 0
+
+
+_HANDLERS: dict[str, Callable[[Any], int]] = {
+    "run": _run,
+    "proxy": _proxy,
+    "servers": _servers,
+    "chat": _chat,
+    "login": _login,
+    "logout": _login,
+    "install": _install,
+    "inspect": _inspect,
+    "dev": _dev,
+    "completion": _completion,
+}
 
 
 def _run_http(server: Any, args: Any) -> None:
