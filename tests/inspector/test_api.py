@@ -294,8 +294,18 @@ def test_run_inspector_prints_its_url_and_stops_on_ctrl_c() -> None:
             assert "?token=" in url
             state = httpx.get(url.replace("/?", "/api/state?"), timeout=30).json()
             assert state["connected"] is False
-            process.send_signal(signal.SIGINT)
-            assert process.wait(30) == 0
+            with httpx.stream("GET", url.replace("/?", "/api/events?"), timeout=30) as events:
+                assert next(events.iter_lines()).startswith("data: ")  # a tab is open
+                process.send_signal(signal.SIGINT)
+                assert process.wait(30) == 0  # uvicorn did not wait for the stream to end
             assert "Traceback" not in process.stderr.read()
         finally:
             process.kill()
+
+
+async def test_the_target_given_is_connected_once_serving() -> None:
+    async with inspector_page(target=DEMO, mode="legacy") as page:
+        if not page.inspector.state()["connected"]:
+            await page.event(lambda e: e["type"] == "state" and e["connected"])
+        state = (await page.http.get("/api/state")).json()
+        assert (state["mode"], state["server"]["era"]) == ("legacy", "handshake")

@@ -23,6 +23,7 @@ from mcpkit.inspector.history import History
 
 JSONObject = dict[str, Any]
 LOOPBACK = "127.0.0.1"
+GRACE = 3  # seconds a request still running (a slow tool call) may take once stopping
 
 
 class Inspector:
@@ -87,7 +88,13 @@ class Inspector:
 
         sock = _listening_socket(port)
         self.guard.port = sock.getsockname()[1]
-        config = uvicorn.Config(self.app, log_level="warning", lifespan="off", ws="none")
+        config = uvicorn.Config(
+            self.app,
+            log_level="warning",
+            lifespan="off",
+            ws="none",
+            timeout_graceful_shutdown=GRACE,
+        )
         server = uvicorn.Server(config)
         self._server_task = asyncio.create_task(server.serve(sockets=[sock]))
         initial = None
