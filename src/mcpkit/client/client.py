@@ -193,6 +193,13 @@ class Client(ClientCore):
     async def list_all_tools(self, *, max_pages: int | None = None) -> list[Tool]:
         return [tool async for tool in self.iter_tools(max_pages=max_pages)]
 
+    async def learn_tool(self, name: str) -> None:
+        """Make sure tool `name`'s definition is known before a raw `request("tools/call")`
+        (a proxy's): over 2026-07-28 HTTP its Mcp-Param headers come from it. Lists the
+        tools once for this generation when it is not known; a failure to list is logged."""
+        if not self._catalog.knows(name):
+            await asyncio.wait([self._catalog.fetch(self.list_all_tools)])
+
     @overload
     async def call_tool(
         self,

@@ -33,6 +33,7 @@ import orjson
 
 from mcpkit.errors import INTERNAL_ERROR, InvalidParams, ProtocolError
 from mcpkit.gateway.downstream import relay_options
+from mcpkit.server.asks import INPUT_KEY_META
 
 if TYPE_CHECKING:
     from mcpkit.gateway.upstreams import Link, Upstreams
@@ -60,12 +61,16 @@ class PendingCall:
         self.asks: asyncio.Queue[str] = asyncio.Queue()  # keys of new asks, in order
         self.open: dict[str, tuple[JSONObject, asyncio.Future[JSONObject]]] = {}
         self.count = 0
+        self.keys: set[str] = set()  # the upstream's own keys used so far
+        self.given: JSONObject = {}  # answers sent before their ask (by key)
         self.expiry: asyncio.TimerHandle | None = None
 
     async def ask(self, method: str, params: JSONObject | None) -> JSONObject:
-        """The upstream asks: wait for the downstream client's answer in its next round."""
-        self.count += 1
-        key = f"proxy-{self.count}"
+        """The upstream asks: the answer given for its key already, else the downstream
+        client's answer in its next round."""
+        key, params = self._key(params)
+        if key in self.given:  # answered before it was asked (inputResponses by key)
+            return self.given.pop(key)
         request: JSONObject = {"method": method}
         if params is not None:
             request["params"] = params
@@ -76,6 +81,22 @@ class PendingCall:
             return await answer
         finally:
             self.open.pop(key, None)
+
+    def _key(self, params: JSONObject | None) -> tuple[str, JSONObject | None]:
+        """The ask's key: the one an mcpkit upstream named it by (`INPUT_KEY_META`), else
+        "proxy-N"; and its params without that name."""
+        self.count += 1
+        meta = params.get("_meta") if params is not None else None
+        named = meta.get(INPUT_KEY_META) if type(meta) is dict else None
+        if params is not None and type(meta) is dict and INPUT_KEY_META in meta:
+            rest = {k: v for k, v in meta.items() if k != INPUT_KEY_META}
+            params = {k: v for k, v in params.items() if k != "_meta"}
+            if rest:
+                params["_meta"] = rest
+        if type(named) is str and named not in self.open and named not in self.keys:
+            self.keys.add(named)
+            return named, params
+        return f"proxy-{self.count}", params
 
 
 class Lease:
@@ -104,12 +125,20 @@ class InputBridge:
         self._background: set[asyncio.Task[None]] = set()
 
     async def start(
-        self, declared: JSONObject, principal: str | None, call: Callable[[Link], Any]
+        self,
+        declared: JSONObject,
+        principal: str | None,
+        call: Callable[[Link], Any],
+        given: Any = None,
     ) -> PendingCall:
         """Lease a session for a client that `declared` these capabilities and start
-        `call(link)` (a coroutine: the upstream request) on it."""
+        `call(link)` (a coroutine: the upstream request) on it; `given`: inputResponses
+        sent with the first round (a stateless client answering by key before it is asked).
+        Raises InvalidParams for `given` that is not an object of objects."""
+        given = _responses(given)
         lease = await self._lease(declared)
         pending = PendingCall(secrets.token_urlsafe(24), principal, lease)
+        pending.given.update(given)
         lease.current = pending
         assert lease.link is not None
         pending.task = asyncio.ensure_future(call(lease.link))
@@ -123,13 +152,11 @@ class InputBridge:
         pending = self.pending.get(token) if type(token) is str else None
         if pending is None or pending.principal != principal:
             raise InvalidParams("Invalid params: requestState is unknown or expired")
-        if responses is None:
-            responses = {}
-        if type(responses) is not dict or any(type(v) is not dict for v in responses.values()):
-            raise InvalidParams("Invalid params: inputResponses must be an object of objects")
+        responses = _responses(responses)
         for key, (_request, answer) in list(pending.open.items()):
             if key in responses and not answer.done():
-                answer.set_result(responses[key])
+                answer.set_result(responses.pop(key))
+        pending.given.update(responses)  # for asks still to come; unknown keys are ignored
         return pending
 
     async def next_round(self, pending: PendingCall) -> JSONObject:
@@ -155,6 +182,7 @@ class InputBridge:
         pending.expiry = asyncio.get_running_loop().call_later(
             self.ttl, lambda: self._in_background(self.finish(pending))
         )
+        self._new_token(pending)
         return {
             "resultType": "input_required",
             "inputRequests": requests,
@@ -174,6 +202,13 @@ class InputBridge:
             await self._close(lease)
             return
         self._give_back(lease)
+
+    def _new_token(self, pending: PendingCall) -> None:
+        """Each round its own requestState: a retry continues the round it answers, and a
+        replay of an older round's state is refused."""
+        self.pending.pop(pending.token, None)
+        pending.token = secrets.token_urlsafe(24)
+        self.pending[pending.token] = pending
 
     async def aclose(self) -> None:
         for pending in list(self.pending.values()):
@@ -219,3 +254,12 @@ class InputBridge:
         if pending.expiry is not None:
             pending.expiry.cancel()
             pending.expiry = None
+
+
+def _responses(given: Any) -> JSONObject:
+    """inputResponses as sent (None: none). Raises InvalidParams unless an object of objects."""
+    if given is None:
+        return {}
+    if type(given) is not dict or any(type(v) is not dict for v in given.values()):
+        raise InvalidParams("Invalid params: inputResponses must be an object of objects")
+    return dict(given)

@@ -24,13 +24,21 @@ from mcpkit.errors import (
     ConnectionClosed,
     InvalidParams,
     LocalProtocolViolation,
+    MCPError,
+    ProtocolError,
     RequestTimeout,
 )
 from mcpkit.gateway.asking import InputBridge, asks_input
 from mcpkit.gateway.limits import UpstreamGuard, UpstreamLimits
 from mcpkit.gateway.resume import sharing
+from mcpkit.gateway.tool_headers import ToolHeaders
 from mcpkit.gateway.upstreams import Link, Upstreams, unreachable
-from mcpkit.gateway.wire import downstream_result, progress_token, upstream_params
+from mcpkit.gateway.wire import (
+    downstream_error,
+    downstream_result,
+    progress_token,
+    upstream_params,
+)
 from mcpkit.protocol import Prepared, RequestReceived
 from mcpkit.protocol.per_request import INPUT_REQUIRED_METHODS
 from mcpkit.protocol.snapshot import SessionSnapshot
@@ -74,6 +82,7 @@ class ProxyServer(Server):
     def __init__(self, target: Any, options: ClientOptions) -> None:
         self.upstreams = Upstreams(target, options)
         self.bridge = InputBridge(self.upstreams)
+        self.tool_headers = ToolHeaders()  # the Mcp-Param headers its HTTP endpoint checks
         self._upstream_capabilities: JSONObject = {}
         self.share_upstream = False  # True: every session uses the shared upstream client
         super().__init__("proxy", lifespan=_connected)
@@ -91,6 +100,7 @@ class ProxyServer(Server):
     def http_app(self, **options: Unpack[HTTPAppOptions]) -> MCPHTTPApp:
         """As `Server.http_app`; with a shared `state` (several workers), HTTP upstream
         sessions follow their downstream session from worker to worker (resume.py)."""
+        options.setdefault("tool_headers", self.tool_headers)  # the upstream's tools'
         app = super().http_app(**options)
         self.share_upstreams(options)
         return app
@@ -98,6 +108,7 @@ class ProxyServer(Server):
     def run(self, transport: str = "stdio", **options: Any) -> None:
         """As `Server.run`; over HTTP with a shared `state`, as `http_app`."""
         if transport == "http":
+            options.setdefault("tool_headers", self.tool_headers)  # the upstream's tools'
             self.share_upstreams(options)
         super().run(transport, **options)  # type: ignore[call-overload]
 
@@ -105,6 +116,17 @@ class ProxyServer(Server):
         """Share HTTP upstream sessions through the `state` of an HTTP app's `options`, when
         it is shared (see resume.py); else keep them in this process."""
         self.upstreams.sharing = sharing(options, self.request_state().keys, self.upstreams.name)
+
+    async def _learn_tools(self, link: Link) -> None:
+        """List the upstream's tools once at start: their Mcp-Param headers (`ToolHeaders`)."""
+        if "tools" not in link.client.server_capabilities:
+            return
+        try:
+            tools = await link.client.list_all_tools()
+        except MCPError as exc:  # learned from the first listing a client asks for instead
+            logger.warning("could not list the upstream's tools: %s", exc)
+            return
+        self.tool_headers.learn([tool.to_wire() for tool in tools])
 
     def capabilities(self) -> JSONObject:
         """The upstream's capabilities as it declared them (known once the proxy runs)."""
@@ -126,6 +148,8 @@ class ProxyServer(Server):
     def _shared_notification(self, method: str, params: JSONObject | None) -> None:
         """What the shared upstream says, for 2026-07-28 clients' `subscriptions/listen`."""
         if method.endswith("/list_changed"):
+            if method == "notifications/tools/list_changed":
+                self.tool_headers.forget()
             self.subscriptions.publish(method)
         elif method == "notifications/resources/updated" and params is not None:
             uri = params.get("uri")
@@ -141,7 +165,15 @@ class ProxyServer(Server):
 
     async def forward(self, ctx: Context) -> JSONObject:
         """Serve a forwarded request (`FORWARDED`) upstream. Raises ProtocolError as the
-        upstream answered, or -32603 when it could not be reached (`unreachable`)."""
+        upstream answered (in the downstream client's era: `downstream_error`), or -32603
+        when it could not be reached (`unreachable`)."""
+        try:
+            return await self._forward(ctx)
+        except ProtocolError as exc:
+            upstream_era = self.upstreams.shared.client.era
+            raise downstream_error(exc, ctx.envelope is not None, upstream_era) from None
+
+    async def _forward(self, ctx: Context) -> JSONObject:
         name = self.upstreams.name
         per_request = ctx.envelope is not None
         if per_request and self._bridged(ctx):
@@ -183,17 +215,19 @@ class ProxyServer(Server):
     async def _bridge_round(self, ctx: Context) -> JSONObject:
         params, bridge = ctx.params, self.bridge
         principal = principal_id(ctx.principal)
-        if "requestState" in params or "inputResponses" in params:
-            token, answers = params.get("requestState"), params.get("inputResponses")
-            pending = bridge.resume(token, principal, answers)
-        else:
+        answers = params.get("inputResponses")
+        if "requestState" in params:
+            pending = bridge.resume(params.get("requestState"), principal, answers)
+        else:  # a first round, maybe answering by key already (a stateless client)
             method, sent = ctx.request.method, upstream_params(params, keep_envelope=False)
+            if sent is not None and "inputResponses" in sent:
+                sent = {key: value for key, value in sent.items() if key != "inputResponses"}
             progress = _progress_relay(ctx)
 
             def call(link: Link) -> Awaitable[JSONObject]:
                 return link.client.request(method, sent, on_progress=progress)
 
-            pending = await bridge.start(ctx.client_capabilities, principal, call)
+            pending = await bridge.start(ctx.client_capabilities, principal, call, answers)
         answer = await bridge.next_round(pending)
         self.upstreams.guard.check_size(answer, self.upstreams.name)
         return answer
@@ -208,6 +242,8 @@ class ProxyServer(Server):
         if method in ("resources/subscribe", "resources/unsubscribe") and upstream_per_request:
             return await _listen_for(link, method, ctx.params.get("uri"))
         params = upstream_params(ctx.params, keep_envelope=per_request and upstream_per_request)
+        if method == "tools/call" and upstream_per_request:
+            await client.learn_tool(str(ctx.params.get("name")))  # its Mcp-Param headers
         raw = await client.request(
             method,
             params,
@@ -216,6 +252,8 @@ class ProxyServer(Server):
             input_required="return" if per_request else "answer",
         )
         self.upstreams.guard.check_size(raw, self.upstreams.name)
+        if method == "tools/list":
+            self.tool_headers.learn(raw.get("tools"))
         return downstream_result(raw, per_request=per_request)
 
 
@@ -256,7 +294,9 @@ async def _connected(server: Server) -> AsyncIterator[None]:
     assert isinstance(server, ProxyServer)
     upstreams = server.upstreams
     try:
-        server._adopt(await upstreams.open_shared(server._shared_notification))
+        link = await upstreams.open_shared(server._shared_notification)
+        server._adopt(link)
+        await server._learn_tools(link)
         yield None
     finally:
         await server.bridge.aclose()

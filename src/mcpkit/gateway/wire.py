@@ -7,6 +7,9 @@ and relays it) and, unless both sides speak 2026-07-28, the per-request envelope
 2026-07-28 sides the downstream client's capabilities and log level stay in the envelope, so
 the upstream asks for input (input_required) only what the downstream client can answer.
 
+An error answer goes back as it came, except where the eras disagree on its code: a
+handshake-era upstream's -32002 (resource not found) is -32602 for a 2026-07-28 client.
+
 A result going back to a handshake-era client loses what only 2026-07-28 results carry
 (`resultType`, `ttlMs`, `cacheScope`, the server's identity in `_meta`); a 2026-07-28 client
 gets them stamped by the proxy's own server when the upstream did not send them.
@@ -15,6 +18,9 @@ gets them stamped by the proxy's own server when the upstream did not send them.
 from __future__ import annotations
 
 from typing import Any
+
+from mcpkit.client import Era
+from mcpkit.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, ProtocolError
 
 JSONObject = dict[str, Any]
 
@@ -62,3 +68,11 @@ def downstream_result(result: JSONObject, *, per_request: bool) -> JSONObject:
         else:
             del out["_meta"]
     return out
+
+
+def downstream_error(error: ProtocolError, per_request: bool, upstream: Era) -> ProtocolError:
+    """An upstream `error` answer as the downstream client's era has it (`per_request`: a
+    2026-07-28 client; `upstream`: the upstream's era)."""
+    if per_request and upstream is Era.HANDSHAKE and error.code == RESOURCE_NOT_FOUND:
+        return ProtocolError(INVALID_PARAMS, error.message, error.data)
+    return error

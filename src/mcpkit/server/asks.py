@@ -19,6 +19,9 @@ from mcpkit.protocol.per_request import missing_capability
 JSONObject = dict[str, Any]
 logger = logging.getLogger("mcpkit.server")
 
+# Where a handshake-era request carries its ask's own key (`key=`), so that a bridge to a
+# 2026-07-28 client (mcpkit proxy) names its input_required ask as this server would.
+INPUT_KEY_META = "mcpkit/inputKey"
 # The key prefix of each kind of ask ("elicit-1", "sample-2", "roots-3").
 _KEY_PREFIX = {
     "elicitation/create": "elicit",
@@ -50,6 +53,14 @@ class Ask:
     parse: Callable[[JSONObject], Any]
     needs: Callable[[JSONObject], JSONObject | None]
     key: str | None = None
+
+    def handshake_params(self) -> JSONObject | None:
+        """The params of its handshake-era request: with its own key (if any) in `_meta`."""
+        if self.key is None:
+            return self.params
+        params = dict(self.params or {})
+        params["_meta"] = {**(params.get("_meta") or {}), INPUT_KEY_META: self.key}
+        return params
 
     def request(self) -> JSONObject:
         """The InputRequest object (method and params)."""

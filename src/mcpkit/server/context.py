@@ -467,7 +467,8 @@ class Context:
     async def _send(self, ask: Ask) -> JSONObject:
         # Handshake era: a real request. The connection refuses (CapabilityNotDeclared) what
         # the client did not declare.
-        return await self.peer.request(ask.method, ask.params, related_id=self.request.id)
+        params = ask.handshake_params()
+        return await self.peer.request(ask.method, params, related_id=self.request.id)
 
 
 # The answers as models (`answers` imports pydantic: only once something is asked).
