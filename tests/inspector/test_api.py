@@ -248,13 +248,23 @@ async def test_history_and_recording(tmp_path: Path) -> None:
 
 async def test_a_server_of_an_mcpservers_file(tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
-    entry = {"command": DEMO[0], "args": DEMO[1:]}
+    entry = {"command": DEMO[0], "args": DEMO[1:], "roots": ["file:///configured"]}
     config.write_bytes(orjson.dumps({"mcpServers": {"demo": entry}}))
     async with inspector_page() as page:
         state = await page.connect(f"{config}#demo")
         assert state["server"]["info"]["name"] == "demo"
+        roots = await page.result("tools/call", {"name": "roots", "arguments": {}})
+        assert texts(roots) == ['["file:///configured"]']  # the entry's roots, nobody asked
         missing = await page.post("/api/connect", {"target": f"{config}#nope", "mode": "auto"})
         assert not missing["connected"] and "no server 'nope'" in missing["error"]
+
+
+async def test_a_recording_file_that_cannot_be_written_is_the_states_error(
+    tmp_path: Path,
+) -> None:
+    async with inspector_page(record=tmp_path / "no" / "such" / "folder.jsonl") as page:
+        state = await page.post("/api/connect", {"target": DEMO, "mode": "auto"})
+        assert not state["connected"] and "folder.jsonl" in state["error"]
 
 
 async def test_a_server_that_goes_away_is_reported() -> None:

@@ -126,8 +126,8 @@ class Connection:
             await self._close()
             self.target = target if isinstance(target, str) else " ".join(target)
             self.mode, self.error, self.headers = mode, None, {}
-            self.history.start({"target": self.target, "mode": mode})
             try:
+                self.history.start({"target": self.target, "mode": mode})
                 self._client = await self._open(target, MODES[mode])
             except (MCPError, OSError, ValueError, TypeError, TimeoutError) as exc:
                 self.error = _describe(exc)
@@ -152,12 +152,17 @@ class Connection:
             await self._login(resolved, options)
         asks = self.asks
         options.setdefault("timeout", DEFAULT_TIMEOUT)
+        # the person answers sampling and elicitation; roots too, unless configured
+        options.pop("sampling", None)
+        options.pop("elicitation", None)
+        roots = options.pop("roots", None)
+        configured_mode = options.pop("mode", None)  # an HTTP+SSE entry says "handshake"
         client = InspectorClient(
             resolved,
-            mode=mode,
+            mode=configured_mode if mode == "auto" and configured_mode else mode,
             sampling=Sampling(asks.sampling, tools=True, context=True),
             elicitation=Elicitation(asks.elicitation, form=True, url=True),
-            roots=asks.roots,
+            roots=asks.roots if roots is None else roots,
             **options,
         )
         client.observer = self.history.message
