@@ -399,3 +399,29 @@ async def test_a_fastmcp_servers_app_through_our_host_and_bridge() -> None:
         assert answer["error"]["code"] == REFUSED
         assert [r.details.get("tool") for r in answers.asked] == ["nudge"]
         assert await counts(host, "fm") == {"nudge": 1}
+
+
+# -- mcpkit chat ----------------------------------------------------------------------------
+
+
+async def test_mcpkit_chat_offers_its_model_no_app_only_tool(tmp_path: Path) -> None:
+    from tests.host.fake_llm import fake_llm, openai_completion
+    from tests.host.test_chat import run_piped, write_config
+
+    config = write_config(
+        tmp_path, {"alpha": {"command": sys.executable, "args": [SERVER, "alpha"]}}
+    )
+    async with fake_llm() as fake:
+        fake.script(openai_completion("hello back"))
+        argv = [
+            sys.executable, "-m", "mcpkit", "chat", "--config", str(config),
+            "--provider", "openai", "--base-url", f"{fake.url}/v1", "--model", "gpt-test",
+            "--consent-file", str(tmp_path / "consent.json"),
+        ]  # fmt: skip
+        code, out, err = await run_piped(argv, "hello\n/tools\n/quit\n", api_key="sk-test")
+        assert code == 0, err
+        assert "model> hello back" in out
+        (first,) = (seen.body for seen in fake.requests)
+    offered = {tool["function"]["name"] for tool in first["tools"]}
+    assert offered == {"alpha__show", "alpha__model_only", "alpha__plain", "alpha__alpha_only"}
+    assert "alpha__model_only" in out and "app_only" not in out
