@@ -221,6 +221,29 @@ async def test_server_everything_over_stdio() -> None:
         await page.post("/api/answer", {"id": ask["id"], "result": reply})
         assert "hello" in " ".join(texts(await sampled))
 
+        arguments = {"url": "https://example.com/connect", "elicitationId": "e7"}
+        opened = asyncio.create_task(
+            page.result("tools/call", {"name": "trigger-url-elicitation", "arguments": arguments})
+        )
+        ask = await page.event(is_ask("elicitation/create"))
+        assert (ask["params"]["mode"], ask["params"]["url"]) == ("url", arguments["url"])
+        await page.post("/api/answer", {"id": ask["id"], "result": {"action": "accept"}})
+        assert "completed the URL elicitation" in texts(await opened)[0]
+
+        required = await page.request(
+            "tools/call",
+            {"name": "trigger-url-elicitation",
+             "arguments": {"url": "https://example.com/pay", "errorPath": True}},
+        )  # fmt: skip
+        assert required["error"]["code"] == -32042  # the URL to open is in its data
+        assert required["error"]["data"]["elicitations"][0]["url"].startswith("https://")
+
+
+async def test_a_python_file_target() -> None:
+    async with inspector_page() as page:
+        state = await page.connect(str(ROOT / "examples" / "demo_server.py"))
+        assert state["server"]["info"]["name"] == "demo"
+
 
 async def test_history_and_recording(tmp_path: Path) -> None:
     record = tmp_path / "session.jsonl"
