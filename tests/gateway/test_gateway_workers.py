@@ -162,6 +162,51 @@ async def test_a_delete_on_a_worker_that_never_forwarded_ends_the_upstream_sessi
     assert after["live"] == before["live"]
 
 
+async def test_a_worker_that_stops_leaves_the_upstream_session_to_the_others(
+    upstream_url: str,
+) -> None:
+    """A deploy: worker 1 stops (SIGTERM) while the session goes on on worker 2, with the
+    same upstream session (no DELETE from the stopping worker, no new handshake)."""
+    ports = [unused_port(), unused_port()]
+    one, two = (f"http://127.0.0.1:{port}/mcp" for port in ports)
+    with redis_server() as redis:
+        first = subprocess.Popen(proxy_worker(upstream_url, ports[0], redis, "--mode", "handshake"))
+        with processes([proxy_worker(upstream_url, ports[1], redis, "--mode", "handshake")]):
+            try:
+                for url in (one, two):
+                    wait_until_listening(url, 30)
+                before = await upstream_stats(upstream_url)
+                async with Client(one, protocol_version="2025-11-25", timeout=20) as client:
+                    await client.call_tool("remember", {"value": "water"})
+                    opened = client.opened_session()
+                    await client.detach()  # its GET stream would hold worker 1's shutdown
+                assert opened is not None
+                first.terminate()
+                assert first.wait(20) in (0, -15)  # uvicorn re-raises SIGTERM once done
+                async with Client(two, mode="per-request", timeout=20) as other:
+                    stats = await other.call_tool("stats", {})  # through the shared client
+                # The same downstream session, now on worker 2: its upstream session.
+                resumed = await Client(two, timeout=20).resume(opened)
+                try:
+                    assert text(await resumed.call_tool("recall", {})) == "water"
+                finally:
+                    await resumed.close()  # DELETE: ends it, upstream too
+                after = await upstream_stats(upstream_url)
+            finally:
+                first.kill()
+                first.wait(10)
+    during = stats.structured_content or {}
+    # While worker 1 stopped: one handshake (the session's); DELETEs only from the first
+    # stats client and worker 1's own shared upstream client, not the session's, which
+    # lives on (live: worker 2's shared client and the session).
+    assert during["initialize"] - before["initialize"] == 1
+    assert during["delete"] - before["delete"] == 2
+    assert during["live"] == 2
+    # The session's DELETE on worker 2 ended its upstream session (live: the stats client
+    # in its place).
+    assert (after["delete"] - during["delete"], after["live"]) == (1, 2)
+
+
 async def test_two_downstream_sessions_keep_apart_through_every_worker(
     http_gateway: str, upstream_url: str
 ) -> None:
