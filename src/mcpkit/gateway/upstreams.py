@@ -4,8 +4,10 @@ The policy (docs/gateway.md):
 
 - A handshake-era downstream session gets its own upstream client, opened on the session's
   first forwarded request (never one per call), reused for every later one, and closed when
-  the downstream session ends. Its sampling, elicitation and roots are the downstream
-  client's (`downstream.py`), so an upstream request reaches the client that caused it.
+  the downstream session ends. It speaks the handshake era too when the upstream speaks
+  both (mode auto), so the upstream can ask the client things on that session. Its
+  sampling, elicitation and roots are the downstream client's (`downstream.py`), so an
+  upstream request reaches the client that caused it.
 - Requests that belong to no session (2026-07-28: each carries its own envelope; a stateless
   HTTP endpoint's) share one upstream client, opened with the proxy; it also tells the proxy
   what the upstream is (name, capabilities, instructions) before the first client arrives.
@@ -35,6 +37,7 @@ from mcpkit.gateway.limits import UpstreamGuard, UpstreamLimits
 from mcpkit.gateway.listening import UpstreamListening
 from mcpkit.gateway.resume import SharedUpstreams, ended_for_good
 from mcpkit.runtime import Peer, Session
+from mcpkit.types.versions import HANDSHAKE_VERSIONS
 
 JSONObject = dict[str, Any]
 logger = logging.getLogger("mcpkit.gateway")
@@ -174,7 +177,7 @@ class Upstreams:
 
     async def _open_link(self, peer: Peer, declared: JSONObject) -> Link:
         downstream = Downstream(peer)
-        options = downstream.client_options(self.options, declared)
+        options = downstream.client_options(self._session_options(), declared)
         flooded = self.guard.metered(options.on_notification, lambda: self._cut_off(peer))
         options = _replace(options, on_notification=flooded)
         if self.sharing is not None:
@@ -182,6 +185,21 @@ class Upstreams:
         else:
             client = await self._open(options)
         return await Link(client, downstream).listen()
+
+    def _session_options(self) -> ClientOptions:
+        """A handshake-era downstream session's upstream options: in its era when the proxy
+        settles the era (auto) and the upstream speaks both, so that the upstream's requests
+        (sampling, elicitation, roots, even ones outside any call) have a session to reach
+        the client on; else the proxy's own."""
+        shared = self._shared
+        if self.options.mode not in (None, "auto") or shared is None:
+            return self.options
+        if shared.client.era is not Era.PER_REQUEST:
+            return self.options
+        supported = (shared.client.discovered or {}).get("supportedVersions")
+        if isinstance(supported, list) and any(v in HANDSHAKE_VERSIONS for v in supported):
+            return _replace(self.options, mode=Era.HANDSHAKE)
+        return self.options
 
     def _shared_flooded(self) -> None:
         logger.warning("%s floods notifications: the extra ones are dropped", self._which())
