@@ -109,7 +109,7 @@ def _add_talking(commands: Any) -> None:
     def talking(
         name: str, help_text: str, action: list[str] | None = None
     ) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help_text)
+        sub: argparse.ArgumentParser = commands.add_parser(name, help=help_text)
         if action is not None:  # `mcpkit task ACTION TARGET ...`
             sub.add_argument("action", choices=action)
         sub.add_argument("target", help=TARGET_HELP)

@@ -19,8 +19,13 @@ def width() -> int:
 
 
 def table(rows: list[tuple[str, str]], out: TextIO) -> None:
-    """Two columns: a name, and text wrapped to the terminal beside it."""
+    """Two columns: on a terminal, a name and text wrapped to the terminal's width beside
+    it; piped, one line per row, `name<TAB>text` (for grep, cut and awk, never wrapped)."""
     if not rows:
+        return
+    if not _is_terminal(out):
+        for name, text in rows:
+            out.write(f"{name}\t{' '.join(text.split())}\n")
         return
     left = min(max(len(name) for name, _ in rows), 32)
     room = max(20, width() - left - 2)
@@ -32,6 +37,13 @@ def table(rows: list[tuple[str, str]], out: TextIO) -> None:
         out.write(f"{name:<{left}}  {lines[0]}\n")
         for more in lines[1:]:
             out.write(f"{'':<{left}}  {more}\n")
+
+
+def _is_terminal(out: TextIO) -> bool:
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):  # closed, or no file at all
+        return False
 
 
 def as_json(value: Any, out: TextIO) -> None:
