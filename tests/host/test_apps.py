@@ -425,3 +425,26 @@ async def test_mcpkit_chat_offers_its_model_no_app_only_tool(tmp_path: Path) -> 
     offered = {tool["function"]["name"] for tool in first["tools"]}
     assert offered == {"alpha__show", "alpha__model_only", "alpha__plain", "alpha__alpha_only"}
     assert "alpha__model_only" in out and "app_only" not in out
+
+
+# -- the example ----------------------------------------------------------------------------
+
+
+async def test_the_chart_example_through_the_host_and_bridge() -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "apps" / "chart_server.py"
+    entry = {"command": sys.executable, "args": [str(example)]}
+    async with Host({"mcpServers": {"chart": entry}}, approve=Answers()) as host:
+        assert {tool.name for tool in await host.tools.list()} == {"chart__show_chart"}
+        view = await load_view(host, "chart", "show_chart")
+        assert view is not None and view.prefers_border is True and view.csp == {}
+        for method in ("ui/initialize", "ui/notifications/initialized", "tools/call"):
+            assert f'"{method}"' in view.html  # what its script sends, as the spec names it
+        shown = await host.tools.call_tool("chart__show_chart")
+        assert shown.structured_content == {"points": [3.0, 5.0, 2.0, 6.0]}
+        bridge = ViewBridge(host, "chart", Posted())
+        await initialize(bridge, modes=["inline"])
+        answer = await bridge.receive(
+            request("tools/call", {"name": "add_point", "arguments": {"value": 4}}, 2)
+        )
+        assert answer is not None
+        assert answer["result"]["structuredContent"] == {"points": [3.0, 5.0, 2.0, 6.0, 4.0]}
