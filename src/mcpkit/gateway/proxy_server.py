@@ -37,6 +37,7 @@ from mcpkit.gateway.wire import (
     downstream_error,
     downstream_result,
     progress_token,
+    refused_for_capability,
     upstream_params,
 )
 from mcpkit.protocol import Prepared, RequestReceived
@@ -167,11 +168,17 @@ class ProxyServer(Server):
         """Serve a forwarded request (`FORWARDED`) upstream. Raises ProtocolError as the
         upstream answered (in the downstream client's era: `downstream_error`), or -32603
         when it could not be reached (`unreachable`)."""
+        per_request = ctx.envelope is not None
         try:
-            return await self._forward(ctx)
+            result = await self._forward(ctx)
         except ProtocolError as exc:
             upstream_era = self.upstreams.shared.client.era
-            raise downstream_error(exc, ctx.envelope is not None, upstream_era) from None
+            raise downstream_error(exc, per_request, upstream_era) from None
+        if per_request and self.upstreams.shared.client.era is Era.HANDSHAKE:
+            refused = refused_for_capability(result)
+            if refused is not None:
+                raise refused
+        return result
 
     async def _forward(self, ctx: Context) -> JSONObject:
         name = self.upstreams.name

@@ -8,7 +8,9 @@ and relays it) and, unless both sides speak 2026-07-28, the per-request envelope
 the upstream asks for input (input_required) only what the downstream client can answer.
 
 An error answer goes back as it came, except where the eras disagree on its code: a
-handshake-era upstream's -32002 (resource not found) is -32602 for a 2026-07-28 client.
+handshake-era upstream's -32002 (resource not found) is -32602 for a 2026-07-28 client, and
+a tool error an mcpkit upstream marks as caused by a client capability the client did not
+declare (`MISSING_CAPABILITY_META`) is the -32021 a 2026-07-28 server answers for it.
 
 A result going back to a handshake-era client loses what only 2026-07-28 results carry
 (`resultType`, `ttlMs`, `cacheScope`, the server's identity in `_meta`); a 2026-07-28 client
@@ -21,6 +23,8 @@ from typing import Any
 
 from mcpkit.client import Era
 from mcpkit.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, ProtocolError
+from mcpkit.protocol.per_request import missing_capability
+from mcpkit.server.asks import MISSING_CAPABILITY_META
 
 JSONObject = dict[str, Any]
 
@@ -76,3 +80,13 @@ def downstream_error(error: ProtocolError, per_request: bool, upstream: Era) -> 
     if per_request and upstream is Era.HANDSHAKE and error.code == RESOURCE_NOT_FOUND:
         return ProtocolError(INVALID_PARAMS, error.message, error.data)
     return error
+
+
+def refused_for_capability(result: JSONObject) -> ProtocolError | None:
+    """The -32021 error for a handshake-era upstream's tool `result` that failed for want of
+    a client capability (marked so by an mcpkit upstream), else None."""
+    if result.get("isError") is not True:
+        return None
+    meta = result.get("_meta")
+    needed = meta.get(MISSING_CAPABILITY_META) if type(meta) is dict else None
+    return missing_capability(needed) if type(needed) is dict and needed else None

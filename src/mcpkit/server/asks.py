@@ -22,12 +22,24 @@ logger = logging.getLogger("mcpkit.server")
 # Where a handshake-era request carries its ask's own key (`key=`), so that a bridge to a
 # 2026-07-28 client (mcpkit proxy) names its input_required ask as this server would.
 INPUT_KEY_META = "mcpkit/inputKey"
+# Where a handshake-era tool error caused by a client capability the client did not declare
+# names it ({"sampling": {}}), so that such a bridge answers its client -32021 for it.
+MISSING_CAPABILITY_META = "mcpkit/missingCapability"
 # The key prefix of each kind of ask ("elicit-1", "sample-2", "roots-3").
 _KEY_PREFIX = {
     "elicitation/create": "elicit",
     "sampling/createMessage": "sample",
     "roots/list": "roots",
 }
+
+
+def capability_object(path: tuple[str, ...]) -> JSONObject:
+    """A capability path as the object declaring it: ("elicitation", "url") ->
+    {"elicitation": {"url": {}}}."""
+    found: JSONObject = {}
+    for name in reversed(path):
+        found = {name: found}
+    return found
 
 
 class InputNeeded(BaseException):

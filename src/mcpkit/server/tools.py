@@ -25,10 +25,11 @@ import types
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypedDict, TypeVar, overload
 
-from mcpkit.errors import INVALID_PARAMS, InvalidParams, ProtocolError
+from mcpkit.errors import INVALID_PARAMS, CapabilityNotDeclared, InvalidParams, ProtocolError
 from mcpkit.protocol.http_headers import HeaderPaths, InvalidHeaderAnnotation, header_paths
-from mcpkit.server.apps import tool_meta
+from mcpkit.server.apps import apps_meta, tool_meta
 from mcpkit.server.arguments import InvalidArguments
+from mcpkit.server.asks import MISSING_CAPABILITY_META, capability_object
 from mcpkit.server.context import Context, context_parameter
 from mcpkit.server.docstrings import parse_docstring
 from mcpkit.server.hints import caller_namespace, resolve_hints
@@ -303,7 +304,10 @@ class Tool:
         message = str(exc) or type(exc).__name__
         if self.defaults.expose_tracebacks:
             message += "\n\n" + "".join(traceback.format_exception(exc))
-        return error_result(message)
+        result = error_result(message)
+        if isinstance(exc, CapabilityNotDeclared):  # the client's (handshake era)
+            result["_meta"] = {MISSING_CAPABILITY_META: capability_object(exc.capability)}
+        return result
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r})"
@@ -371,6 +375,8 @@ def definition_for(definition: JSONObject, revision: str) -> JSONObject:
     """A tool definition as `revision` knows tools: fields it does not have are left out (a
     title moves into annotations.title where that exists)."""
     older = {k: v for k, v in definition.items() if _FIELD_SINCE.get(k, "") <= revision}
+    if "_meta" not in older and (kept := apps_meta(definition.get("_meta"))):
+        older["_meta"] = kept  # MCP Apps, negotiated at every revision: a host needs it
     title = definition.get("title")
     if title is not None and "title" not in older and revision >= _FIELD_SINCE["annotations"]:
         older["annotations"] = {"title": title, **older.get("annotations", {})}
