@@ -41,6 +41,7 @@ FORWARDED_NOTIFICATIONS = frozenset(
         "notifications/resources/list_changed",
         "notifications/resources/updated",
         "notifications/elicitation/complete",
+        "notifications/tasks/status",  # the session's own tasks (its own upstream session)
     }
 )
 

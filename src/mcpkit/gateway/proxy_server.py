@@ -2,11 +2,12 @@
 
 How this works: `ProxyServer` is a `Server` with no registries of its own. When it starts
 (its lifespan) it opens a shared upstream `Client(target)` and takes on what the upstream
-declared: name, version, title, instructions and capabilities (less `tasks`, which it does
-not forward yet), so clients see the upstream's surface. Each forwarded request (`FORWARDED`)
-goes to the upstream client chosen by `upstreams.py` (the session's own, or the shared one),
-with its params as they came (`wire.py`), and the upstream's answer goes back as it came:
-a tool error stays an `isError` result, an error answer stays the same JSON-RPC error (code,
+declared: name, version, title, instructions and capabilities (`tasks` in the shape of the
+client's era: gateway/tasks.py serves task calls and tasks/*), so clients see the upstream's
+surface. Each forwarded request (`FORWARDED`) goes to the upstream client chosen by
+`upstreams.py` (the session's own, or the shared one), with its params as they came
+(`wire.py`), and the upstream's answer goes back as it came: a tool error stays an `isError`
+result, an error answer stays the same JSON-RPC error (code,
 message, data). Progress from upstream goes to the downstream request's progress token; a
 downstream cancel cancels the awaiting handler and so the upstream call. Eras bridge because
 the client and the server each speak both: see docs/gateway.md for the table.
@@ -31,6 +32,7 @@ from mcpkit.errors import (
 from mcpkit.gateway.asking import InputBridge, asks_input
 from mcpkit.gateway.limits import UpstreamGuard, UpstreamLimits
 from mcpkit.gateway.resume import sharing
+from mcpkit.gateway.tasks import TASK_METHODS, ProxyTasks, capability
 from mcpkit.gateway.tool_headers import ToolHeaders
 from mcpkit.gateway.upstreams import Link, Upstreams, unreachable
 from mcpkit.gateway.wire import (
@@ -71,8 +73,8 @@ FORWARDED = frozenset(
         "logging/setLevel",
     }
 )
-# What the proxy does not carry yet, so does not declare.
-_NOT_FORWARDED_CAPABILITIES = ("tasks",)
+# Requests gateway/tasks.py may serve (tools/call: when it is, or may become, a task).
+TASKS_MAYBE = frozenset({"tools/call", *TASK_METHODS})
 # Handler notifications the user may not set: the proxy's own.
 _PROXY_OPTIONS = ("sampling", "elicitation", "roots", "on_log", "on_list_changed")
 
@@ -87,6 +89,7 @@ class ProxyServer(Server):
         self._upstream_capabilities: JSONObject = {}
         self.share_upstream = False  # True: every session uses the shared upstream client
         super().__init__("proxy", lifespan=_connected)
+        self.forwarded_tasks = ProxyTasks(self)  # task calls and tasks/* (gateway/tasks.py)
 
     async def serve(
         self, transport: MessageTransport, restored: SessionSnapshot | None = None
@@ -132,9 +135,14 @@ class ProxyServer(Server):
     def capabilities(self) -> JSONObject:
         """The upstream's capabilities as it declared them (known once the proxy runs)."""
         declared = dict(self._upstream_capabilities)
-        for name in _NOT_FORWARDED_CAPABILITIES:
-            declared.pop(name, None)
+        declared.pop("tasks", None)
+        tasks = capability(self._upstream_capabilities)
+        if tasks is not None:  # either era's tasks, as the 2025-11-25 slot (see tasks.py)
+            declared["tasks"] = tasks
         return declared
+
+    def upstream_runs_tasks(self) -> bool:
+        return capability(self._upstream_capabilities) is not None
 
     def _adopt(self, link: Link) -> None:
         """Take on the upstream's identity and capabilities (new serving rules follow)."""
@@ -148,6 +156,7 @@ class ProxyServer(Server):
 
     def _shared_notification(self, method: str, params: JSONObject | None) -> None:
         """What the shared upstream says, for 2026-07-28 clients' `subscriptions/listen`."""
+        self.forwarded_tasks.upstream_notification(method, params)
         if method.endswith("/list_changed"):
             if method == "notifications/tools/list_changed":
                 self.tool_headers.forget()
@@ -160,6 +169,10 @@ class ProxyServer(Server):
     def _handle_request(
         self, peer: Peer, request: RequestReceived
     ) -> JSONObject | Prepared | Awaitable[JSONObject | Prepared]:
+        if request.method in TASKS_MAYBE:
+            ctx = Context(self, peer, request)
+            if self.forwarded_tasks.takes(ctx):
+                return self.forwarded_tasks.serve(ctx)
         if request.method not in FORWARDED:
             return super()._handle_request(peer, request)
         return self.forward(Context(self, peer, request))
@@ -306,6 +319,7 @@ async def _connected(server: Server) -> AsyncIterator[None]:
         await server._learn_tools(link)
         yield None
     finally:
+        await server.forwarded_tasks.aclose()
         await server.bridge.aclose()
         await upstreams.aclose()
 
