@@ -56,8 +56,10 @@ def at(server: Server, era: str, **options: Any) -> Any:
 # -- what clients read ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("era", ["2024-11-05", "2025-03-26", *ERAS])
 async def test_views_and_linked_tools_at_both_eras(era: str) -> None:
+    """At every revision: those without tool `_meta` still get its MCP Apps keys (a host
+    must see `visibility` to keep an app-only tool from its model)."""
     async with at(fixture_server(), era) as client:
         assert client.protocol_version == era
         assert client.server_capabilities["extensions"] == {EXTENSION: {}}
@@ -339,3 +341,28 @@ def test_fastmcp_reads_our_app_metadata_with_its_own_models() -> None:
     dashboard = seen["resources"]["ui://weather/dashboard"]
     assert dashboard["listed"] == DASHBOARD_UI and dashboard["read"] == DASHBOARD_UI
     assert dashboard["is_app"] and seen["fallback"] == "sunny in Paris"
+
+
+@pytest.mark.interop
+async def test_the_official_client_at_2024_11_05_sees_visibility(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Apps text negotiates at 2024-11-05 too: a revision without tool `_meta` still
+    carries the Apps keys, and the SDK's validation of that revision accepts them."""
+    pytest.importorskip("mcp", reason="the official SDK is a dev dependency")
+    import mcp.client.session as official_session
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    monkeypatch.setattr(official_session, "LATEST_HANDSHAKE_VERSION", "2024-11-05")
+    params = StdioServerParameters(command=sys.executable, args=[str(FIXTURE)])
+    with tempfile.TemporaryFile("w+") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            initialized = await session.initialize()
+            tools = {t.name: t.meta for t in (await session.list_tools()).tools}
+    assert initialized.protocol_version == "2024-11-05"
+    assert initialized.capabilities.extensions == {EXTENSION: {}}
+    assert tools["refresh"] == {"ui": {"visibility": ["app"]}}

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AppOptions",
     "Csp",
+    "apps_meta",
     "add_app",
     "check_links",
     "client_supports_apps",
@@ -332,6 +333,16 @@ def tool_meta(
         ui["visibility"] = _visibility(visibility)
     written["ui"] = ui
     return written
+
+
+def apps_meta(meta: Any) -> JSONObject | None:
+    """The MCP Apps keys of a tool's `_meta` (`ui`, the flat `ui/resourceUri`), or None: what
+    a revision without tool `_meta` (2024-11-05, 2025-03-26) still gets, since the extension
+    is negotiated at every revision and a host must see `visibility` to keep app-only tools
+    from its model."""
+    if type(meta) is not dict or "ui" not in meta:
+        return None
+    return {k: meta[k] for k in ("ui", LEGACY_RESOURCE_URI_KEY) if k in meta}
 
 
 def _visibility(value: Iterable[str]) -> list[str]:
