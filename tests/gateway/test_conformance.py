@@ -3,7 +3,7 @@ HTTP) in front of our conformance server (tests/http/conformance_server.py, the 
 tests/http/test_server_conformance.py scores direct): everything scored there must pass
 through the proxy too, with no failure and no warning. The proxy runs with the upstream spoken
 to in the handshake era (--mode handshake) and as the client settles it (auto: 2026-07-28 for
-this server); GAPS lists what does not pass yet, as strict expected failures."""
+this server); GAPS lists what does not pass yet, as strict expected failures (none now)."""
 
 from __future__ import annotations
 
@@ -28,16 +28,8 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFORMANCE_SERVER = ROOT / "tests" / "http" / "conformance_server.py"
 # Where the proxy does not yet pass what the server passes direct, by upstream era (--mode)
 # and suite; strict, so each one fails here the day it is fixed. "all" is the 0.1.16 suite.
-GAPS = {
-    ("auto", "all"): "elicitation: the upstream is spoken to at 2026-07-28, where the fixture's"
-    " raw peer.request('elicitation/create') has no session to reach the client",
-    ("auto", "2025-11-25"): "elicitation, as for the 0.1.16 suite",
-    ("auto", "2026-07-28"): "SEP-2243 value encoding: the upstream answers -32020 'the"
-    " Mcp-Param-Region header is required' for the three base64 / literal-lookalike values",
-    ("handshake", "2026-07-28"): "a 2026-07-28 client bridged to a handshake-era upstream:"
-    " no -32021 for a missing capability, -32002 not -32602, input_required rounds'"
-    " requestState checks, and no SEP-2243 header validation (the proxy does not check it)",
-}
+# Empty: tests/gateway/test_bridging_errors.py holds the regression tests of the last four.
+GAPS: dict[tuple[str, str], str] = {}
 
 
 def known_gap(request: pytest.FixtureRequest, suite: str) -> None:
