@@ -16,7 +16,7 @@ from typing import Any, TypeGuard
 
 import orjson
 
-from mcpkit.inspector.connection import Connection
+from mcpkit.inspector.connection import InspectedServer
 from mcpkit.inspector.guard import Guard
 from mcpkit.inspector.history import History
 
@@ -52,7 +52,7 @@ SECURITY_HEADERS = [
 class InspectorApp:
     """The ASGI app: guard, then the route."""
 
-    def __init__(self, guard: Guard, connection: Connection, history: History) -> None:
+    def __init__(self, guard: Guard, connection: InspectedServer, history: History) -> None:
         self.guard = guard
         self.connection = connection
         self.history = history

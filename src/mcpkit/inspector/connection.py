@@ -15,14 +15,15 @@ import contextlib
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from mcpkit.client import Elicitation, Sampling
+from mcpkit.client import Elicitation, HTTPOptions, Sampling
 from mcpkit.errors import MCPError, ProtocolError
 from mcpkit.inspector.asks import Asks
 from mcpkit.inspector.history import History
-from mcpkit.inspector.observe import InspectorClient
+from mcpkit.inspector.observe import InspectorClient, watching_headers
 
 JSONObject = dict[str, Any]
 MODES = {"auto": "auto", "legacy": "handshake", "handshake": "handshake",
@@ -67,7 +68,7 @@ def from_config(target: str) -> tuple[Any, JSONObject] | None:
     return server.target, server.client_options()
 
 
-class Connection:
+class InspectedServer:
     """The client the inspector holds, and what the page sees of it (`state`)."""
 
     def __init__(
@@ -148,8 +149,10 @@ class Connection:
             else:
                 resolved, extra = configured
                 options = {**extra, **options}
-        if isinstance(resolved, str) and "://" in resolved and self._oauth:
-            await self._login(resolved, options)
+        if isinstance(resolved, str) and "://" in resolved:
+            if self._oauth:
+                await self._login(resolved, options)
+            self._watch_headers(options)
         asks = self.asks
         options.setdefault("timeout", DEFAULT_TIMEOUT)
         # the person answers sampling and elicitation; roots too, unless configured
@@ -166,7 +169,6 @@ class Connection:
             **options,
         )
         client.observer = self.history.message
-        client.on_headers = self.headers.update
         try:
             async with asyncio.timeout(CONNECT_TIMEOUT):  # OAuth login above: not counted
                 await client.__aenter__()
@@ -184,6 +186,12 @@ class Connection:
         oauth = self._oauth() if callable(self._oauth) else _default_oauth()
         if await oauth.prepare(url) is not None:
             options["auth"] = oauth
+
+    def _watch_headers(self, options: JSONObject) -> None:
+        """The client's HTTP exchanges report their `Mcp-*` headers (the server panel's)."""
+        http = options.get("http") or HTTPOptions()
+        auth = options.pop("auth", None) or http.auth
+        options["http"] = replace(http, auth=watching_headers(auth, self.headers.update))
 
     async def _watch_closed(self, client: InspectorClient) -> None:
         reason = await client.wait_closed()

@@ -1,11 +1,12 @@
 """Seeing the raw messages: a transport wrapper that reports every JSON-RPC message the
-inspector's client writes or reads, and an httpx client that reports the `Mcp-*` headers of
-each HTTP exchange.
+inspector's client writes or reads, and an httpx auth that reports the `Mcp-*` headers of each
+HTTP exchange.
 
-How this works: `InspectorClient` is a `Client` whose `_open` wraps the transport it opens in
-`observed(...)` (same kind, pull or push, as the session tells them apart by type) before the
-session starts, so the handshake is seen too. Nothing in the client or the transports changes:
-the observation costs only the inspector's own connections (one JSON decode per message).
+How this works: `InspectorClient` is a `Client` whose `_open` puts the transport of the new
+session in `observed(...)` (same kind, pull or push, as the session tells them apart by type)
+before the session's pump has read anything, so the handshake is seen too. Nothing in the
+client or the transports changes: the observation costs only the inspector's own connections
+(one JSON decode per message); other clients pay nothing.
 """
 
 from __future__ import annotations
@@ -136,72 +137,47 @@ def observed(transport: PullTransport | PushTransport, see: Observer) -> Any:
 
 
 class InspectorClient(Client):
-    """A `Client` whose every message goes to `observer` and, over HTTP, the `Mcp-*` headers
-    of every exchange to `on_headers` (both set before `async with`).
-
-    Its `_open` is `ClientCore._open` with the transport wrapped: keep the two alike (a hook in
-    ClientCore would spare the copy; the inspector is its only user so far)."""
+    """A `Client` whose every message goes to `observer` (set before `async with`)."""
 
     observer: Observer | None = None
-    on_headers: Callable[[dict[str, str]], None] | None = None
 
     async def _open(self) -> Session:
-        from mcpkit.protocol import Connection, ConnectionConfig
-        from mcpkit.protocol.tasks import EXTENSION as TASKS_EXTENSION
-        from mcpkit.runtime import Session
-
-        transport = await self._open_transport()
+        session = await super()._open()
+        # The session has started its pump task, which has not run yet (nothing awaited
+        # since): it reads through the wrapper from its first message, the handshake's.
         if self.observer is not None:
-            transport = observed(transport, self.observer)
-        capabilities = {**self._requests.capabilities(), "extensions": {TASKS_EXTENSION: {}}}
-        config = ConnectionConfig(role="client", info=self._info, capabilities=capabilities)
-        session = Session(
-            Connection(config),
-            transport,
-            on_request=self._requests,
-            on_notification=self._on_notification,
-        )
-        session.start()
+            session.transport = observed(session.transport, self.observer)
         return session
 
-    async def _open_transport(self) -> PullTransport | PushTransport:
-        from mcpkit.client._targets import HTTPOptions, is_url, open_transport
 
-        target, tool_headers = self._target, self._catalog.header_paths_for
-        if not is_url(target) or self.on_headers is None:
-            return await open_transport(target, self._stdio, self._http, tool_headers)
-        from mcpkit.transports.http.client import StreamableHTTPTransport
-
-        options = self._http or HTTPOptions()
-        return StreamableHTTPTransport(
-            target,
-            timeout=options.timeout,
-            max_reconnects=options.max_reconnects,
-            fallback=options.fallback,
-            renew_session=options.renew_session,
-            client=_watched_http(options, self.on_headers),
-            tool_headers=tool_headers,
-        )
-
-
-def _watched_http(options: Any, on_headers: Callable[[dict[str, str]], None]) -> Any:
-    """The httpx client `_http` in client/_targets.py makes, plus hooks reporting the `Mcp-*`
-    headers of each request sent and response received."""
+def watching_headers(auth: Any, on_headers: Callable[[dict[str, str]], None]) -> Any:
+    """An httpx auth that reports the `Mcp-*` headers of each request sent and response
+    received to `on_headers`, and otherwise is `auth` (None: no authentication). An auth is
+    the one place `HTTPOptions` offers that sees every exchange of the client's transport."""
     import httpx
 
-    async def request_seen(request: httpx.Request) -> None:
-        on_headers(_mcp_headers(request.headers))
+    class HeaderWatch(httpx.Auth):
+        requires_request_body = getattr(auth, "requires_request_body", False)
+        requires_response_body = getattr(auth, "requires_response_body", False)
 
-    async def response_seen(response: httpx.Response) -> None:
-        on_headers(_mcp_headers(response.headers))
+        async def async_auth_flow(self, request: httpx.Request) -> Any:
+            if auth is None:
+                on_headers(_mcp_headers(request.headers))
+                response = yield request
+                on_headers(_mcp_headers(response.headers))
+                return
+            flow = auth.async_auth_flow(request)
+            request = await flow.__anext__()
+            while True:
+                on_headers(_mcp_headers(request.headers))
+                response = yield request
+                on_headers(_mcp_headers(response.headers))
+                try:
+                    request = await flow.asend(response)
+                except StopAsyncIteration:
+                    return
 
-    return httpx.AsyncClient(
-        headers=dict(options.headers or {}),
-        auth=options.auth,
-        timeout=httpx.Timeout(options.timeout, read=None, pool=None),
-        follow_redirects=True,
-        event_hooks={"request": [request_seen], "response": [response_seen]},
-    )
+    return HeaderWatch()
 
 
 def _mcp_headers(headers: Any) -> dict[str, str]:

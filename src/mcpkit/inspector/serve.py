@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpkit.inspector.app import InspectorApp
-from mcpkit.inspector.connection import Connection, default_resolve
+from mcpkit.inspector.connection import InspectedServer, default_resolve
 from mcpkit.inspector.guard import Guard, new_token
 from mcpkit.inspector.history import History
 
@@ -55,7 +55,7 @@ class Inspector:
         self.mode = mode
         self.token = new_token()
         self.history = History(Path(record) if record is not None else None)
-        self.connection = Connection(
+        self.connection = InspectedServer(
             self.history, client_options, resolve or default_resolve, oauth=oauth
         )
         self.guard = Guard(self.token)
