@@ -241,11 +241,6 @@ function resolve(schema, root) {
       continue;
     }
     const variants = current.anyOf || current.oneOf;
-    if (Array.isArray(variants) && variants.length && variants.every((v) => v && v.const !== undefined)) {
-      // titled choices ({const, title} each): a select showing the titles
-      const rest = withoutKey(withoutKey(current, "anyOf"), "oneOf");
-      return { ...rest, enum: variants.map((v) => v.const), enumNames: variants.map((v) => v.title || String(v.const)) };
-    }
     if (Array.isArray(variants)) {
       const real = variants.filter((v) => v && v.type !== "null");
       if (real.length === 1) {
