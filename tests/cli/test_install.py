@@ -179,6 +179,18 @@ def test_with_a_package_runs_through_uv_on_path(tmp_path: Path) -> None:
     ]  # fmt: skip
     without_uv = install(tmp_path, "mcp-json", APP, "--with", "numpy", path=str(tmp_path))
     assert without_uv.returncode == 2 and "uv" in without_uv.stderr
+    (tmp_path / "requirements.txt").write_text("numpy\n")
+    everything = install(
+        tmp_path, "mcp-json", APP, "--with-editable", str(tmp_path), "--with-requirements",
+        str(tmp_path / "requirements.txt"), "--python", "3.12", "--project", str(tmp_path),
+        path=str(bin_dir),
+    )  # fmt: skip
+    assert everything.returncode == 0, everything.stderr
+    assert json.loads(everything.stdout)["mcpServers"]["cli-app"]["args"] == [
+        "run", "--with", "mcpkit", "--with-editable", str(tmp_path), "--with-requirements",
+        str(tmp_path / "requirements.txt"), "--python", "3.12", "--project", str(tmp_path),
+        "python", "-m", "mcpkit", "run", APP,
+    ]  # fmt: skip
 
 
 def test_a_target_that_is_not_a_python_file_is_a_usage_error(tmp_path: Path) -> None:

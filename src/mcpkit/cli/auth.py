@@ -6,8 +6,9 @@ is given; otherwise it uses the tokens `mcpkit login` stored (in the user's conf
 `FileStore`), refreshing them, and logs in when the server asks and none are usable, before
 the first MCP request (so the time a person needs in the browser is not a request's timeout).
 `--no-login` fails instead of logging in; `--headless` approves without a browser (servers that
-approve at once: CI, tests). A command line target gets its credentials from its environment
-(`--env`), never from these options.
+approve at once: CI, tests). `--header "Name: value"` adds a header to every request (an
+`Authorization` header is the credentials: no login then). A command line target gets its
+credentials from its environment (`--env`), never from these options.
 """
 
 from __future__ import annotations
@@ -40,6 +41,13 @@ def add_credential_options(parser: argparse.ArgumentParser) -> None:
         "--no-login", action="store_true", help="use stored tokens only; never log in"
     )
     parser.add_argument("--headless", action="store_true", help="log in without a browser")
+    parser.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="an HTTP header for a URL target (repeat for more)",
+    )
 
 
 def is_url(target: str) -> bool:
@@ -55,17 +63,33 @@ async def http_options(args: Any) -> Any:
 
     token = args.token or os.environ.get(TOKEN_VARIABLE)
     if not is_url(args.target):
-        if args.token:
+        if args.token or args.header:
             raise UsageError(
-                "--token is for URL targets; a command gets its credentials from its "
-                "environment (--env NAME=VALUE)"
+                "--token and --header are for URL targets; a command gets its credentials "
+                "from its environment (--env NAME=VALUE)"
             )
         return None
+    headers = header_pairs(args.header)
     if token:
-        return HTTPOptions(headers={"authorization": f"Bearer {token}"})
+        headers["authorization"] = f"Bearer {token}"
+    if "authorization" in headers:
+        return HTTPOptions(headers=headers)
     oauth = oauth_client(headless=args.headless, login=not args.no_login)
     await oauth.prepare(args.target)
-    return HTTPOptions(auth=oauth)
+    return HTTPOptions(headers=headers or None, auth=oauth)
+
+
+def header_pairs(items: list[str]) -> dict[str, str]:
+    """`--header "Name: value"` items as a dict (names lower-cased). Raises UsageError."""
+    from mcpkit.cli.loading import UsageError
+
+    headers: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip() or " " in name.strip():
+            raise UsageError(f"--header expects 'Name: value', got {item!r}")
+        headers[name.strip().lower()] = value.strip()
+    return headers
 
 
 async def login(args: Any) -> int:

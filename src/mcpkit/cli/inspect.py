@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
 def serve_page(args: argparse.Namespace, on_ready: Any = None) -> None:
     """`run_inspector` with what the command line gave. Raises what it raises."""
+    from mcpkit.cli.auth import header_pairs
     from mcpkit.cli.commands import pair_of
     from mcpkit.cli.loading import target_for
     from mcpkit.inspector import run_inspector
@@ -72,10 +73,13 @@ def serve_page(args: argparse.Namespace, on_ready: Any = None) -> None:
         options["cwd"] = args.cwd
     if args.timeout is not None:
         options["timeout"] = args.timeout
+    headers = header_pairs(args.header)
     if args.token:
+        headers["authorization"] = f"Bearer {args.token}"
+    if headers:  # an Authorization header among them: the inspector does not log in
         from mcpkit.client import HTTPOptions
 
-        options["http"] = HTTPOptions(headers={"authorization": f"Bearer {args.token}"})
+        options["http"] = HTTPOptions(headers=headers)
     if args.target is not None and not args.target.partition("#")[0].endswith(".json"):
         target_for(args.target)  # a missing file is a usage error now, not a page error
     try:

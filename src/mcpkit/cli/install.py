@@ -62,6 +62,18 @@ def add_parser(commands: Any) -> None:
     install.add_argument(
         "--uv", action="store_true", help="start it with `uv run --with mcpkit` (uv on PATH)"
     )
+    uv_options = {
+        "--with-editable": "a local project to install editable (uv run --with-editable)",
+        "--with-requirements": "a requirements file (uv run --with-requirements)",
+        "--python": "the Python version uv runs it with (uv run --python)",
+        "--project": "the project folder uv runs it in (uv run --project)",
+    }
+    for option, text in uv_options.items():
+        repeat = option.startswith("--with")
+        install.add_argument(
+            option, action="append" if repeat else "store", default=[] if repeat else None,
+            help=text,
+        )  # fmt: skip
     install.add_argument("--config", help="write this file instead of the client's usual one")
     install.add_argument(
         "--dry-run", action="store_true", help="print the change instead of writing it"
@@ -103,8 +115,9 @@ def launch_for(args: argparse.Namespace) -> Launch:
         raise UsageError(f"{args.app} is not a Python file (FILE.py[:OBJ])")
     env = _env_file(args.env_file) if args.env_file else {}
     env.update(pair_of(item, "--env") for item in args.env)
-    if args.packages or args.uv:
-        argv = _with_uv(argv, args.packages)
+    uv_asked = [*args.with_editable, *args.with_requirements, args.python, args.project]
+    if args.packages or args.uv or any(uv_asked):
+        argv = _with_uv(argv, _uv_options(args))
     name = args.name or server_name(Path(args.app.partition(":")[0]))
     return Launch(name=name, command=argv[0], args=argv[1:], env=env)
 
@@ -116,17 +129,32 @@ def _checked_file(app: str) -> str:
     return app
 
 
-def _with_uv(argv: list[str], packages: list[str]) -> list[str]:
-    """The same start, in an environment uv makes: `uv run --with mcpkit --with PKG ...`."""
+def _uv_options(args: argparse.Namespace) -> list[str]:
+    """`uv run`'s options for what the command line asked (paths made absolute: the client
+    starts the server from a folder of its own)."""
+    options = [part for package in ["mcpkit", *args.packages] for part in ("--with", package)]
+    for path in args.with_editable:
+        options += ["--with-editable", str(Path(path).resolve())]
+    for path in args.with_requirements:
+        options += ["--with-requirements", str(Path(path).resolve())]
+    if args.python:
+        options += ["--python", args.python]
+    if args.project:
+        options += ["--project", str(Path(args.project).resolve())]
+    return options
+
+
+def _with_uv(argv: list[str], options: list[str]) -> list[str]:
+    """The same start, in an environment uv makes: `uv run --with mcpkit --with PKG ...`.
+    Raises UsageError without uv on PATH."""
     uv = shutil.which("uv")
     if uv is None:
         raise UsageError(
-            "--with and --uv need uv on PATH (or install the packages into this Python "
-            "and leave --with out)"
+            "--with, --with-editable, --with-requirements, --python, --project and --uv need "
+            "uv on PATH (or install the packages into this Python and leave them out)"
         )
-    withs = [part for package in ["mcpkit", *packages] for part in ("--with", package)]
     # argv[0] is this interpreter: uv's own `python` takes its place.
-    return [uv, "run", *withs, "python", *argv[1:]]
+    return [uv, "run", *options, "python", *argv[1:]]
 
 
 def server_name(path: Path) -> str:
