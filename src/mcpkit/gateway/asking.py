@@ -10,11 +10,14 @@ The proxy joins the two so:
    client declared the same (so the upstream offers what it would offer that client). Leases
    are kept and reused: a handshake happens once per concurrent call, not once per call.
 2. The upstream call runs in its own task. When the upstream asks, the downstream request
-   is answered input_required with the ask (keys "proxy-1", "proxy-2", ...) and a
-   `requestState` naming the call (random, 192 bits; bound to the caller's principal); the
-   upstream call keeps waiting.
+   is answered input_required with the ask (under the key an mcpkit upstream named it by,
+   `INPUT_KEY_META` in its `_meta`, else "proxy-1", "proxy-2", ...) and a `requestState`
+   naming the call's round (random, 192 bits, new each round; bound to the caller's
+   principal); the upstream call keeps waiting.
 3. The client's retry carries the answers: they answer the upstream's requests, and the
-   retry waits for the upstream's result or its next ask (a new round).
+   retry waits for the upstream's result or its next ask (a new round). Answers whose ask
+   has not come yet are kept for it; a first round may carry answers too (a client that
+   knows the keys), and an ask nobody answered is asked again in the next round.
 
 A call nobody comes back for is cancelled after `ttl` seconds, and its lease closed (the
 upstream session may still hold state of the call). The lease is single-process: a retry
@@ -62,7 +65,7 @@ class PendingCall:
         self.open: dict[str, tuple[JSONObject, asyncio.Future[JSONObject]]] = {}
         self.count = 0
         self.keys: set[str] = set()  # the upstream's own keys used so far
-        self.given: JSONObject = {}  # answers sent before their ask (by key)
+        self.given: dict[str, JSONObject] = {}  # answers sent before their ask (by key)
         self.expiry: asyncio.TimerHandle | None = None
 
     async def ask(self, method: str, params: JSONObject | None) -> JSONObject:
@@ -256,7 +259,7 @@ class InputBridge:
             pending.expiry = None
 
 
-def _responses(given: Any) -> JSONObject:
+def _responses(given: Any) -> dict[str, JSONObject]:
     """inputResponses as sent (None: none). Raises InvalidParams unless an object of objects."""
     if given is None:
         return {}
