@@ -342,3 +342,16 @@ async def test_the_target_given_is_connected_once_serving() -> None:
             await page.event(lambda e: e["type"] == "state" and e["connected"])
         state = (await page.http.get("/api/state")).json()
         assert (state["mode"], state["server"]["era"]) == ("legacy", "handshake")
+
+
+async def test_the_page_and_its_assets_are_served_from_the_package() -> None:
+    async with inspector_page() as page:
+        index = await page.http.get(f"/?token={page.token}")
+        assert index.status_code == 200 and index.headers["content-type"].startswith("text/html")
+        assert "{{TOKEN}}" not in index.text
+        assert f"/static/inspector.js?token={page.token}" in index.text  # assets carry it
+        for name, kind in (("inspector.js", "text/javascript"), ("inspector.css", "text/css")):
+            asset = await page.http.get(f"/static/{name}?token={page.token}")
+            assert asset.status_code == 200 and asset.headers["content-type"].startswith(kind)
+        for name in ("../app.py", "..%2fapp.py", "nothing.js", ".hidden.js", "index"):
+            assert (await page.http.get(f"/static/{name}")).status_code == 404, name
