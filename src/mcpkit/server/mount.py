@@ -179,6 +179,8 @@ class Mount:
     def _resource(self, uri: str, source: Resource) -> Resource:
         definition = {**source.definition, "uri": uri}
         result = None if source.result is None else self._contents(source.result)
+        if getattr(self.child, "_chain", None) is not None:
+            result = None  # read through the reader, so the mounted server's middleware runs
         reader = self._reader(source.reader)
         return Resource(uri, definition, reader, result, source.scopes)
 
@@ -193,11 +195,20 @@ class Mount:
         return ResourceTemplate(uri_template, definition, bind, source.choices, source.scopes)
 
     def _reader(self, read: Reader) -> Reader:
-        def reader(ctx: Context) -> JSONObject | Awaitable[JSONObject]:
-            outcome = read(rebound(ctx, self.child))
+        def serve(params: JSONObject, ctx: Context) -> JSONObject | Awaitable[JSONObject]:
+            outcome = read(ctx)
             if inspect.isawaitable(outcome):
                 return self._contents_later(outcome)
             return self._contents(outcome)
+
+        def reader(ctx: Context) -> JSONObject | Awaitable[JSONObject]:
+            inner = rebound(ctx, self.child)
+            chain = getattr(self.child, "_chain", None)
+            if chain is None:
+                return serve({}, inner)
+            original = self.original_uri(str(ctx.params.get("uri")))
+            params = {**ctx.params, "uri": original}
+            return chain.around(self.child, inner, "resources/read", params, serve)  # type: ignore[no-any-return]
 
         return reader
 
@@ -252,7 +263,8 @@ class MountedTool(Tool):
         self.mounted_server = server
 
     def call(self, arguments: JSONObject, ctx: Context) -> JSONObject | Awaitable[JSONObject]:
-        return self.source.call(arguments, rebound(ctx, self.mounted_server))
+        return _served(self.mounted_server, "tools/call", self.source.name, arguments, ctx,
+                       run=self.source.call)  # fmt: skip
 
 
 class MountedPrompt(Prompt):
@@ -266,7 +278,27 @@ class MountedPrompt(Prompt):
         self.mounted_server = server
 
     def render(self, arguments: JSONObject, ctx: Context) -> JSONObject | Awaitable[JSONObject]:
-        return self.source.render(arguments, rebound(ctx, self.mounted_server))
+        return _served(self.mounted_server, "prompts/get", self.source.name, arguments, ctx,
+                       run=self.source.render)  # fmt: skip
+
+
+def _served(
+    server: Composable, method: str, name: str, arguments: JSONObject, ctx: Context, *,
+    run: Callable[[JSONObject, Context], JSONObject | Awaitable[JSONObject]],
+) -> JSONObject | Awaitable[JSONObject]:  # fmt: skip
+    """Run a mounted tool or prompt, inside the mounted server's own middleware if it has
+    any: it sees the request by its own name (unprefixed), with its own Context."""
+    inner = rebound(ctx, server)
+    chain = getattr(server, "_chain", None)
+    if chain is None:
+        return run(arguments, inner)
+    params = {**ctx.params, "name": name, "arguments": arguments}
+
+    def serve(params: JSONObject, ctx: Context) -> JSONObject | Awaitable[JSONObject]:
+        given = params.get("arguments")
+        return run(given if type(given) is dict else {}, ctx)
+
+    return chain.around(server, inner, method, params, serve)  # type: ignore[no-any-return]
 
 
 def rebound(ctx: Context, server: Composable) -> Context:

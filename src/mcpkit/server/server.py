@@ -27,6 +27,7 @@ from mcpkit.errors import MethodNotFound
 from mcpkit.protocol import (
     Connection,
     ConnectionConfig,
+    NotificationReceived,
     Prepared,
     RequestReceived,
     ServerRules,
@@ -46,6 +47,7 @@ from mcpkit.server import apps, mrtr
 from mcpkit.server.completion import Completions
 from mcpkit.server.context import Context, LogLevel, SessionState
 from mcpkit.server.logs import ClientLogHandler, set_level
+from mcpkit.server.middleware.base import Chain
 from mcpkit.server.mount import Mount
 from mcpkit.server.pagination import Paginator
 from mcpkit.server.prompts import Prompt, PromptOptions, PromptRegistry
@@ -128,8 +130,11 @@ class Server:
         hide_out_of_scope: bool = False,
         tasks: TaskSettings | None = None,
         clock: Callable[[], float] = time.time,
+        middleware: Sequence[Any] = (),
     ) -> None:
         self._rules: ServerRules | None = None
+        self._chain: Chain | None = None  # made by the first add_middleware (none: no cost)
+        self._list_versions: dict[str, int] = {}  # how often each list changed (caches)
         self.name = name
         self.version = version
         self.instructions = instructions
@@ -175,6 +180,8 @@ class Server:
         }
         for feature in (self.tools, self.resources, self.prompts, self.completions, self.tasks):
             self._handlers.update(feature.handlers())
+        for each in middleware:
+            self.add_middleware(each)
 
     # -- registration: tools, prompts, resources (add / remove / decorator each) --------------
 
@@ -395,6 +402,30 @@ class Server:
         self.completions._remove(ref_type, name, argument)
         self._mirror_in_parents("completion")
 
+    # -- middleware -----------------------------------------------------------------------------
+
+    def add_middleware(self, middleware: Any) -> None:
+        """Run `middleware` around every request and notification this server handles, on
+        every transport and in both eras, inside those added before it (see
+        `mcpkit.server.middleware` and docs/middleware.md). A mounted server's middleware
+        runs inside its parent's, around its own tools, prompts and resources."""
+        chain = self._chain
+        if chain is None:
+            chain = self._chain = Chain()
+        chain.add(middleware)
+        middleware.attach(self)
+
+    @property
+    def middleware(self) -> list[Any]:
+        """The middleware added, outermost first (a copy)."""
+        return [] if self._chain is None else list(self._chain.middleware)
+
+    def list_version(self, kind: str) -> int:
+        """How many times the `kind` ("tool", "prompt", "resource") list changed here (by
+        this server, a mounted one, or another worker): a cache of list results is good
+        while this stays the same."""
+        return self._list_versions.get(kind, 0)
+
     # -- composition ----------------------------------------------------------------------------
 
     def mount(self, server: Server, prefix: str | None = None) -> None:
@@ -509,7 +540,8 @@ class Server:
             session = Session(
                 connection,
                 transport,
-                on_request=self._handle_request,
+                on_request=self._serve_request,
+                on_notification=self._notified,
                 on_initialized=announce_missed,
             )
             session.state = state
@@ -524,7 +556,7 @@ class Server:
     def sessionless(self) -> SessionlessServer:
         """A server of requests that belong to no session (2026-07-28 over HTTP, stateless
         endpoints), each served by the rules of the moment; HTTP apps use one."""
-        return SessionlessServer(self.serving_rules, self._handle_request)
+        return SessionlessServer(self.serving_rules, self._serve_request)
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
@@ -638,6 +670,22 @@ class Server:
         """
         return await self.resources.read(uri, ctx)
 
+    def _serve_request(
+        self, peer: Peer, request: RequestReceived
+    ) -> JSONObject | Prepared | Awaitable[JSONObject | Prepared]:
+        """A request, through the middleware (if any) to `_handle_request` (which a proxy
+        or a gateway overrides: their forwarding runs inside the middleware too)."""
+        chain = self._chain
+        if chain is None:
+            return self._handle_request(peer, request)
+        return chain.request(self, peer, request, self._handle_request)  # type: ignore[no-any-return]
+
+    def _notified(self, session: Session, event: NotificationReceived) -> Awaitable[None] | None:
+        chain = self._chain
+        if chain is None:
+            return None
+        return chain.notification(self, session, event.method, event.params)
+
     def _handle_request(
         self, peer: Peer, request: RequestReceived
     ) -> JSONObject | Prepared | Awaitable[JSONObject | Prepared]:
@@ -672,6 +720,7 @@ class Server:
         self._mirror_in_parents(kind)
 
     def _list_changed(self, kind: str) -> None:
+        self._list_versions[kind] = self._list_versions.get(kind, 0) + 1
         self.subscriptions.publish(f"notifications/{kind}s/list_changed")
         for session in self.sessions():
             _notify_list_changed(session, kind)

@@ -17,6 +17,7 @@ not stall every other request of the connection.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import logging
 import re
@@ -56,6 +57,11 @@ from mcpkit.server.tasks import TaskManager, task_support
 JSONObject = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
 logger = logging.getLogger("mcpkit.server")
+# Set around a call by the error-masking middleware: how a tool's exception is answered
+# (tool name, exception) -> result, instead of with the exception's message.
+failure_answer: contextvars.ContextVar[Callable[[str, Exception], JSONObject] | None] = (
+    contextvars.ContextVar("failure_answer", default=None)
+)
 
 # From 2025-11-25 on, bad arguments are a tool error the model can see and fix (isError);
 # earlier revisions answer with -32602.
@@ -300,6 +306,9 @@ class Tool:
     def _failure(self, exc: Exception) -> JSONObject:
         # The message reaches the model; the traceback stays in the server's log unless the
         # registry exposes tracebacks.
+        answer = failure_answer.get()
+        if answer is not None:
+            return answer(self.name, exc)
         logger.info("tool %s raised", self.name, exc_info=exc)
         message = str(exc) or type(exc).__name__
         if self.defaults.expose_tracebacks:
