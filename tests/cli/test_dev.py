@@ -3,8 +3,10 @@ the real command in a subprocess, a real file edited."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -72,3 +74,43 @@ def test_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 2 and "no such file" in done.stderr
+
+
+def test_without_the_inspector_the_http_server_is_restarted_on_change(tmp_path: Path) -> None:
+    from tests.http.servers import unused_port
+
+    app = tmp_path / "app.py"
+    shutil.copy(APP, app)
+    port = unused_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    argv = [sys.executable, "-m", "mcpkit", "dev", "app.py", "--no-inspector"]
+    process = subprocess.Popen(
+        [*argv, "--server-port", str(port)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    assert process.stdout is not None
+    try:
+        assert process.stdout.readline() == f"mcpkit dev: serving app.py on {url}\n"
+        assert "fresh" not in listed(url)
+        app.write_text(app.read_text() + NEW_TOOL)
+        assert "app.py; restarting" in process.stdout.readline()
+        assert process.stdout.readline() == "mcpkit dev: serving app.py again\n"
+        assert "fresh" in listed(url)
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=60)
+        process.stdout.close()
+
+
+def listed(url: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpkit", "list", url, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return [tool["name"] for tool in json.loads(done.stdout)["tools"]]

@@ -21,6 +21,8 @@ from typing import Any
 
 from mcpkit.cli.loading import UsageError, target_for
 
+START_TIMEOUT = 60.0  # seconds a restarted server may take to listen on a loaded machine
+
 
 def run(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C; the exit code. Raises UsageError (no such file, port taken)."""
@@ -80,15 +82,34 @@ async def _connect(inspector: Any, app: str, done: str) -> None:
 async def _without_inspector(args: argparse.Namespace, folders: list[Path]) -> None:
     argv = [sys.executable, "-m", "mcpkit", "run", args.app, "--transport", "http"]
     argv += ["--port", str(args.server_port)]
-    process = await asyncio.create_subprocess_exec(*argv)
-    _say(f"serving {args.app} on http://127.0.0.1:{args.server_port}/mcp")
+    url = f"http://127.0.0.1:{args.server_port}/mcp"
+    process = await _start(argv, args.server_port, f"serving {args.app} on {url}")
     try:
         async for changed in _changes(folders):
             _say(f"changed: {', '.join(changed)}; restarting")
             await _stop(process)
-            process = await asyncio.create_subprocess_exec(*argv)
+            process = await _start(argv, args.server_port, f"serving {args.app} again")
     finally:
         await _stop(process)
+
+
+async def _start(argv: list[str], port: int, ready: str) -> asyncio.subprocess.Process:
+    """The server process, said ready once its port accepts (or said stopped, when it
+    stops first: a syntax error, the port in use; the next change tries again)."""
+    process = await asyncio.create_subprocess_exec(*argv)
+    async with asyncio.timeout(START_TIMEOUT):
+        while process.returncode is None:
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                # Nothing tells us when uvicorn listens but the port itself: ask it again.
+                await asyncio.sleep(0.05)
+                continue
+            writer.close()
+            _say(ready)
+            return process
+    _say(f"the server stopped (exit code {process.returncode}); waiting for a change")
+    return process
 
 
 async def _stop(process: asyncio.subprocess.Process) -> None:
