@@ -24,6 +24,7 @@ from mcpkit.host.apps import (
     METHOD_NOT_FOUND,
     REFUSED,
     ViewBridge,
+    allow_attribute,
     content_security_policy,
     load_view,
 )
@@ -181,6 +182,12 @@ def test_a_declared_domain_cannot_add_sources_or_directives() -> None:
     policy = content_security_policy(hostile)
     assert "connect-src 'self' https://ok.example;" in policy
     assert "evil" not in policy and "script-src *" not in policy and "frame-src 'none'" in policy
+
+
+def test_the_allow_attribute_names_only_declared_known_features() -> None:
+    declared = {"camera": {}, "clipboardWrite": {}, "usb": {}, "microphone": True}
+    assert allow_attribute(declared) == "camera; clipboard-write"
+    assert allow_attribute(None) == ""
 
 
 # -- the bridge -----------------------------------------------------------------------------

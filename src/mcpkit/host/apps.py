@@ -3,7 +3,8 @@
 How this works. `load_view(host, server, tool)` reads the `ui://` resource a tool links
 (`_meta.ui.resourceUri`) from its own server and returns a `View`: the HTML and what the
 server declared for its sandbox (CSP domains, permissions, domain, border);
-`content_security_policy(view.csp)` is the policy a renderer loads it under.
+`content_security_policy(view.csp)` is the policy a renderer loads it under, and
+`allow_attribute(view.permissions)` its iframe's `allow`.
 
 `ViewBridge` is the host end of one rendered view, transport-free: a front end (a browser
 page, a desktop webview) hands it every JSON-RPC message the view posts
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from mcpkit.host.host import Host
     from mcpkit.types import Tool
 
-__all__ = ["View", "ViewBridge", "content_security_policy", "load_view"]
+__all__ = ["View", "ViewBridge", "allow_attribute", "content_security_policy", "load_view"]
 
 JSONObject = dict[str, Any]
 # Posts one message to the view, at once and in order (a front end that writes
@@ -160,6 +161,22 @@ def content_security_policy(csp: Mapping[str, Any] | None) -> str:
         directive("base-uri", "", bases) if bases else "base-uri 'self'",
     ]
     return "; ".join(parts)
+
+
+_FEATURES = {
+    "camera": "camera",
+    "microphone": "microphone",
+    "geolocation": "geolocation",
+    "clipboardWrite": "clipboard-write",
+}
+
+
+def allow_attribute(permissions: Mapping[str, Any] | None) -> str:
+    """The inner iframe's `allow` attribute (Permission Policy) for a view's declared
+    `permissions`: the features the spec names, nothing else (an unknown key is dropped)."""
+    return "; ".join(
+        f for key, f in _FEATURES.items() if type((permissions or {}).get(key)) is dict
+    )
 
 
 # -- the bridge -------------------------------------------------------------------------------
