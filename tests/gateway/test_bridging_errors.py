@@ -211,3 +211,24 @@ async def test_a_handshake_session_gets_a_handshake_upstream_session() -> None:
     ):
         assert c.era == "per-request"
         assert text(await c.call_tool("region_of", {"region": "x"})) == "region=x"
+
+
+async def test_the_server_names_its_asks_and_missing_capabilities_for_a_bridge() -> None:
+    """What an mcpkit upstream tells a bridge in the handshake era (server side): an ask's
+    own key in its request's `_meta`, and the capability a tool error is for."""
+    asked: list[JSONObject] = []
+
+    def elicit(params: Any) -> JSONObject:
+        asked.append(params.to_wire())
+        wanted = next(iter(params.to_wire()["requestedSchema"]["properties"]))
+        return accepted({wanted: "Ada" if wanted == "name" else "red"})
+
+    async with Client(upstream, mode="handshake", elicitation=elicit) as client:
+        assert text(await client.call_tool("two_rounds")) == "Ada/red"
+        refused = await client.request("tools/call", {"name": "needs_sampling"})
+    assert [ask["_meta"] for ask in asked] == [
+        {"mcpkit/inputKey": "step1"},
+        {"mcpkit/inputKey": "step2"},
+    ]
+    assert refused["isError"] is True
+    assert refused["_meta"] == {"mcpkit/missingCapability": {"sampling": {}}}
