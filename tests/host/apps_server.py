@@ -2,12 +2,14 @@
 `python tests/host/apps_server.py NAME`.
 
 `show` renders in `ui://NAME/view` (model and app); `app_only` is for views only, `model_only`
-for the model only, `plain` declares nothing (both); `NAME_only` exists on this server alone.
+for the model only, `plain` declares nothing (both); `NAME_only` exists on this server alone;
+`crash` (app) kills the server mid-call.
 Every tool that runs counts its call, and `count://NAME` reads the counts: a refused call
 must leave them as they were."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 
@@ -58,6 +60,15 @@ def only_here() -> str:
 
 
 server.add_tool(only_here, name=f"{NAME}_only", visibility=["model", "app"])
+
+
+@server.tool(visibility=["app"])
+def crash() -> str:
+    """Die mid-call, leaving a secret on stderr (which must not reach the view)."""
+    sys.stderr.write("SECRET-STDERR-TOKEN\n")
+    sys.stderr.flush()
+    os._exit(3)
+
 
 if __name__ == "__main__":
     server.run()

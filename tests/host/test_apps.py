@@ -19,6 +19,7 @@ import pytest
 
 from mcpkit.host import Host
 from mcpkit.host.apps import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
@@ -119,6 +120,7 @@ async def test_app_only_tools_are_not_in_the_hosts_list_nor_callable_by_name() -
     async with hosted("alpha") as (host, _):
         names = {tool.name for tool in await host.tools.list()}
         assert names == {"alpha__show", "alpha__model_only", "alpha__plain", "alpha__alpha_only"}
+        assert "alpha__crash" not in names
         with pytest.raises(KeyError, match="alpha__app_only"):
             await host.tools.call_tool("alpha__app_only")
         assert "app_only" not in await counts(host, "alpha")
@@ -285,6 +287,16 @@ async def test_a_call_the_user_declines_is_refused() -> None:
         assert answer["error"]["code"] == REFUSED
         assert len(answers.asked) == 1
         assert await counts(host, "alpha") == {}
+
+
+async def test_a_server_dying_mid_call_is_an_error_without_its_stderr() -> None:
+    async with hosted("alpha") as (host, _):
+        bridge = ViewBridge(host, "alpha", Posted())
+        await initialize(bridge)
+        answer = await call(bridge, "crash")
+        assert answer["error"]["code"] == INTERNAL_ERROR
+        assert "SECRET-STDERR-TOKEN" not in json.dumps(answer)
+        assert answer["error"]["message"].startswith("the server could not answer")
 
 
 async def test_resources_are_read_from_the_views_own_server() -> None:

@@ -59,6 +59,7 @@ logger = logging.getLogger("mcpkit.host.apps")
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
 REFUSED = -32000  # the spec's implementation-defined denial
 DISPLAY_MODES = ("inline", "fullscreen", "pip")
 _LOG_LEVELS = {
@@ -275,6 +276,10 @@ class ViewBridge:
             return _error(request_id, refused.code, refused.message)
         except ProtocolError as exc:  # the server's own answer, passed on
             return {"jsonrpc": "2.0", "id": request_id, "error": exc.to_error_object()}
+        except MCPError as exc:  # the connection failed: named, its details kept in our log
+            logger.warning("view of %s: %s failed: %s", self.server, method, exc)
+            reason = f"the server could not answer ({type(exc).__name__})"
+            return _error(request_id, INTERNAL_ERROR, reason)
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
     async def _request(self, method: str, params: JSONObject) -> JSONObject:

@@ -26,7 +26,7 @@ import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 from mcpkit.protocol.apps import (
     APP_MIME_TYPE,
@@ -148,45 +148,56 @@ def add_app(
         raise TypeError(f"unknown option(s) for an app view: {', '.join(sorted(unknown))}")
     check_view_uri(uri)
     meta = _view_meta(options)
-    size: int | None = None
-    if isinstance(source, str):
-        item = contents_item(uri, source, APP_MIME_TYPE)
-        item["_meta"] = meta
-        result: JSONObject | None = {"contents": [item]}
-        reader: Reader = _fixed({"contents": [item]})
-        size = len(source.encode())
-        default_name, default_description = _last_segment(uri), None
-    elif isinstance(source, os.PathLike):
-        path = Path(source)
-        if not path.is_file():
-            raise FileNotFoundError(f"app view {uri}: no file at {path}")
-        result, reader = None, _file_reader(uri, path, meta)
-        default_name, default_description = path.name, None
-    elif callable(source):
-        function = ResourceFunction(source, uri, APP_MIME_TYPE)
-        if function.variables:
-            raise ValueError(f"app view {uri}: the function takes no URI variables")
-        result, reader = None, _stamped(function.reader(uri), meta)
-        default_name = getattr(source, "__name__", _last_segment(uri))
-        default_description = summary(source)
-    else:
-        raise TypeError(f"an app view is HTML text, a file path or a function, not {source!r}")
+    served = _served(uri, source, meta)
     description = options.get("description")
     definition = listing(
         ("uri", uri),
-        name=options.get("name") or default_name,
+        name=options.get("name") or served.name,
         title=options.get("title"),
-        description=description if description is not None else default_description,
+        description=description if description is not None else served.description,
         mime_type=APP_MIME_TYPE,
-        size=size,
+        size=served.size,
         annotations=None,
         icons=None,
         meta=meta,
     )
     scopes = scope_set(options.get("scopes"))
-    resource = Resource(uri, definition, reader, result, scopes)
+    resource = Resource(uri, definition, served.reader, served.result, scopes)
     resources.registry("resource")._put(uri, resource, replace=options.get("replace", False))
     return resource
+
+
+class _Served(NamedTuple):
+    """How a view's source is read, and what it gives its listing by default."""
+
+    reader: Reader
+    result: JSONObject | None  # fixed HTML: the whole answer, built once
+    size: int | None
+    name: str
+    description: str | None
+
+
+def _served(
+    uri: str, source: str | os.PathLike[str] | Callable[..., Any], meta: JSONObject
+) -> _Served:
+    """Raises TypeError, FileNotFoundError, ValueError as `add_app` says."""
+    if isinstance(source, str):
+        item = contents_item(uri, source, APP_MIME_TYPE)
+        item["_meta"] = meta
+        result = {"contents": [item]}
+        return _Served(_fixed(result), result, len(source.encode()), _last_segment(uri), None)
+    if isinstance(source, os.PathLike):
+        path = Path(source)
+        if not path.is_file():
+            raise FileNotFoundError(f"app view {uri}: no file at {path}")
+        return _Served(_file_reader(uri, path, meta), None, None, path.name, None)
+    if callable(source):
+        function = ResourceFunction(source, uri, APP_MIME_TYPE)
+        if function.variables:
+            raise ValueError(f"app view {uri}: the function takes no URI variables")
+        name = getattr(source, "__name__", _last_segment(uri))
+        return _Served(_stamped(function.reader(uri), meta), None, None, name, summary(source))
+    raise TypeError(f"an app view is HTML text, a file path or a function, not {source!r}")
 
 
 def check_view_uri(uri: str) -> str:
