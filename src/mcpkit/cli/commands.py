@@ -52,11 +52,21 @@ async def connect(args: Any) -> AsyncIterator[Client]:
             http=http,
             # A tool may ask the user (elicitation), in a call, a read or a prompt: ask.
             elicitation=answering(args.target),
+            on_log=show_log if getattr(args, "log_level", None) else None,
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     async with client:
+        if getattr(args, "log_level", None):
+            await client.set_logging_level(args.log_level)
         yield client
+
+
+def show_log(params: Any) -> None:
+    """A server's log message on stderr (stdout keeps only the result)."""
+    data = params.data if isinstance(params.data, str) else orjson.dumps(params.data).decode()
+    logger = f" {params.logger}:" if params.logger else ""
+    print(f"[{params.level}]{logger} {data}", file=sys.stderr, flush=True)
 
 
 def pair_of(item: str, what: str) -> tuple[str, str]:

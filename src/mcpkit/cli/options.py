@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+# RFC 5424's severities, as MCP's logging/setLevel takes them (plain data: no import needed)
+LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+
 
 def add_target_options(sub: argparse.ArgumentParser, *, timeout: float | None = 60.0) -> None:
     """What every command that talks to a TARGET takes: --json, --timeout, --env, --cwd,
@@ -21,6 +24,11 @@ def add_target_options(sub: argparse.ArgumentParser, *, timeout: float | None = 
         default="auto",
         help="protocol era: auto (probe, then fall back), handshake (initialize), "
         "per-request (no handshake), or one per-request version such as 2026-07-28",
+    )
+    sub.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        help="ask the server for its log messages at LEVEL and above (shown on stderr)",
     )
     add_credential_options(sub)
 
