@@ -60,6 +60,24 @@ async def raw_elicitation(ctx: Context) -> str:
     return f"{answer.get('action')}:{(answer.get('content') or {}).get('name')}"
 
 
+# One that also runs tasks (so the proxy declares them, and serves task-able calls apart).
+tasking = Server("tasking", version="1.0.0")
+
+
+@tasking.tool()
+async def with_progress(ctx: Context) -> str:
+    """Reports progress twice."""
+    await ctx.report_progress(1, 2, "half")
+    await ctx.report_progress(2, 2, "done")
+    return "done"
+
+
+@tasking.tool(task=True)
+async def maybe_a_task() -> str:
+    """Runs as a task for a client that asks: the upstream declares tasks."""
+    return "ran"
+
+
 @upstream.resource("memo://here")
 def here() -> str:
     return "here"
@@ -211,6 +229,19 @@ async def test_a_handshake_session_gets_a_handshake_upstream_session() -> None:
     ):
         assert c.era == "per-request"
         assert text(await c.call_tool("region_of", {"region": "x"})) == "region=x"
+
+
+async def test_a_handshake_session_of_a_tasks_upstream_keeps_its_progress() -> None:
+    """The same session era in front of an upstream that runs tasks: a plain call goes on
+    the session's own handshake-era upstream, progress and all (not as a task)."""
+    progress: list[tuple[float, float | None, str | None]] = []
+    async with (
+        serving(tasking.http_app()) as upstream_base,
+        Client(proxy(upstream_base + "/mcp"), mode="handshake") as c,
+    ):
+        done = await c.call_tool("with_progress", on_progress=lambda *p: progress.append(p))
+    assert text(done) == "done"
+    assert progress == [(1, 2, "half"), (2, 2, "done")]
 
 
 async def test_the_server_names_its_asks_and_missing_capabilities_for_a_bridge() -> None:

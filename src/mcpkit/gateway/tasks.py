@@ -119,7 +119,9 @@ class ProxyTasks:
             return False
         if ctx.envelope is not None:
             return wire.declares_extension(ctx.envelope.capabilities)
-        return "task" in ctx.params or self._upstream_era() is Era.PER_REQUEST
+        session = ctx.state is not None and not self.proxy.share_upstream  # its own link's era
+        era = self.proxy.upstreams.session_era() if session else self._upstream_era()
+        return "task" in ctx.params or era is Era.PER_REQUEST
 
     async def serve(self, ctx: Context) -> JSONObject:
         """Serve a request `takes` took. Raises ProtocolError (the upstream's, in the

@@ -186,6 +186,13 @@ class Upstreams:
             client = await self._open(options)
         return await Link(client, downstream).listen()
 
+    def session_era(self) -> Era:
+        """The era a handshake-era downstream session's upstream client speaks (or will):
+        see `_session_options`."""
+        if self._session_options().mode == Era.HANDSHAKE:
+            return Era.HANDSHAKE
+        return self.shared.client.era
+
     def _session_options(self) -> ClientOptions:
         """A handshake-era downstream session's upstream options: in its era when the proxy
         settles the era (auto) and the upstream speaks both, so that the upstream's requests
