@@ -137,3 +137,21 @@ def test_zsh_and_fish_scripts_name_every_command() -> None:
     for command in ("inspect", "dev", "install"):
         assert f"__fish_seen_subcommand_from {command}" in fish
     assert json.loads(mcpkit("install", "mcp-json", str(ROOT / "tests/fixtures/cli_app.py")).stdout)
+
+
+def test_a_server_of_a_configuration_file_as_target(tmp_path: Path) -> None:
+    app = str(ROOT / "tests" / "fixtures" / "cli_app.py")
+    config = {
+        "mcpServers": {
+            "calc": {"command": sys.executable, "args": ["-m", "mcpkit", "run", app]},
+            "other": {"command": "true"},
+        }
+    }
+    (tmp_path / "mcp.json").write_text(json.dumps(config))
+    called = mcpkit("call", "mcp.json#calc", "add", "a=1", "b=2", cwd=tmp_path)
+    assert (called.returncode, called.stdout) == (0, "3\n"), called.stderr
+    report = mcpkit("inspect", "mcp.json#calc", "--json", cwd=tmp_path)
+    assert json.loads(report.stdout)["server"]["info"]["name"] == "cli-app"
+    missing = mcpkit("list", "mcp.json#nope", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert "no server 'nope' in mcp.json (servers: calc, other)" in missing.stderr

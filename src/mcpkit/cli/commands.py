@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from mcpkit.cli.auth import http_options
+from mcpkit.cli.configured import configured_server
 from mcpkit.cli.loading import UsageError, target_for
 from mcpkit.cli.questions import answering
 from mcpkit.cli.render import ProgressBar, as_json, content, print_result, table
@@ -39,17 +40,22 @@ async def run_command(args: Any) -> int:
 
 @asynccontextmanager
 async def connect(args: Any) -> AsyncIterator[Client]:
-    env = dict(pair_of(item, "--env") for item in args.env) or None
-    mode = getattr(args, "mode", "auto")
-    http = await http_options(args)
+    env = dict(pair_of(item, "--env") for item in args.env)
+    options: JSONObject = {"mode": getattr(args, "mode", "auto"), "cwd": args.cwd}
+    configured = configured_server(args.target)
+    if configured is None:
+        target: Any = target_for(args.target)
+        options["http"] = await http_options(args)
+    else:  # CONFIG.json#NAME: the entry's own options, the command line's on top
+        target, entry = configured
+        env = {**(entry.pop("env", None) or {}), **env}
+        options = {**options, **entry, "cwd": args.cwd or entry.get("cwd")}
     try:
         client = Client(
-            target_for(args.target),
+            target,
             timeout=args.timeout,
-            env=env,
-            cwd=args.cwd,
-            mode=mode,
-            http=http,
+            env=env or None,
+            **options,
             # A tool may ask the user (elicitation), in a call, a read or a prompt: ask.
             elicitation=answering(args.target),
             on_log=show_log if getattr(args, "log_level", None) else None,
