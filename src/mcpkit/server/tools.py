@@ -57,9 +57,9 @@ from mcpkit.server.tasks import TaskManager, task_support
 JSONObject = dict[str, Any]
 F = TypeVar("F", bound=Callable[..., Any])
 logger = logging.getLogger("mcpkit.server")
-# Set around a call by the error-masking middleware: how a tool's exception is answered
-# (tool name, exception) -> result, instead of with the exception's message.
-failure_answer: contextvars.ContextVar[Callable[[str, Exception], JSONObject] | None] = (
+# Set around a call by the error-masking middleware: how a tool's exception is answered,
+# (tool, exception) -> result, instead of with the exception's message (None: as usual).
+failure_answer: contextvars.ContextVar[Callable[[Tool, Exception], JSONObject | None] | None] = (
     contextvars.ContextVar("failure_answer", default=None)
 )
 
@@ -307,8 +307,9 @@ class Tool:
         # The message reaches the model; the traceback stays in the server's log unless the
         # registry exposes tracebacks.
         answer = failure_answer.get()
-        if answer is not None:
-            return answer(self.name, exc)
+        masked = None if answer is None else answer(self, exc)
+        if masked is not None:
+            return masked
         logger.info("tool %s raised", self.name, exc_info=exc)
         message = str(exc) or type(exc).__name__
         if self.defaults.expose_tracebacks:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import logging
 import secrets
+from functools import partial
 from typing import Any
 
 from mcpkit.errors import ProtocolError
 from mcpkit.server.middleware.base import CallNext, Middleware, MiddlewareContext
 from mcpkit.server.results import error_result
-from mcpkit.server.tools import failure_answer
+from mcpkit.server.tools import Tool, failure_answer
 
 __all__ = ["ErrorMasking"]
 
@@ -35,7 +36,9 @@ class ErrorMasking(Middleware):
         self.logger = logger or logging.getLogger("mcpkit.errors")
 
     async def on_request(self, mctx: MiddlewareContext, call_next: CallNext) -> Any:
-        token = failure_answer.set(self._tool_failed) if mctx.method == "tools/call" else None
+        token = None
+        if mctx.method == "tools/call":
+            token = failure_answer.set(partial(self._tool_failed, _tool_settings(mctx.server)))
         try:
             return await call_next(mctx)
         except ProtocolError:
@@ -49,11 +52,22 @@ class ErrorMasking(Middleware):
             if token is not None:
                 failure_answer.reset(token)
 
-    def _tool_failed(self, name: str, exc: Exception) -> dict[str, Any]:
-        error_id = self._log(f"tool {name} raised", exc)
-        return error_result(f"Tool {name} failed (error id {error_id})")
+    def _tool_failed(self, ours: list[Any], tool: Tool, exc: Exception) -> dict[str, Any] | None:
+        if not any(tool.defaults is settings for settings in ours):
+            return None  # another server's tool, run in this task (one served in memory)
+        error_id = self._log(f"tool {tool.name} raised", exc)
+        return error_result(f"Tool {tool.name} failed (error id {error_id})")
 
     def _log(self, what: str, exc: Exception) -> str:
         error_id = secrets.token_hex(6)
         self.logger.error("%s [error id %s]", what, error_id, exc_info=exc)
         return error_id
+
+
+def _tool_settings(server: Any) -> list[Any]:
+    """The tool settings (`ToolDefaults`) of `server` and of the servers mounted in it: what
+    identifies a tool as served by it."""
+    found = [server.tools.defaults]
+    for mount in getattr(server, "_mounts", ()):
+        found += _tool_settings(mount.child)
+    return found
