@@ -467,3 +467,34 @@ async def test_the_chart_example_through_the_host_and_bridge() -> None:
         )
         assert answer is not None
         assert answer["result"]["structuredContent"] == {"points": [3.0, 5.0, 2.0, 6.0, 4.0]}
+
+
+# -- one client, no Host (a single-server front end such as the inspector) ----------------
+
+
+async def test_a_bridge_over_one_client_keeps_the_same_rules() -> None:
+    from mcpkit import Client
+    from mcpkit.host.apps import ClientServer
+    from mcpkit.host.consent import ConsentPolicy
+
+    async with Client([sys.executable, SERVER, "solo"]) as client:
+        server = ClientServer(client, "solo")  # no policy: the application decided
+        view = await load_view(None, server, "show")
+        assert view is not None and view.server == "solo" and "view of solo" in view.html
+        bridge = ViewBridge(None, server, Posted())
+        await initialize(bridge)
+        assert (await call(bridge, "app_only"))["result"]["content"][0][
+            "text"
+        ] == "solo: app_only ran"
+        assert (await call(bridge, "model_only"))["error"]["code"] == REFUSED
+        assert (await call(bridge, "nope"))["error"]["code"] == INVALID_PARAMS
+
+        declined = Answers(allow=False)
+        guarded = ViewBridge(None, ClientServer(client, "solo", ConsentPolicy(declined)), Posted())
+        await initialize(guarded)
+        assert (await call(guarded, "app_only"))["error"]["code"] == REFUSED
+        assert len(declined.asked) == 1
+        read = await client.read_resource("count://solo")
+    assert json.loads(read.to_wire()["contents"][0]["text"]) == {"app_only": 1}
+    with pytest.raises(TypeError, match="give its Host"):
+        ViewBridge(None, "solo", Posted())

@@ -37,18 +37,27 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 from mcpkit.client import Client
 from mcpkit.errors import MCPError, ProtocolError
-from mcpkit.host.consent import ConsentDenied
+from mcpkit.host.consent import ConsentDenied, ConsentPolicy
 from mcpkit.protocol.apps import APP_MIME_TYPE, APPS_PROTOCOL_VERSION, tool_ui
 
 if TYPE_CHECKING:
     from mcpkit.host.host import Host
     from mcpkit.types import Tool
 
-__all__ = ["View", "ViewBridge", "allow_attribute", "content_security_policy", "load_view"]
+__all__ = [
+    "ClientServer",
+    "HostServer",
+    "View",
+    "ViewBridge",
+    "ViewServer",
+    "allow_attribute",
+    "content_security_policy",
+    "load_view",
+]
 
 JSONObject = dict[str, Any]
 # Posts one message to the view, at once and in order (a front end that writes
@@ -92,28 +101,31 @@ class View:
     prefers_border: bool | None = None
 
 
-async def load_view(host: Host, server: str, tool: str) -> View | None:
-    """The view `server`'s tool `tool` (its own name) renders in; None for a tool without one.
+async def load_view(host: Host | None, server: str | ViewServer, tool: str) -> View | None:
+    """The view the tool `tool` (its server's own name for it) renders in; None for a tool
+    without one. `server`: a server of `host` by name, or a `ViewServer` (host None).
 
     Raises KeyError (no such tool on that server), ValueError (the resource read is not a
-    `text/html;profile=mcp-app` document), ServerUnavailable and the client's errors.
+    `text/html;profile=mcp-app` document), TypeError (a name without a host),
+    ServerUnavailable and the client's errors.
     """
-    found = await host.tools.server_tool(server, tool)
+    peer = view_server(host, server)
+    found = await peer.tool(tool)
     if found is None:
-        raise KeyError(f"server {server!r} has no tool named {tool!r}")
+        raise KeyError(f"server {peer.name!r} has no tool named {tool!r}")
     uri = tool_ui(found.meta).resource_uri
     if uri is None:
         return None
-    read = await host.servers.client(server).read_resource(uri)
+    read = await peer.client().read_resource(uri)
     item = next((c for c in read.to_wire().get("contents", []) if c.get("uri") == uri), None)
     if item is None or item.get("mimeType") != APP_MIME_TYPE:
-        raise ValueError(f"{uri} (server {server!r}) is not served as {APP_MIME_TYPE}")
+        raise ValueError(f"{uri} (server {peer.name!r}) is not served as {APP_MIME_TYPE}")
     ui = (item.get("_meta") or {}).get("ui")
     ui = ui if type(ui) is dict else {}
     border = ui.get("prefersBorder")
     domain = ui.get("domain")
     return View(
-        server=server,
+        server=peer.name,
         uri=uri,
         html=_html(item, uri),
         csp=ui["csp"] if type(ui.get("csp")) is dict else {},
@@ -183,6 +195,68 @@ def allow_attribute(permissions: Mapping[str, Any] | None) -> str:
 # -- the bridge -------------------------------------------------------------------------------
 
 
+class ViewServer(Protocol):
+    """What a bridge needs of the server behind a view: its tools by its own names (app-only
+    ones included), the consent check of a call, its client. `HostServer` (a Host's server)
+    and `ClientServer` (one client, as a single-server front end such as the inspector has)
+    are the two there are."""
+
+    name: str
+
+    async def tool(self, name: str) -> Tool | None: ...
+
+    async def check(self, tool: Tool, arguments: JSONObject | None) -> None: ...
+
+    def client(self) -> Client: ...
+
+
+class HostServer:
+    """A server of a `Host`: its configuration's offer, the Host's consent policy."""
+
+    def __init__(self, host: Host, name: str) -> None:
+        self.host = host
+        self.name = name
+
+    async def tool(self, name: str) -> Tool | None:
+        return await self.host.tools.server_tool(self.name, name)
+
+    async def check(self, tool: Tool, arguments: JSONObject | None) -> None:
+        await self.host.consent.check_tool(self.name, tool, arguments)
+
+    def client(self) -> Client:
+        return self.host.servers.client(self.name)
+
+
+class ClientServer:
+    """The one server of a `Client`; calls go through `consent` when given (a
+    `ConsentPolicy`; None: the application decided, as `call_tool(consent=False)`)."""
+
+    def __init__(self, client: Client, name: str, consent: ConsentPolicy | None = None) -> None:
+        self._client = client
+        self.name = name
+        self.consent = consent
+
+    async def tool(self, name: str) -> Tool | None:
+        return next((t for t in await self._client.list_all_tools() if t.name == name), None)
+
+    async def check(self, tool: Tool, arguments: JSONObject | None) -> None:
+        if self.consent is not None:
+            await self.consent.check_tool(self.name, tool, arguments)
+
+    def client(self) -> Client:
+        return self._client
+
+
+def view_server(host: Host | None, server: str | ViewServer) -> ViewServer:
+    """`server` as a ViewServer: a name is a server of `host`. Raises TypeError for a name
+    without a host."""
+    if not isinstance(server, str):
+        return server
+    if host is None:
+        raise TypeError(f"the server {server!r} is named: give its Host")
+    return HostServer(host, server)
+
+
 class _Refused(Exception):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
@@ -191,7 +265,9 @@ class _Refused(Exception):
 
 
 class ViewBridge:
-    """The host end of one rendered view of `server` (see the module docstring).
+    """The host end of one rendered view of `server` (see the module docstring): a server of
+    `host` by its name, or a `ViewServer` (`ClientServer(client, name, consent)` for a front
+    end holding one client; `host` is then None).
 
     `send`: posts a message to the view (called in order; it does not wait). `tool` and
     `tool_call_id`: the tool call the view shows (its definition goes to the view as
@@ -204,8 +280,8 @@ class ViewBridge:
 
     def __init__(
         self,
-        host: Host,
-        server: str,
+        host: Host | None,
+        server: str | ViewServer,
         send: Send,
         *,
         tool: Tool | None = None,
@@ -217,8 +293,8 @@ class ViewBridge:
         on_log: Callable[[JSONObject], None] | None = None,
         on_size_changed: Callable[[float, float], None] | None = None,
     ) -> None:
-        self.host = host
-        self.server = server
+        self.peer = view_server(host, server)
+        self.server = self.peer.name
         self._send = send
         self.display_modes = tuple(m for m in display_modes if m in DISPLAY_MODES) or ("inline",)
         self.context: JSONObject = {
@@ -320,13 +396,13 @@ class ViewBridge:
         if type(name) is not str or (arguments is not None and type(arguments) is not dict):
             raise _Refused(INVALID_PARAMS, "tools/call needs a name and object arguments")
         # Looked up on this view's server only: another server's tools have no name here.
-        tool = await self.host.tools.server_tool(self.server, name)
+        tool = await self.peer.tool(name)
         if tool is None:
             raise _Refused(INVALID_PARAMS, f"Unknown tool: {name}")
         if not tool_ui(tool.meta).for_app:
             raise _Refused(REFUSED, f"tool {name!r} is not callable from a view (visibility)")
         try:
-            await self.host.consent.check_tool(self.server, tool, arguments)
+            await self.peer.check(tool, arguments)
         except ConsentDenied as exc:
             raise _Refused(REFUSED, f"tool {name!r}: {exc}") from None
         client = self._client()
@@ -342,7 +418,7 @@ class ViewBridge:
 
     def _client(self) -> Client:
         try:
-            return self.host.servers.client(self.server)
+            return self.peer.client()
         except (KeyError, MCPError) as exc:
             raise _Refused(REFUSED, f"server {self.server!r} is not available: {exc}") from None
 
