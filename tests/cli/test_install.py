@@ -198,3 +198,38 @@ def test_a_target_that_is_not_a_python_file_is_a_usage_error(tmp_path: Path) -> 
     assert missing.returncode == 2 and "no such file" in missing.stderr
     command = install(tmp_path, "cursor", "npx server")
     assert command.returncode == 2 and "not a Python file" in command.stderr
+
+
+def discover(home: Path, cwd: Path) -> list[dict]:
+    env = {key: value for key, value in os.environ.items() if key != "XDG_CONFIG_HOME"}
+    env["HOME"] = str(home)
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpkit", "discover", "--json"],
+        capture_output=True, text=True, timeout=60, check=True, env=env, cwd=cwd,
+    )  # fmt: skip
+    rows: list[dict] = json.loads(done.stdout)
+    return rows
+
+
+def test_discover_finds_what_install_wrote_and_the_projects_files(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    (project / ".vscode").mkdir(parents=True)
+    (project / ".vscode" / "mcp.json").write_text('{"servers": {"ws": {"command": "x"}}}')
+    for client in ("cursor", "goose", "vscode"):
+        assert install(home, client, APP, "--name", f"in-{client}").returncode == 0
+    rows = {(row["source"], row["name"]): row for row in discover(home, project)}
+    assert set(rows) == {
+        ("cursor", "in-cursor"),
+        ("vscode", "in-vscode"),
+        ("goose", "in-goose"),
+        ("vscode (workspace)", "ws"),
+    }
+    target = rows[("cursor", "in-cursor")]["target"]
+    assert target == f"{home}/.cursor/mcp.json#in-cursor"
+    listed = subprocess.run(
+        [sys.executable, "-m", "mcpkit", "list", target, "--json"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    assert "add" in [tool["name"] for tool in json.loads(listed.stdout)["tools"]]

@@ -15,6 +15,7 @@
     mcpkit inspect TARGET --replay FILE          re-send a recorded session, report what differs
     mcpkit dev app.py                            the server, restarted on change, in the inspector
     mcpkit install CLIENT app.py                 add it to Claude, Cursor, VS Code, Gemini, Goose
+    mcpkit discover                              the servers configured for the usual clients
     mcpkit completion bash|zsh|fish              a shell completion script
     mcpkit --version                             the version and the protocol revisions spoken
 
@@ -39,6 +40,7 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from mcpkit.cli.discover import add_parser as add_discover_command
 from mcpkit.cli.exits import EXIT_CONNECTION, EXIT_PROTOCOL, EXIT_TOOL_ERROR, EXIT_USAGE
 from mcpkit.cli.install import add_parser as add_install_command
 from mcpkit.cli.options import TARGET_HELP, add_target_options
@@ -67,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_inspect_command(commands)
     _add_dev(commands)
     add_install_command(commands)
+    add_discover_command(commands)
     completion = commands.add_parser("completion", help="print a shell completion script")
     completion.add_argument("shell", choices=["bash", "zsh", "fish"])
     return parser
@@ -269,6 +272,12 @@ def _dev(args: Any) -> int:
     return dev.run(args)
 
 
+def _discover(args: Any) -> int:
+    from mcpkit.cli import discover
+
+    return discover.run(args)
+
+
 def _completion(args: Any) -> int:
     from mcpkit.cli.completion import script
 
@@ -287,6 +296,7 @@ _HANDLERS: dict[str, Callable[[Any], int]] = {
     "inspect": _inspect,
     "dev": _dev,
     "completion": _completion,
+    "discover": _discover,
 }
 
 

@@ -19,11 +19,12 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcpkit.cli.clients import Launch
-from mcpkit.cli.loading import UsageError, target_for
 from mcpkit.cli.render import as_json
+
+if TYPE_CHECKING:  # the parser is built at every start: keep its imports light
+    from mcpkit.cli.clients import Launch
 
 CLIENT_NAMES = (
     "claude-desktop",
@@ -108,7 +109,9 @@ def run(args: argparse.Namespace) -> int:
 
 def launch_for(args: argparse.Namespace) -> Launch:
     """The command line, name and environment the client will use."""
+    from mcpkit.cli.clients import Launch
     from mcpkit.cli.commands import pair_of
+    from mcpkit.cli.loading import UsageError, target_for
 
     argv = target_for(_checked_file(args.app))
     if not isinstance(argv, list):
@@ -123,6 +126,8 @@ def launch_for(args: argparse.Namespace) -> Launch:
 
 
 def _checked_file(app: str) -> str:
+    from mcpkit.cli.loading import UsageError
+
     file_part = app.partition(":")[0]
     if not file_part.endswith(".py"):
         raise UsageError(f"{app} is not a Python file (FILE.py[:OBJ])")
@@ -147,6 +152,8 @@ def _uv_options(args: argparse.Namespace) -> list[str]:
 def _with_uv(argv: list[str], options: list[str]) -> list[str]:
     """The same start, in an environment uv makes: `uv run --with mcpkit --with PKG ...`.
     Raises UsageError without uv on PATH."""
+    from mcpkit.cli.loading import UsageError
+
     uv = shutil.which("uv")
     if uv is None:
         raise UsageError(
@@ -178,6 +185,8 @@ def server_name(path: Path) -> str:
 
 
 def _env_file(location: str) -> dict[str, str]:
+    from mcpkit.cli.loading import UsageError
+
     try:
         lines = Path(location).read_text(encoding="utf-8").splitlines()
     except OSError as exc:
