@@ -6,6 +6,10 @@ server declared for its sandbox (CSP domains, permissions, domain, border);
 `content_security_policy(view.csp)` is the policy a renderer loads it under, and
 `allow_attribute(view.permissions)` its iframe's `allow`.
 
+Both work on a server of a `Host` (by name) or on any `ViewServer`: `ClientServer` is the one
+server of a single `Client` (a front end such as the inspector), with an optional consent
+policy.
+
 `ViewBridge` is the host end of one rendered view, transport-free: a front end (a browser
 page, a desktop webview) hands it every JSON-RPC message the view posts
 (`await bridge.receive(message)`, which returns the answer to post back, or None), and gives
