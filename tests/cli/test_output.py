@@ -155,3 +155,16 @@ def test_a_server_of_a_configuration_file_as_target(tmp_path: Path) -> None:
     missing = mcpkit("list", "mcp.json#nope", cwd=tmp_path)
     assert missing.returncode == 2
     assert "no server 'nope' in mcp.json (servers: calc, other)" in missing.stderr
+
+
+def test_list_shows_the_schemas_when_asked() -> None:
+    app = str(ROOT / "tests" / "fixtures" / "cli_app.py")
+    plain = mcpkit("list", app).stdout
+    assert "inputSchema" not in plain
+    rows = dict(
+        line.split("\t") for line in mcpkit("list", app, "--input-schema").stdout.splitlines()
+    )
+    schema = json.loads(rows["add"].split(" inputSchema: ", 1)[1])
+    assert schema["required"] == ["a", "b"] and "outputSchema" not in rows["add"]
+    both = mcpkit("list", app, "--input-schema", "--output-schema").stdout
+    assert "outputSchema" in both

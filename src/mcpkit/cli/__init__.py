@@ -122,6 +122,10 @@ def _add_talking(commands: Any) -> None:
     listing = talking("list", "list tools (and resources, templates, prompts)")
     for kind in ("tools", "resources", "templates", "prompts"):
         listing.add_argument(f"--{kind}", action="store_true", help=f"list {kind}")
+    for schema in ("input", "output"):
+        listing.add_argument(
+            f"--{schema}-schema", action="store_true", help=f"show each tool's {schema}Schema"
+        )
 
     call = talking("call", "call a tool")
     call.add_argument("tool")

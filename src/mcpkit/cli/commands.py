@@ -115,8 +115,20 @@ async def list_items(client: Client, args: Any) -> int:
         if len(kinds) > 1:
             print(f"{kind}:")
         rows = [(label(item), item.get("description") or item.get("title") or "") for item in items]
+        if kind == "tools" and (args.input_schema or args.output_schema):
+            shown = zip(rows, items, strict=True)
+            rows = [(name, text + schemas(item, args)) for (name, text), item in shown]
         table(rows, sys.stdout)
     return 0
+
+
+def schemas(tool: JSONObject, args: Any) -> str:
+    """A tool's schemas (`--input-schema`, `--output-schema`) after its description."""
+    shown = ""
+    for asked, key in ((args.input_schema, "inputSchema"), (args.output_schema, "outputSchema")):
+        if asked and key in tool:
+            shown += f" {key}: {orjson.dumps(tool[key]).decode()}"
+    return shown
 
 
 def label(item: JSONObject) -> str:
