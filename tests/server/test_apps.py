@@ -231,15 +231,31 @@ def test_a_bad_tool_link_is_refused(options: dict[str, Any], match: str) -> None
 # -- refused at start -------------------------------------------------------------------------
 
 
+def test_any_ui_resource_is_served_as_a_view_or_refused() -> None:
+    server = Server("plain")
+    assert server.add_resource("ui://plain/a", "<p>a</p>").definition["mimeType"] == MIME
+
+    @server.resource("ui://plain/b")
+    def b() -> str:
+        return "<p>b</p>"
+
+    listed = server.resources.registry("resource").get("ui://plain/b")
+    assert listed is not None and listed.definition["mimeType"] == MIME
+    with pytest.raises(ValueError, match="ui:// resources are MCP Apps views"):
+        server.add_resource("ui://plain/c", "<p>c</p>", mime_type="text/html")
+    with pytest.raises(ValueError, match="ui:// resources are MCP Apps views"):
+        server.add_resource("ui://plain/d", b, mime_type="text/plain")
+
+
 def broken_server() -> Server:
     server = Server("broken")
-    server.add_resource("ui://broken/page", "<p>x</p>", mime_type="text/html")
+    server.add_resource("data://broken/page", "<p>x</p>", mime_type="text/html")
 
     @server.tool(app="ui://broken/missing")
     def first() -> str:
         return "x"
 
-    @server.tool(app="ui://broken/page")
+    @server.tool(meta={"ui": {"resourceUri": "data://broken/page"}})  # linked by hand
     def second() -> str:
         return "x"
 
@@ -251,7 +267,9 @@ def test_a_broken_view_link_stops_the_server_before_it_listens() -> None:
         broken_server().http_app()
     message = str(caught.value)
     assert "tool 'first' renders in 'ui://broken/missing', but no view is registered" in message
-    assert "tool 'second' renders in 'ui://broken/page', which is served as 'text/html'" in message
+    assert (
+        "tool 'second' renders in 'data://broken/page', which is served as 'text/html'" in message
+    )
 
 
 async def test_an_in_process_client_of_a_broken_server_is_told_at_once() -> None:

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 
 from mcpkit.errors import InvalidParams, ProtocolError
 from mcpkit.protocol import Prepared
+from mcpkit.protocol.apps import APP_MIME_TYPE, APP_SCHEME
 from mcpkit.runtime import Session
 from mcpkit.server.context import Context
 from mcpkit.server.pagination import Paginator
@@ -296,7 +297,7 @@ class ResourceRegistry:
         `scopes`: with authorization, what a caller's token must grant to read it.
         """
         needed = scope_set(scopes)
-        function = ResourceFunction(fn, uri, mime_type)
+        function = ResourceFunction(fn, uri, _ui_mime(uri, mime_type))
         definition = listing(
             ("uriTemplate" if function.template is not None else "uri", uri),
             name=name or fn.__name__,
@@ -341,7 +342,7 @@ class ResourceRegistry:
             raise TypeError(f"static content is str or bytes, not {type(content).__name__}")
         if is_template(uri):
             raise ValueError(f"a static resource needs a concrete URI, not a template: {uri}")
-        item = contents_item(uri, content, mime_type)
+        item = contents_item(uri, content, _ui_mime(uri, mime_type))
         data = content.encode() if isinstance(content, str) else content
         definition = listing(
             ("uri", uri),
@@ -638,3 +639,16 @@ def _last_segment(uri: str) -> str:
     path = uri.split("://", 1)[-1].split("?", 1)[0].split("#", 1)[0]
     segments = [s for s in path.split("/") if s]
     return segments[-1] if segments else uri
+
+
+def _ui_mime(uri: str, mime_type: str | None) -> str | None:
+    """MCP Apps reserves `ui://` for views: such a resource is served as the app MIME type,
+    whichever way it is registered. Raises ValueError for another explicit type."""
+    if not uri.startswith(APP_SCHEME):
+        return mime_type
+    if mime_type not in (None, APP_MIME_TYPE):
+        raise ValueError(
+            f"{uri}: ui:// resources are MCP Apps views, served as {APP_MIME_TYPE!r}, "
+            f"not {mime_type!r} (see server.add_app)"
+        )
+    return APP_MIME_TYPE
