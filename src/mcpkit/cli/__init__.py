@@ -19,7 +19,8 @@
     mcpkit completion bash|zsh|fish              a shell completion script
     mcpkit --version                             the version and the protocol revisions spoken
 
-TARGET is a URL, a Python file, or a command line ("npx server"). A Python file that imports
+TARGET is a URL, a Python file, a command line ("npx server"), or CONFIG.json#NAME (a server
+of an mcpServers file; `mcpkit discover` lists them). A Python file that imports
 mcpkit is served with `mcpkit run`; any other (a server of the official SDK, FastMCP or no SDK
 at all) runs over stdio as `python FILE`, or, when it does not start itself, as `mcp run` would.
 A URL target uses the tokens `mcpkit login` stored and logs in when the server asks
