@@ -135,3 +135,15 @@ def test_the_web_inspector_refuses_a_request_without_its_token(tmp_path: Path) -
         assert httpx.get(inspector.base + "/api/state").status_code == 403
         state = inspector.wait_for_state(lambda state: state["connected"])
         assert state["target"] == "app.py"
+
+
+def test_a_port_in_use_is_a_usage_error(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = mcpkit("inspect", "--no-browser", "--port", str(port), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr

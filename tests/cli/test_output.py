@@ -102,6 +102,8 @@ def test_version_names_the_package_and_the_protocol_revisions() -> None:
 
 def test_every_command_has_help() -> None:
     top = mcpkit("--help").stdout
+    assert "Exit codes: 0 success" in top  # the whole story, not only the first line
+    assert "mcpkit install CLIENT app.py" in top
     for command in ("inspect", "dev", "install", "completion", "list", "call", "servers"):
         assert command in top
         assert mcpkit(command, "--help").returncode == 0

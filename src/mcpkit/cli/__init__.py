@@ -56,7 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
     from mcpkit.cli.auth import add_login_commands
     from mcpkit.cli.inspect import add_parser as add_inspect_command
 
-    parser = argparse.ArgumentParser(prog="mcpkit", description=__doc__.splitlines()[0])
+    first, _, rest = __doc__.partition("\n")
+    parser = argparse.ArgumentParser(
+        prog="mcpkit",
+        description=first,
+        epilog=rest.strip(),  # every command in one line each, TARGET, the exit codes
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     parser.add_argument(
         "--version", action=_Version, nargs=0, help="the version and the protocol revisions"
