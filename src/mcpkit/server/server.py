@@ -111,6 +111,9 @@ class Server:
     and `request_state_ttl` (seconds) seal the state of input_required rounds; `clock` (epoch
     seconds, default `time.time`) is what that ttl is measured on (a test passes a fake one).
 
+    `middleware`: code run around every request and notification, outermost first (see
+    `add_middleware`, `mcpkit.server.middleware` and docs/middleware.md).
+
     Raises ValueError for a `cache` method that is not cacheable or a bad hint.
     """
 
