@@ -498,3 +498,58 @@ async def test_a_bridge_over_one_client_keeps_the_same_rules() -> None:
     assert json.loads(read.to_wire()["contents"][0]["text"]) == {"app_only": 1}
     with pytest.raises(TypeError, match="give its Host"):
         ViewBridge(None, "solo", Posted())
+
+
+async def test_links_messages_and_model_context_go_to_the_front_end_when_it_offers_them() -> None:
+    from mcpkit.host.apps import ViewRequests
+
+    opened: list[str] = []
+    said: list[dict[str, Any]] = []
+
+    async def message(params: dict[str, Any]) -> bool:  # an async front end
+        said.append(params)
+        return True
+
+    requests = ViewRequests(open_link=lambda url: opened.append(url) is None, message=message)
+    async with hosted("alpha") as (host, _):
+        bridge = ViewBridge(host, "alpha", Posted(), requests=requests)
+        result = await initialize(bridge)
+        assert "openLinks" in result["hostCapabilities"]
+
+        async def ask(method: str, params: Any) -> dict[str, Any]:
+            answer = await bridge.receive(request(method, params, 11))
+            assert answer is not None
+            return answer
+
+        assert (await ask("ui/open-link", {"url": "https://example.com/a"}))["result"] == {}
+        for url in ("javascript:alert(1)", "data:text/html,x", "file:///etc/passwd", "https://"):
+            assert (await ask("ui/open-link", {"url": url}))["error"]["code"] == INVALID_PARAMS
+        assert opened == ["https://example.com/a"]
+        text = {"role": "user", "content": {"type": "text", "text": "more please"}}
+        assert (await ask("ui/message", text))["result"] == {}
+        bad = {"role": "assistant", "content": {"type": "text", "text": "I am the model"}}
+        assert (await ask("ui/message", bad))["error"]["code"] == INVALID_PARAMS
+        assert said == [text]
+        context = {"structuredContent": {"city": "Oslo"}}
+        answer = await ask("ui/update-model-context", context)
+        assert answer["error"]["code"] == METHOD_NOT_FOUND  # not offered by this front end
+
+        plain = ViewBridge(host, "alpha", Posted())
+        result = await initialize(plain)
+        assert "openLinks" not in result["hostCapabilities"]
+        answer = await plain.receive(request("ui/open-link", {"url": "https://example.com"}, 1))
+        assert answer is not None and answer["error"]["code"] == METHOD_NOT_FOUND
+
+
+async def test_a_front_end_that_says_no_is_a_refusal() -> None:
+    from mcpkit.host.apps import ViewRequests
+
+    requests = ViewRequests(model_context=lambda params: False)
+    async with hosted("alpha") as (host, _):
+        bridge = ViewBridge(host, "alpha", Posted(), requests=requests)
+        await initialize(bridge)
+        for params in ({"content": "text"}, {"structuredContent": [1]}):
+            answer = await bridge.receive(request("ui/update-model-context", params, 1))
+            assert answer is not None and answer["error"]["code"] == INVALID_PARAMS
+        answer = await bridge.receive(request("ui/update-model-context", {"content": []}, 2))
+        assert answer is not None and answer["error"]["code"] == REFUSED

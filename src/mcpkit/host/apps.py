@@ -22,6 +22,9 @@ it a `send` callable for what the host starts (`ui/notifications/tool-input`, `t
   else, so another server's tools are unreachable), only one whose visibility includes
   "app", and only once the Host's consent policy allows the call (it may ask the user).
 - `resources/read`: from the view's own server.
+- `ui/open-link` (http and https only), `ui/message` (a user text message) and
+  `ui/update-model-context`: only when the front end offers them (`ViewRequests`), which
+  decides; otherwise -32601 and not claimed in the host's capabilities.
 - `notifications/message` (logged, and `on_log`), `ui/notifications/size-changed` (`size`,
   and `on_size_changed`), `ui/request-display-mode` (granted when the host offers the mode
   and the view declared it; the answer is the mode in force).
@@ -36,12 +39,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import inspect
 import logging
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
+from urllib.parse import urlsplit
 
 from mcpkit.client import Client
 from mcpkit.errors import MCPError, ProtocolError
@@ -57,6 +62,7 @@ __all__ = [
     "HostServer",
     "View",
     "ViewBridge",
+    "ViewRequests",
     "ViewServer",
     "allow_attribute",
     "content_security_policy",
@@ -261,6 +267,25 @@ def view_server(host: Host | None, server: str | ViewServer) -> ViewServer:
     return HostServer(host, server)
 
 
+Decide = Callable[[Any], "Awaitable[bool] | bool"]
+
+
+@dataclass(frozen=True, slots=True)
+class ViewRequests:
+    """What the front end does for a view's own requests, each given what the view sent and
+    answering whether it was done (False: refused, -32000). One left None is not offered:
+    -32601, and not claimed in the host's capabilities.
+
+    `open_link(url)`: `ui/open-link` (only http and https URLs reach it); `message(params)`:
+    `ui/message` (a user text message for the conversation); `model_context(params)`:
+    `ui/update-model-context` (content and/or structuredContent for the model's next turns).
+    """
+
+    open_link: Decide | None = None
+    message: Decide | None = None
+    model_context: Decide | None = None
+
+
 class _Refused(Exception):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
@@ -280,6 +305,8 @@ class ViewBridge:
     spec's camelCase names). `display_modes`: the modes the front end can show.
     `sandbox`: what the front end applied (`hostCapabilities.sandbox`: csp, permissions).
     `on_log(params)`, `on_size_changed(width, height)`: the view's logging and size.
+    `requests`: what the front end does for `ui/open-link`, `ui/message` and
+    `ui/update-model-context` (`ViewRequests`; none by default).
     """
 
     def __init__(
@@ -296,6 +323,7 @@ class ViewBridge:
         host_info: Mapping[str, Any] | None = None,
         on_log: Callable[[JSONObject], None] | None = None,
         on_size_changed: Callable[[float, float], None] | None = None,
+        requests: ViewRequests | None = None,
     ) -> None:
         self.peer = view_server(host, server)
         self.server = self.peer.name
@@ -315,6 +343,7 @@ class ViewBridge:
         self._host_info = dict(host_info or {"name": "mcpkit", "version": _version()})
         self.on_log = on_log
         self.on_size_changed = on_size_changed
+        self.requests = requests or ViewRequests()
         self.answered_initialize = False  # ui/initialize answered: the view may call
         self.initialized = False  # ui/notifications/initialized received: we may send
         self.app_capabilities: JSONObject = {}
@@ -375,7 +404,26 @@ class ViewBridge:
             return await self._read_resource(params)
         if method == "ui/request-display-mode":
             return self._display_mode(params)
+        if method in _VIEW_REQUESTS:
+            return await self._front_end(method, params)
         raise _Refused(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    async def _front_end(self, method: str, params: JSONObject) -> JSONObject:
+        """`ui/open-link`, `ui/message`, `ui/update-model-context`: checked here, decided
+        by the front end's `ViewRequests`."""
+        field, check = _VIEW_REQUESTS[method]
+        decide = getattr(self.requests, field)
+        if decide is None:
+            raise _Refused(METHOD_NOT_FOUND, f"Method not found: {method}")
+        given = check(params)
+        if given is None:
+            raise _Refused(INVALID_PARAMS, f"{method}: malformed params")
+        done = decide(given)
+        if inspect.isawaitable(done):
+            done = await done
+        if done is not True:
+            raise _Refused(REFUSED, f"{method}: refused by the host")
+        return {}
 
     def _initialize(self, params: JSONObject) -> JSONObject:
         if self.answered_initialize:
@@ -386,6 +434,8 @@ class ViewBridge:
         self.app_info = info if type(info) is dict else {}
         self.answered_initialize = True
         host_capabilities: JSONObject = {"serverTools": {}, "serverResources": {}, "logging": {}}
+        if self.requests.open_link is not None:
+            host_capabilities["openLinks"] = {}
         if self._sandbox:
             host_capabilities["sandbox"] = self._sandbox
         return {
@@ -518,6 +568,39 @@ class ViewBridge:
 
     def _post(self, message: JSONObject) -> None:
         self._send(message)
+
+
+def _link(params: JSONObject) -> str | None:
+    """An http(s) URL with a host (never javascript:, data:, file: ...), or None."""
+    url = params.get("url")
+    if type(url) is not str:
+        return None
+    parts = urlsplit(url)
+    return url if parts.scheme in ("http", "https") and parts.netloc else None
+
+
+def _user_message(params: JSONObject) -> JSONObject | None:
+    content = params.get("content")
+    if params.get("role") != "user" or type(content) is not dict:
+        return None
+    return params if content.get("type") == "text" and type(content.get("text")) is str else None
+
+
+def _model_context(params: JSONObject) -> JSONObject | None:
+    content, structured = params.get("content"), params.get("structuredContent")
+    if content is not None and type(content) is not list:
+        return None
+    if structured is not None and type(structured) is not dict:
+        return None
+    return params
+
+
+# method -> (the ViewRequests field deciding it, the check of its params)
+_VIEW_REQUESTS: dict[str, tuple[str, Callable[[JSONObject], Any]]] = {
+    "ui/open-link": ("open_link", _link),
+    "ui/message": ("message", _user_message),
+    "ui/update-model-context": ("model_context", _model_context),
+}
 
 
 def _error(request_id: Any, code: int, message: str) -> JSONObject:
