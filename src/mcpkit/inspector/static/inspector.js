@@ -241,6 +241,11 @@ function resolve(schema, root) {
       continue;
     }
     const variants = current.anyOf || current.oneOf;
+    if (Array.isArray(variants) && variants.length && variants.every((v) => v && v.const !== undefined)) {
+      // titled choices ({const, title} each): a select showing the titles
+      const rest = withoutKey(withoutKey(current, "anyOf"), "oneOf");
+      return { ...rest, enum: variants.map((v) => v.const), enumNames: variants.map((v) => v.title || String(v.const)) };
+    }
     if (Array.isArray(variants)) {
       const real = variants.filter((v) => v && v.type !== "null");
       if (real.length === 1) {
@@ -275,21 +280,22 @@ function field(name, schema, root, required, initial) {
   const label = el("span", { class: "field-name" }, name, required ? el("span", { class: "required", title: "required" }, " *") : null);
   const help = s.description ? el("small", { class: "help" }, s.description) : null;
   const type = schemaType(s);
-  const editor = editorFor(type, s, root, value, required, name);
+  const editor = editorFor(type, s, root, value, required);
+  if (editor.input) editor.input.name = name;
   const wrapper = type === "object" || type === "array"
     ? el("fieldset", { class: "field nested" }, el("legend", {}, label), help, editor.node)
     : el("label", { class: "field" }, label, editor.node, help);
   return { node: wrapper, get: editor.get, input: editor.input };
 }
 
-function editorFor(type, s, root, value, required, name) {
+function editorFor(type, s, root, value, required) {
   switch (type) {
     case "enum": return enumEditor(s, value, required);
     case "const": return { node: el("code", {}, JSON.stringify(s.const)), get: () => s.const };
-    case "boolean": return booleanEditor(value);
+    case "boolean": return booleanEditor(value, required);
     case "integer":
     case "number": return numberEditor(type, s, value);
-    case "string": return stringEditor(s, value, name);
+    case "string": return stringEditor(s, value);
     case "array": return arrayEditor(s, root, value);
     case "object": return s.properties ? objectEditor(s, root, value) : jsonEditor(value);
     default: return jsonEditor(value);
@@ -305,9 +311,9 @@ function enumEditor(s, value, required) {
   return { node: select, input: select, get: () => (select.value === "" ? undefined : s.enum[Number(select.value)]) };
 }
 
-function booleanEditor(value) {
+function booleanEditor(value, required) {
   const box = el("input", { type: "checkbox", checked: value === true });
-  let touched = value !== undefined;
+  let touched = value !== undefined || required; // a required box left unticked means false
   box.addEventListener("change", () => { touched = true; });
   return { node: box, input: box, get: () => (touched ? box.checked : undefined) };
 }
@@ -318,11 +324,10 @@ function numberEditor(type, s, value) {
   return { node: input, input, get: () => (input.value.trim() === "" ? undefined : Number(input.value)) };
 }
 
-function stringEditor(s, value, name) {
+function stringEditor(s, value) {
   const long = (s.maxLength || 0) > 200 || s.format === "textarea";
   const input = long ? el("textarea", { rows: 3 }) : el("input", { type: inputType(s.format) });
   input.value = value === undefined ? "" : String(value);
-  input.name = name;
   return { node: input, input, get: () => (input.value === "" ? undefined : input.value) };
 }
 
@@ -537,7 +542,7 @@ function showTool(tool, item) {
   const form = schemaForm(tool.inputSchema || {}, tool.inputSchema);
   const output = el("div", { class: "output" });
   const taskSupport = tool.execution && tool.execution.taskSupport;
-  const asTask = el("input", { type: "checkbox", checked: taskSupport === "required", disabled: taskSupport === "required" });
+  const asTask = el("input", { type: "checkbox", class: "as-task", checked: taskSupport === "required", disabled: taskSupport === "required" });
   const call = el("button", { type: "submit", class: "primary" }, "Call");
   const annotations = tool.annotations ? Object.entries(tool.annotations).map(([k, v]) => el("span", { class: "tag" }, `${k}: ${v}`)) : [];
   const submit = async (event) => {

@@ -1,0 +1,366 @@
+"""The inspector's page in a real browser: headless Chromium (Debian's chromium and
+chromium-driver, through Selenium) against `mcpkit inspect` run as a subprocess, connected
+from the page's connect bar to our demo server, a task server, the npm server-everything and a
+hostile server. Screenshots of each panel go to test-artifacts/inspector/ for people to look at.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.peers import node_env, npm_command
+
+webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.common.exceptions import (  # noqa: E402
+    NoAlertPresentException,
+    NoSuchElementException,
+    StaleElementReferenceException,
+)
+from selenium.webdriver.chrome.options import Options  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.remote.webelement import WebElement  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+SHOTS = ROOT / "test-artifacts" / "inspector"
+DEMO = f"{shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'examples' / 'demo_server.py'))}"
+TASKS = f"{shlex.quote(sys.executable)} {ROOT / 'tests' / 'fixtures' / 'task_server.py'}"
+HOSTILE = f"{shlex.quote(sys.executable)} {Path(__file__).parent / 'hostile_page_server.py'}"
+WAIT = 30  # seconds a page change may take on a loaded 2-core machine
+
+pytestmark = [
+    pytest.mark.skipif(not CHROMIUM.exists() or not CHROMEDRIVER.exists(), reason="no chromium"),
+    pytest.mark.timeout(180),
+]
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Any]:
+    options = Options()
+    options.binary_location = str(CHROMIUM)
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900"):
+        options.add_argument(flag)
+    browser = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        yield browser
+    finally:
+        browser.quit()
+
+
+@pytest.fixture
+def inspector_url() -> Iterator[str]:
+    """`mcpkit inspect --no-browser` with no target: the page chooses one."""
+    env = {**os.environ, **node_env()}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcpkit", "inspect", "--no-browser"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()  # printed once it listens
+        match = re.match(r"mcpkit inspector: (http://127\.0\.0\.1:\d+/\?token=\S+)", line)
+        assert match, line
+        yield match.group(1)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+class Page:
+    """The inspector's page as a person uses it."""
+
+    def __init__(self, driver: Any, url: str) -> None:
+        self.driver = driver
+        driver.get(url)
+        self.until(lambda d: d.execute_script("return document.body.dataset.ready") == "true")
+
+    def until(self, condition: Callable[[Any], Any], timeout: float = WAIT) -> Any:
+        # a list the page re-renders (list_changed) leaves stale elements: look again
+        ignored = (NoSuchElementException, StaleElementReferenceException)
+        wait = WebDriverWait(self.driver, timeout, poll_frequency=0.05, ignored_exceptions=ignored)
+        return wait.until(condition)
+
+    def find(self, css: str) -> WebElement:
+        return self.until(lambda d: d.find_element(By.CSS_SELECTOR, css))
+
+    def text_of(self, css: str, contains: str) -> WebElement:
+        """The first element matching `css` whose visible text contains `contains`."""
+
+        def found(d: Any) -> WebElement | bool:
+            for element in d.find_elements(By.CSS_SELECTOR, css):
+                if contains in element.text:
+                    return element
+            return False
+
+        element: WebElement = self.until(found)
+        return element
+
+    def connect(self, target: str, mode: str = "legacy") -> None:
+        field = self.find("#target")
+        field.clear()
+        field.send_keys(target)
+        Select(self.find("#mode")).select_by_value(mode)
+        self.find("#connect").click()
+        self.text_of("#status", "connected:")
+
+    def tab(self, name: str) -> None:
+        self.find(f"#tabs [data-panel={name}]").click()
+        self.until(lambda d: d.find_element(By.ID, f"panel-{name}").is_displayed())
+
+    def open_tool(self, name: str) -> None:
+        self.tab("tools")
+        item = f"#tool-list li[data-name='{name}']"
+        self.until(lambda d: d.find_element(By.CSS_SELECTOR, item).click() or True)
+        self.until(lambda d: d.find_element(By.CSS_SELECTOR, f"{item}.selected"))
+
+    def fill(self, name: str, value: str) -> None:
+        field = self.find(f"#tool-view input[name='{name}']")
+        field.clear()
+        field.send_keys(value)
+
+    def call(self) -> WebElement:
+        self.find("#tool-view button[type=submit]").click()
+        return self.until(_done_output)
+
+    def shot(self, name: str, css: str | None = None) -> Path:
+        path = SHOTS / f"{name}.png"
+        if css is None:
+            self.driver.save_screenshot(str(path))
+        else:
+            self.find(css).screenshot(str(path))
+        return path
+
+
+def _done_output(d: Any) -> WebElement | bool:
+    output = d.find_element(By.CSS_SELECTOR, "#tool-view .output")
+    return output if output.text and "calling…" not in output.text else False
+
+
+@pytest.fixture
+def page(driver: Any, inspector_url: str) -> Iterator[Page]:
+    yield Page(driver, inspector_url)
+    driver.get("about:blank")  # closes the page's event stream before the inspector stops
+
+
+def test_connect_call_a_tool_from_its_form_and_see_each_result(page: Page) -> None:
+    page.connect(DEMO)
+    page.text_of("#server-view", "Arithmetic, greetings")
+    page.shot("connect-bar", "#connect-bar")
+    page.shot("server", "#panel-server")
+
+    page.open_tool("greet")
+    page.text_of("#tool-view .required", "*")  # name is required
+    assert page.find("#tool-view input[name='punctuation']").get_attribute("value") == "!"
+    page.fill("name", "Ada")
+    assert "Hello, Ada!" in page.call().text
+
+    page.open_tool("statistics")  # an array: add items; structured content checked
+    for value in ("2", "4"):
+        page.find("#tool-view button.add").click()
+        page.find("#tool-view .array-items li:last-child input").send_keys(value)
+    output = page.call()
+    assert "Matches the outputSchema" in output.text
+    assert '"mean": 3' in output.text
+    page.shot("tools", "#panel-tools")
+
+    page.open_tool("pixel")  # an image, from a data: URL the page built
+    page.call()
+    image = page.find("#tool-view .output img")
+    assert image.get_attribute("src").startswith("data:image/png;base64,")
+    assert page.driver.execute_script("return arguments[0].naturalWidth", image) == 1
+
+
+def test_raw_json_switch(page: Page) -> None:
+    page.connect(DEMO, "per-request")
+    page.open_tool("add")
+    page.find("#tool-view .raw-switch").click()
+    raw = page.find("#tool-view textarea.raw-json")
+    raw.clear()
+    raw.send_keys('{"a": 40, "b": 2}')
+    assert page.call().text.startswith("42")
+
+
+def test_answer_an_elicitation_from_its_form(page: Page) -> None:
+    page.connect(DEMO)
+    page.open_tool("confirm")
+    page.fill("action", "deploy")
+    page.find("#tool-view button[type=submit]").click()
+    ask = page.find("#asks .ask[data-method='elicitation/create']")
+    assert "Really deploy?" in ask.text
+    ask.find_element(By.CSS_SELECTOR, "input[name='confirm']").click()
+    ask.find_element(By.CSS_SELECTOR, "input[name='note']").send_keys("today")
+    page.shot("asks", "#asks")
+    ask.find_element(By.CSS_SELECTOR, "button.primary").click()
+    assert "confirmed: True today" in page.until(_done_output).text
+    page.until(lambda d: not d.find_element(By.ID, "asks").is_displayed())
+
+
+def test_a_progress_bar_moves(page: Page) -> None:
+    page.connect(TASKS)
+    page.open_tool("count")
+    page.fill("to", "12")
+    # every value the bar takes, seen by the page itself (no polling race)
+    page.driver.execute_script(
+        "window.seen = [];"
+        "new MutationObserver(() => document.querySelectorAll('#progress-list progress')"
+        "  .forEach(p => window.seen.push(p.value)))"
+        ".observe(document.getElementById('progress-list'),"
+        "  {subtree: true, attributes: true, childList: true, characterData: true});"
+    )
+    assert "counted to 12" in page.call().text
+    page.tab("log")
+    bar = page.find("#progress-list progress")
+    assert (bar.get_attribute("value"), bar.get_attribute("max")) == ("12", "12")
+    seen = page.driver.execute_script("return window.seen")
+    assert len(set(seen)) >= 3 and seen == sorted(seen), seen  # it moved, forward
+    page.text_of("#progress-list", "counted 12 of 12")
+    page.shot("log", "#panel-log")
+
+
+def test_run_a_task_and_get_its_result(page: Page) -> None:
+    page.connect(TASKS)
+    page.open_tool("count")
+    page.fill("to", "3")
+    page.find("#tool-view input.as-task").click()
+    assert "Task created" in page.call().text
+    page.tab("tasks")
+    row = page.find("#task-rows tr")
+    row.find_element(By.XPATH, ".//button[text()='Result']").click()
+    page.text_of("#task-view", "counted to 3")
+    page.text_of("#task-rows .task-status", "completed")
+    page.shot("tasks", "#panel-tasks")
+
+
+def test_resources_templates_with_completion_and_prompts(page: Page) -> None:
+    page.connect(DEMO)
+    page.tab("resources")
+    page.text_of("#resource-list li", "demo://readme").click()
+    page.find("#resource-view .output pre")
+    page.text_of("#template-list li", "notes://{name}").click()
+    field = page.find("#resource-view input[name='name']")
+    field.send_keys("w")
+    # the server's completion reaches the field's suggestions
+    suggested = (
+        "const list = document.getElementById(arguments[0].getAttribute('list'));"
+        "return list && [...list.options].map(o => o.value).includes('welcome');"
+    )
+    page.until(lambda d: d.execute_script(suggested, field))
+    field.send_keys("elcome")
+    page.text_of("#resource-view code.uri", "notes://welcome")
+    page.find("#resource-view form button[type=submit]").click()
+    page.text_of("#resource-view .output", "Welcome to mcpkit.")
+    page.shot("resources", "#panel-resources")
+
+    page.tab("prompts")
+    page.text_of("#prompt-list li", "review").click()
+    page.find("#prompt-view input[name='code']").send_keys("print(1)")
+    page.find("#prompt-view button[type=submit]").click()
+    page.text_of("#prompt-view .output", "print(1)")
+    page.shot("prompts", "#panel-prompts")
+
+
+def test_history_filter_and_download(page: Page) -> None:
+    page.connect(DEMO)
+    page.open_tool("add")
+    page.fill("a", "1")
+    page.fill("b", "2")
+    page.call()
+    page.tab("history")
+    rows = page.driver.find_elements(By.CSS_SELECTOR, "#history-rows tr.msg")
+    assert len(rows) >= 4  # initialize, initialized, tools/list, tools/call and answers
+    page.find("#history-filter").send_keys("tools/call")
+    shown = page.until(
+        lambda d: [
+            r for r in d.find_elements(By.CSS_SELECTOR, "#history-rows tr.msg") if r.is_displayed()
+        ]
+    )  # noqa: E501
+    assert [row.find_elements(By.TAG_NAME, "td")[2].text for row in shown] == ["tools/call"]
+    shown[0].click()  # its JSON
+    page.text_of("#history-rows tr.detail", '"name": "add"')
+    page.shot("history", "#panel-history")
+    href = page.find("#history-download").get_attribute("href")
+    text = page.driver.execute_async_script(
+        "fetch(arguments[0]).then(r => r.text()).then(arguments[1])", href
+    )
+    assert '"method":"tools/call"' in text.replace(" ", "")
+
+
+def test_server_everything(page: Page) -> None:
+    argv = npm_command("mcp-server-everything")
+    page.connect(shlex.join([*argv, "stdio"]))
+    page.open_tool("echo")
+    page.fill("message", "hé")
+    assert "Echo: hé" in page.call().text
+
+    page.open_tool("get-tiny-image")
+    page.call()
+    image = page.find("#tool-view .output img")
+    assert page.driver.execute_script("return arguments[0].naturalWidth", image) > 0
+
+    page.open_tool("trigger-sampling-request")
+    page.fill("prompt", "hi")
+    page.find("#tool-view button[type=submit]").click()
+    ask = page.find("#asks .ask[data-method='sampling/createMessage']")
+    ask.find_element(By.CSS_SELECTOR, "textarea").send_keys("hello from a person")
+    ask.find_element(By.CSS_SELECTOR, "button.primary").click()
+    assert "hello from a person" in page.until(_done_output).text
+
+    page.open_tool("trigger-url-elicitation")
+    page.fill("url", "javascript:window.pwned=1")  # a URL the page must not offer to open
+    page.find("#tool-view button[type=submit]").click()
+    ask = page.find("#asks .ask[data-method='elicitation/create']")
+    assert "javascript:window.pwned=1" in ask.text
+    assert not ask.find_elements(By.CSS_SELECTOR, "a, button.open-url")
+    ask.find_element(By.XPATH, ".//button[text()='Decline']").click()
+    page.until(_done_output)
+
+
+def test_a_hostile_server_runs_nothing_in_the_page(page: Page) -> None:
+    page.connect(HOSTILE)
+    page.text_of("#server-view", "<script>window.pwned='script'</script>")  # shown as text
+    page.tab("log")
+    Select(page.find("#log-level")).select_by_value("debug")
+    page.find("#log-level-set").click()
+    page.text_of("#log-list", "level set to debug")
+    page.open_tool("echo")
+    page.text_of("#tool-view .description", "onerror=")
+    page.fill("text", "!")
+    output = page.call()
+    assert "<img src=x onerror=" in output.text
+    page.tab("prompts")
+    page.text_of("#prompt-list li", "attack").click()
+    page.find("#prompt-view input[name='topic']").send_keys("x")
+    page.find("#prompt-view button[type=submit]").click()
+    page.text_of("#prompt-view .output", "prompt <script>")
+    page.tab("log")
+    page.text_of("#log-list", "log <script>")
+    page.shot("hostile", None)
+
+    state = page.driver.execute_script(
+        "return {pwned: window.pwned === undefined ? null : window.pwned,"
+        " scripts: document.scripts.length,"
+        " foreign: document.querySelectorAll("
+        "   'main img[src$=\"/x\"], [onerror], #tool-view a, #prompt-view a, #asks a').length,"
+        " jsLinks: [...document.links].filter(a => !/^https?:/.test(a.href)).length}"
+    )
+    # no markup became elements (the CSP would stop them running, but none should exist)
+    assert state == {"pwned": None, "scripts": 1, "foreign": 0, "jsLinks": 0}
+    with pytest.raises(NoAlertPresentException):
+        page.driver.switch_to.alert.text  # noqa: B018
