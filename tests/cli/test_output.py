@@ -170,3 +170,11 @@ def test_list_shows_the_schemas_when_asked() -> None:
     assert schema["required"] == ["a", "b"] and "outputSchema" not in rows["add"]
     both = mcpkit("list", app, "--input-schema", "--output-schema").stdout
     assert "outputSchema" in both
+
+
+def test_schemas_on_a_terminal_are_indented_json_under_each_tool(tmp_path: Path) -> None:
+    app = str(ROOT / "tests" / "fixtures" / "cli_app.py")
+    shown = on_a_terminal("list", app, "--input-schema", cwd=tmp_path, columns=60)
+    assert all(len(line) <= 60 for line in shown.splitlines())  # nothing past the edge
+    block = shown.split("add  Add two integers.\n  inputSchema:\n", 1)[1].split("\ndescribe")[0]
+    assert json.loads(block)["required"] == ["a", "b"]

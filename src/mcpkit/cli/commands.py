@@ -116,19 +116,28 @@ async def list_items(client: Client, args: Any) -> int:
             print(f"{kind}:")
         rows = [(label(item), item.get("description") or item.get("title") or "") for item in items]
         if kind == "tools" and (args.input_schema or args.output_schema):
-            shown = zip(rows, items, strict=True)
-            rows = [(name, text + schemas(item, args)) for (name, text), item in shown]
-        table(rows, sys.stdout)
+            _with_schemas(rows, items, args)
+        else:
+            table(rows, sys.stdout)
     return 0
 
 
-def schemas(tool: JSONObject, args: Any) -> str:
-    """A tool's schemas (`--input-schema`, `--output-schema`) after its description."""
-    shown = ""
-    for asked, key in ((args.input_schema, "inputSchema"), (args.output_schema, "outputSchema")):
-        if asked and key in tool:
-            shown += f" {key}: {orjson.dumps(tool[key]).decode()}"
-    return shown
+def _with_schemas(rows: list[tuple[str, str]], tools: list[JSONObject], args: Any) -> None:
+    """Each tool's row, then its schemas (`--input-schema`, `--output-schema`): indented JSON
+    under it on a terminal, on the row itself when piped (one line per tool for grep)."""
+    asked = [key for flag, key in ((args.input_schema, "inputSchema"),
+             (args.output_schema, "outputSchema")) if flag]  # fmt: skip
+    on_terminal = sys.stdout.isatty()
+    for (name, text), tool in zip(rows, tools, strict=True):
+        present = [key for key in asked if key in tool]
+        if not on_terminal:
+            shown = "".join(f" {key}: {orjson.dumps(tool[key]).decode()}" for key in present)
+            table([(name, text + shown)], sys.stdout)
+            continue
+        table([(name, text)], sys.stdout)
+        for key in present:
+            indented = orjson.dumps(tool[key], option=orjson.OPT_INDENT_2).decode()
+            print(f"  {key}:\n" + "\n".join("    " + line for line in indented.splitlines()))
 
 
 def label(item: JSONObject) -> str:
