@@ -241,8 +241,8 @@ def test_run_a_task_and_get_its_result(page: Page) -> None:
     page.find("#tool-view input.as-task").click()
     assert "Task created" in page.call().text
     page.tab("tasks")
-    row = page.find("#task-rows tr")
-    row.find_element(By.XPATH, ".//button[text()='Result']").click()
+    result = "//tbody[@id='task-rows']//button[text()='Result']"  # re-rendered on each status
+    page.until(lambda d: d.find_element(By.XPATH, result).click() or True)
     page.text_of("#task-view", "counted to 3")
     page.text_of("#task-rows .task-status", "completed")
     page.shot("tasks", "#panel-tasks")
@@ -290,8 +290,12 @@ def test_history_filter_and_download(page: Page) -> None:
         lambda d: [
             r for r in d.find_elements(By.CSS_SELECTOR, "#history-rows tr.msg") if r.is_displayed()
         ]
-    )  # noqa: E501
-    assert [row.find_elements(By.TAG_NAME, "td")[2].text for row in shown] == ["tools/call"]
+    )
+    # the call and its answer, named after it
+    assert [row.find_elements(By.TAG_NAME, "td")[2].text for row in shown] == [
+        "tools/call",
+        "tools/call result",
+    ]
     shown[0].click()  # its JSON
     page.text_of("#history-rows tr.detail", '"name": "add"')
     page.shot("history", "#panel-history")

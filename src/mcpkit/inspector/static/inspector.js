@@ -599,7 +599,7 @@ async function loadTasks() {
 
 function renderTasks() {
   clear($("task-rows"), [...state.tasks.values()].map((task) => {
-    const actions = el("td", { class: "actions" },
+    const actions = el("td", { class: "row-actions" },
       el("button", { type: "button", class: "small", on: { click: () => taskGet(task.taskId) } }, "Get"),
       el("button", { type: "button", class: "small", on: { click: () => taskResult(task.taskId) } }, "Result"),
       el("button", { type: "button", class: "small", disabled: isFinal(task.status), on: { click: () => taskCancel(task.taskId) } }, "Cancel"));
@@ -627,7 +627,8 @@ async function taskResult(taskId) {
   const answer = await request("tasks/result", { taskId });
   if (answer.error) return clear($("task-view"), errorBox(answer.error));
   clear($("task-view"), el("h3", {}, `Result of ${taskId}`), renderCallResult(answer.result), timing(answer));
-  taskGet(taskId).catch(() => {});
+  const status = await request("tasks/get", { taskId }); // its final status, for the table
+  if (status.result) rememberTask(withoutKey(status.result, "result"));
 }
 
 async function taskCancel(taskId) {
@@ -828,7 +829,7 @@ function onProgress(params) {
   let entry = progressBars.get(token);
   if (!entry) {
     entry = { bar: el("progress", {}), label: el("span", {}) };
-    entry.row = el("div", { class: "progress", "data-token": token }, el("code", {}, token), entry.bar, entry.label);
+    entry.row = el("div", { class: "progress", "data-token": token }, el("small", {}, `progress ${token}`), entry.bar, entry.label);
     progressBars.set(token, entry);
     $("progress-list").prepend(entry.row);
   }
@@ -977,12 +978,20 @@ function rootsAsk(box, answer) {
 
 const history = [];
 
-function describe(message) {
+const requestMethods = new Map(); // "dir id" of a request -> its method, to name its answer
+
+function describe(event) {
+  const message = event.message;
   if (!message || typeof message !== "object") return "?";
   if (Array.isArray(message)) return `batch of ${message.length}`;
-  if (message.method) return message.method;
-  if (message.error) return `error ${message.error.code}: ${message.error.message}`;
-  if ("result" in message) return "result";
+  if (message.method) {
+    if (message.id !== undefined) requestMethods.set(`${event.dir} ${message.id}`, message.method);
+    return message.method;
+  }
+  const asked = requestMethods.get(`${event.dir === "send" ? "recv" : "send"} ${message.id}`);
+  const prefix = asked ? `${asked} ` : "";
+  if (message.error) return `${prefix}error ${message.error.code}: ${message.error.message}`;
+  if ("result" in message) return `${prefix}result`;
   return "invalid";
 }
 
@@ -999,16 +1008,17 @@ function historyRow(event) {
   const text = json(event.message);
   const detail = el("tr", { class: "detail", hidden: true }, el("td", { colSpan: 6 }, pre(text)));
   const message = event.message || {};
+  const title = describe(event);
   const summary = el("tr", { class: `msg ${event.dir}` },
     el("td", {}, typeof event.t === "number" ? event.t.toFixed(3) : ""),
     el("td", { class: "dir", title: event.dir === "send" ? "sent to the server" : "received" }, event.dir === "send" ? "→" : "←"),
-    el("td", {}, describe(message)), el("td", {}, message.id === undefined ? "" : String(message.id)),
+    el("td", {}, title), el("td", {}, message.id === undefined ? "" : String(message.id)),
     el("td", {}, typeof event.ms === "number" ? event.ms.toFixed(1) : ""),
     el("td", {}, copyButton(() => JSON.stringify(event.message))));
   summary.addEventListener("click", (e) => {
     if (e.target.tagName !== "BUTTON") detail.hidden = !detail.hidden;
   });
-  event.text = text.toLowerCase();
+  event.text = `${title}\n${text}`.toLowerCase();
   return { summary, detail };
 }
 
