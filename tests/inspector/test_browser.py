@@ -266,7 +266,17 @@ def test_resources_templates_with_completion_and_prompts(page: Page) -> None:
     page.text_of("#resource-view code.uri", "notes://welcome")
     page.find("#resource-view form button[type=submit]").click()
     page.text_of("#resource-view .output", "Welcome to mcpkit.")
+    page.find("#resource-view button.watch").click()  # subscribe, then change the note
+    page.text_of("#resource-view button.watch", "Unsubscribe")
     page.shot("resources", "#panel-resources")
+    page.open_tool("write_note")
+    page.fill("name", "welcome")
+    page.fill("text", "Changed while watched.")
+    assert "saved notes://welcome" in page.call().text
+    page.tab("resources")
+    page.text_of("#resource-view .output", "Changed while watched.")  # re-read on the update
+    page.tab("log")
+    page.text_of("#log-list", "notes://welcome")
 
     page.tab("prompts")
     page.text_of("#prompt-list li", "review").click()
@@ -368,3 +378,13 @@ def test_a_hostile_server_runs_nothing_in_the_page(page: Page) -> None:
     assert state == {"pwned": None, "scripts": 1, "foreign": 0, "jsLinks": 0}
     with pytest.raises(NoAlertPresentException):
         page.driver.switch_to.alert.text  # noqa: B018
+
+
+def test_answer_roots(page: Page) -> None:
+    page.connect(DEMO, "per-request")
+    page.open_tool("roots")
+    page.find("#tool-view button[type=submit]").click()
+    ask = page.find("#asks .ask[data-method='roots/list']")
+    ask.find_element(By.CSS_SELECTOR, "textarea").send_keys("file:///srv/project Project")
+    ask.find_element(By.CSS_SELECTOR, "button.primary").click()
+    assert "file:///srv/project" in page.until(_done_output).text

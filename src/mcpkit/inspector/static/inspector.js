@@ -702,27 +702,30 @@ function showResource(resource, item) {
   const output = el("div", { class: "output" });
   const read = el("button", { type: "button", class: "primary" }, "Read");
   read.addEventListener("click", () => readInto(resource.uri, output));
-  const canSubscribe = Boolean((capability("resources") || {}).subscribe);
-  const watch = el("button", { type: "button" }, state.watched.has(resource.uri) ? "Unsubscribe" : "Subscribe");
-  watch.addEventListener("click", () => toggleWatch(resource.uri, watch, output));
   clear($("resource-view"), el("h2", {}, resource.title || resource.name || resource.uri), safeLink(resource.uri),
     el("p", { class: "description" }, resource.description || ""),
     resource.mimeType ? el("p", {}, el("span", { class: "tag" }, resource.mimeType)) : null,
-    el("div", { class: "actions" }, read, canSubscribe ? watch : null), output);
+    el("div", { class: "actions" }, read), output);
   readInto(resource.uri, output);
 }
 
+// Read `uri` into `output`, with a Subscribe switch when the server offers subscriptions.
 async function readInto(uri, output) {
   const answer = await request("resources/read", { uri });
-  if (answer.error) return clear(output, errorBox(answer.error), timing(answer));
-  clear(output, (answer.result.contents || []).map(embedded), timing(answer));
+  const canSubscribe = Boolean((capability("resources") || {}).subscribe);
+  const watch = el("button", { type: "button", class: "watch" }, state.watched.has(uri) ? "Unsubscribe" : "Subscribe");
+  watch.addEventListener("click", () => toggleWatch(uri, watch, output));
+  const updated = output.dataset.uri === uri && state.watched.has(uri) ? el("span", { class: "tag updated" }, `updated ${new Date().toLocaleTimeString()}`) : null;
+  const header = el("div", { class: "actions" }, canSubscribe ? watch : null, updated, timing(answer));
   output.dataset.uri = uri;
+  if (answer.error) return clear(output, header, errorBox(answer.error));
+  clear(output, header, (answer.result.contents || []).map(embedded));
 }
 
 async function toggleWatch(uri, button, output) {
   const on = state.watched.has(uri);
   const answer = await request(on ? "resources/unsubscribe" : "resources/subscribe", { uri });
-  if (answer.error) return output.prepend(errorBox(answer.error));
+  if (answer.error) return output.append(errorBox(answer.error));
   if (on) state.watched.delete(uri);
   else state.watched.add(uri);
   button.textContent = on ? "Subscribe" : "Unsubscribe";
