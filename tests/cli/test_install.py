@@ -233,3 +233,32 @@ def test_discover_finds_what_install_wrote_and_the_projects_files(tmp_path: Path
     )  # fmt: skip
     assert listed.returncode == 0, listed.stderr
     assert "add" in [tool["name"] for tool in json.loads(listed.stdout)["tools"]]
+
+
+def test_permissions_are_kept_secrets_stay_private_and_symlinks_followed(tmp_path: Path) -> None:
+    import stat
+
+    def mode(path: Path) -> int:
+        return stat.S_IMODE(path.stat().st_mode)
+
+    # A new file may hold --env secrets: readable by its owner only.
+    assert install(tmp_path, "gemini-cli", APP, "--env", "API_KEY=secret").returncode == 0
+    assert mode(tmp_path / ".gemini" / "settings.json") == 0o600
+    # A file that was there keeps its mode; its backup is private.
+    claude = tmp_path / ".claude.json"
+    claude.write_text('{"numStartups": 3}')
+    claude.chmod(0o640)
+    assert install(tmp_path, "claude-code", APP).returncode == 0
+    assert mode(claude) == 0o640
+    (backup,) = tmp_path.glob(".claude.json.*.bak")
+    assert mode(backup) == 0o600
+    # A symlinked configuration is changed where it lives, the link kept.
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "mcp.json"
+    real.write_text('{"mcpServers": {}}')
+    (tmp_path / ".cursor").mkdir()
+    (tmp_path / ".cursor" / "mcp.json").symlink_to(real)
+    assert install(tmp_path, "cursor", APP).returncode == 0
+    assert (tmp_path / ".cursor" / "mcp.json").is_symlink()
+    assert "cli-app" in read_json(real)["mcpServers"]

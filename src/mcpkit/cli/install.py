@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import shutil
+import stat
 import sys
 import time
 from pathlib import Path
@@ -204,20 +206,36 @@ def _env_file(location: str) -> dict[str, str]:
 
 
 def _write(path: Path, before: str | None, after: str) -> Path | None:
-    """Write `after`, keeping what was there as PATH.YYYYmmdd-HHMMSS.bak; the backup."""
+    """Write `after`, keeping what was there as PATH.YYYYmmdd-HHMMSS.bak; the backup.
+
+    A configuration may hold secrets (an `env` of API keys): a new file and the backup are
+    readable by their owner only, a file that was there keeps its permissions, and a
+    symlinked file (dotfiles kept elsewhere) is written where the link points."""
+    target = path.resolve() if path.is_symlink() else path
     backup = None
     if before is not None:
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        backup = path.with_name(f"{path.name}.{stamp}.bak")
-        count = 1
-        while backup.exists():  # two installs in one second keep both originals
-            backup = path.with_name(f"{path.name}.{stamp}-{count}.bak")
-            count += 1
-        shutil.copy2(path, backup)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".mcpkit-tmp")
-    temporary.write_text(after, encoding="utf-8")
-    temporary.replace(path)  # never a half-written configuration
+        backup = _backup_name(target)
+        shutil.copyfile(target, backup)
+        backup.chmod(0o600)
+    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o600
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(target.name + ".mcpkit-tmp")
+    temporary.unlink(missing_ok=True)
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        out.write(after)
+    temporary.chmod(mode)
+    temporary.replace(target)  # never a half-written configuration
+    return backup
+
+
+def _backup_name(path: Path) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    backup = path.with_name(f"{path.name}.{stamp}.bak")
+    count = 1
+    while backup.exists():  # two installs in one second keep both originals
+        backup = path.with_name(f"{path.name}.{stamp}-{count}.bak")
+        count += 1
     return backup
 
 
