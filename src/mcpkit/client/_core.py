@@ -9,10 +9,12 @@ per MCP request on top; see its notes for the decisions behind both.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from types import EllipsisType, TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
+from mcpkit import telemetry
 from mcpkit.client._targets import StdioOptions, is_url, open_transport, with_auth
 from mcpkit.client.cache import ResponseCache
 from mcpkit.client.era import (
@@ -124,6 +126,7 @@ class ClientCore:
         )
         self.max_pages = options.max_pages
         self._session: Session | None = None
+        self._opened_at: float | None = None
         self._chosen: Chosen | None = None
         self._log_level: str | None = None  # per-request era: stamped on every request
         self._cache: ResponseCache | None = None  # in the per-request era, unless cache=False
@@ -157,6 +160,7 @@ class ClientCore:
                 raise
             break
         self._session = session
+        self._opened_at = time.perf_counter()  # mcp.client.session.duration
         assert self._chosen is not None  # the second attempt probes: no Reprobe
         if self._chosen.era is Era.PER_REQUEST:
             self._headers_matter = is_url(self._target)
@@ -236,14 +240,24 @@ class ClientCore:
             extensions[APPS_EXTENSION] = {"mimeTypes": [APP_MIME_TYPE]}
         capabilities = {**self._requests.capabilities(), "extensions": extensions}
         config = ConnectionConfig(role="client", info=self._info, capabilities=capabilities)
+        traced = self.options.telemetry
         session = Session(
             Connection(config),
             transport,
-            on_request=self._requests,
+            on_request=self._traced_requests if traced else self._requests,
             on_notification=self._on_notification,
         )
+        session.traced = traced
         session.start()
         return session
+
+    def _traced_requests(self, peer: Any, event: Any) -> Any:
+        """The server's requests (sampling, elicitation, roots), each in a SERVER span when
+        OpenTelemetry is set up (mcpkit.telemetry)."""
+        otel = telemetry.current()
+        if otel is None:
+            return self._requests(peer, event)
+        return otel.serve(peer, event, self._requests)
 
     def _on_notification(self, session: Session, event: Any) -> Any:
         self._listeners.route(event.method, event.params)
@@ -266,6 +280,12 @@ class ClientCore:
         if self._session is not None:
             session, self._session = self._session, None
             await session.close()
+            self._session_ended(session)
+
+    def _session_ended(self, session: Session) -> None:
+        otel = telemetry.current() if self.options.telemetry else None
+        if otel is not None and self._opened_at is not None:
+            otel.session_ended(session, self._opened_at, server=False)
 
     async def wait_closed(self) -> str:
         """Wait until the connection ends (a stdio server exited, the transport closed, or

@@ -108,6 +108,8 @@ class Client(ClientCore):
     `clock` (seconds, default `time.monotonic`; a test passes a fake one). `apps=True`
     declares the MCP Apps extension (`io.modelcontextprotocol/ui`, its MIME types), in the
     handshake and on 2026-07-28 requests alike: for an application that renders views.
+    `telemetry=False`: no OpenTelemetry spans or metrics from this client even with an SDK
+    set up (docs/telemetry.md).
 
     Errors (all from `mcpkit.errors`): `ConnectionClosed` (the server went away, for every
     request waiting and every later one, and `wait_closed()` returns; the message says how,
@@ -153,6 +155,7 @@ class Client(ClientCore):
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
         clock: Callable[[], float] = time.monotonic,
         apps: bool = False,
+        telemetry: bool = True,
     ) -> None:
         options = ClientOptions(
             name=name, version=version, timeout=timeout, env=env, cwd=cwd, stderr=stderr,
@@ -160,7 +163,7 @@ class Client(ClientCore):
             elicitation=elicitation, roots=roots, on_log=on_log, on_list_changed=on_list_changed,
             on_resource_updated=on_resource_updated, on_notification=on_notification,
             max_pages=max_pages, mode=mode, probe_timeout=probe_timeout, cache=cache,
-            max_input_rounds=max_input_rounds, clock=clock, apps=apps,
+            max_input_rounds=max_input_rounds, clock=clock, apps=apps, telemetry=telemetry,
         )  # fmt: skip
         super().__init__(target, options)
 

@@ -64,6 +64,7 @@ class ClientOptions:
     max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS
     clock: Callable[[], float] = time.monotonic
     apps: bool = False
+    telemetry: bool = True
 
 
 class ClientKeywords(TypedDict, total=False):
@@ -92,3 +93,4 @@ class ClientKeywords(TypedDict, total=False):
     max_input_rounds: int
     clock: Callable[[], float]
     apps: bool
+    telemetry: bool

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
+from mcpkit import telemetry
 from mcpkit.errors import ConnectionClosed, MCPError, RequestTimeout
 from mcpkit.protocol import (
     Connection,
@@ -48,6 +49,8 @@ logger = logging.getLogger("mcpkit.runtime")
 
 class Session:
     """A live MCP connection: the core, a transport, and the tasks between them."""
+
+    traced = True  # our requests are CLIENT spans when OpenTelemetry is set up (telemetry)
 
     def __init__(
         self,
@@ -318,7 +321,7 @@ class Session:
 
     # -- our requests ----------------------------------------------------------------------
 
-    async def request(
+    def request(
         self,
         method: str,
         params: JSONObject | None = None,
@@ -326,13 +329,34 @@ class Session:
         timeout: Timeout | None = None,
         on_progress: ProgressCallback | None = None,
         related_id: RequestId | None = None,
-    ) -> JSONObject:
-        """Send a request and wait for its result.
+    ) -> Coroutine[Any, Any, JSONObject]:
+        """Send a request and wait for its result (await this).
 
         Raises ProtocolError (error answer), RequestTimeout, ConnectionClosed,
         CapabilityNotDeclared / LocalProtocolViolation (refused locally, nothing sent).
         Cancelling the awaiting task sends notifications/cancelled.
         """
+        if self.traced:
+            otel = telemetry.current()
+            if otel is not None:
+                return otel.request(
+                    self, method, params, self._request,
+                    timeout=timeout, on_progress=on_progress, related_id=related_id,
+                )  # fmt: skip
+        return self._request(
+            method, params, timeout=timeout, on_progress=on_progress, related_id=related_id
+        )
+
+    async def _request(
+        self,
+        method: str,
+        params: JSONObject | None,
+        *,
+        timeout: Timeout | None,
+        on_progress: ProgressCallback | None,
+        related_id: RequestId | None,
+        sent: Callable[[RequestId], None] | None = None,
+    ) -> JSONObject:
         if self._closed_error is not None:
             raise ConnectionClosed(str(self._closed_error))
         connection = self.connection
@@ -344,6 +368,8 @@ class Session:
             progress=on_progress is not None,
             related_id=related_id,
         )
+        if sent is not None:
+            sent(request_id)
         future: asyncio.Future[JSONObject] = self._loop.create_future()
         alone = not self._futures and not self._flush_scheduled
         self._futures[request_id] = future

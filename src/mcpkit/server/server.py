@@ -61,6 +61,7 @@ from mcpkit.server.resources import (
 from mcpkit.server.subscriptions import SubscriptionHub
 from mcpkit.server.tasks import TaskManager, TaskSettings
 from mcpkit.server.tools import Tool, ToolOptions, ToolRegistry
+from mcpkit.telemetry import current as current_telemetry
 
 if TYPE_CHECKING:
     from mcpkit.server._run import (
@@ -114,6 +115,9 @@ class Server:
     `middleware`: code run around every request and notification, outermost first (see
     `add_middleware`, `mcpkit.server.middleware` and docs/middleware.md).
 
+    `telemetry=False`: no OpenTelemetry spans or metrics from this server, even with an SDK
+    set up (see `mcpkit.telemetry` and docs/telemetry.md; `MCPKIT_OTEL=off` for a process).
+
     Raises ValueError for a `cache` method that is not cacheable or a bad hint.
     """
 
@@ -134,7 +138,9 @@ class Server:
         tasks: TaskSettings | None = None,
         clock: Callable[[], float] = time.time,
         middleware: Sequence[Any] = (),
+        telemetry: bool = True,
     ) -> None:
+        self._telemetry = telemetry  # OpenTelemetry spans and metrics, once an SDK is set up
         self._rules: ServerRules | None = None
         self._chain: Chain | None = None  # made by the first add_middleware (none: no cost)
         self._list_versions: dict[str, int] = {}  # how often each list changed (caches)
@@ -548,13 +554,16 @@ class Server:
                 on_initialized=announce_missed,
             )
             session.state = state
+            session.traced = self._telemetry
             if restored is not None:
                 self.resources.resubscribe(session, restored.subscriptions)
             self._sessions.add(session)
+            started = time.perf_counter()
             try:
                 await session.run()
             finally:
                 self._sessions.discard(session)
+                self._session_ended(session, started)
 
     def sessionless(self) -> SessionlessServer:
         """A server of requests that belong to no session (2026-07-28 over HTTP, stateless
@@ -645,6 +654,11 @@ class Server:
             self.request_state,
         )
 
+    def _session_ended(self, session: Session, started: float) -> None:
+        otel = current_telemetry() if self._telemetry else None
+        if otel is not None:
+            otel.session_ended(session, started, server=True)
+
     def sessions(self) -> list[Session]:
         """Connected, initialized clients."""
         return [s for s in self._sessions if s.connection.state is State.READY]
@@ -676,8 +690,18 @@ class Server:
     def _serve_request(
         self, peer: Peer, request: RequestReceived
     ) -> JSONObject | Prepared | Awaitable[JSONObject | Prepared]:
-        """A request, through the middleware (if any) to `_handle_request` (which a proxy
-        or a gateway overrides: their forwarding runs inside the middleware too)."""
+        """A request, in a SERVER span when OpenTelemetry is set up (mcpkit.telemetry),
+        through the middleware (if any) to `_handle_request` (which a proxy or a gateway
+        overrides: their forwarding runs inside the span and the middleware too)."""
+        if self._telemetry:
+            otel = current_telemetry()
+            if otel is not None:
+                return otel.serve(peer, request, self._through_chain)
+        return self._through_chain(peer, request)
+
+    def _through_chain(
+        self, peer: Peer, request: RequestReceived
+    ) -> JSONObject | Prepared | Awaitable[JSONObject | Prepared]:
         chain = self._chain
         if chain is None:
             return self._handle_request(peer, request)

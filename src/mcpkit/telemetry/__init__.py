@@ -1,0 +1,76 @@
+"""OpenTelemetry traces and metrics for MCP, as the semantic conventions for MCP define them.
+
+How this works. mcpkit never configures OpenTelemetry: it uses the global tracer and meter
+providers, so an application that sets up the SDK (or runs under `opentelemetry-instrument`)
+gets mcpkit's spans and metrics with no mcpkit-specific code. Until a provider is set nothing
+is imported and nothing is recorded: `current()` looks for a configured provider in modules
+the application already imported (two attribute reads), so a server or client with no SDK
+pays a function call per request. Once a provider appears, `current()` returns the
+`Instrumentation` (mcpkit.telemetry._otel, which imports opentelemetry-api) for good.
+
+Turned off for the process by `MCPKIT_OTEL=off` (also `0`, `false`, `no`), per server by
+`Server(telemetry=False)`, per client by `Client(..., telemetry=False)`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mcpkit.telemetry._otel import Instrumentation
+
+__all__ = ["current", "disabled_by_env", "reset"]
+
+_OFF_VALUES = frozenset({"off", "0", "false", "no"})
+
+
+def disabled_by_env() -> bool:
+    """Whether `MCPKIT_OTEL` turns telemetry off for this process."""
+    return os.environ.get("MCPKIT_OTEL", "").strip().lower() in _OFF_VALUES
+
+
+class _State:
+    __slots__ = ("found", "off")
+
+    def __init__(self) -> None:
+        self.found: Instrumentation | None = None
+        self.off = disabled_by_env()
+
+
+_state = _State()
+
+
+def current() -> Instrumentation | None:
+    """The instrumentation to record with, or None: telemetry is off, or no tracer or meter
+    provider has been set (nothing would be recorded)."""
+    state = _state
+    if state.found is not None or state.off:
+        return state.found
+    return _probe()
+
+
+def _probe() -> Instrumentation | None:
+    # A provider can only have been set by a module the application imported already.
+    trace = sys.modules.get("opentelemetry.trace")
+    metrics = sys.modules.get("opentelemetry.metrics._internal")
+    traced = trace is not None and getattr(trace, "_TRACER_PROVIDER", None) is not None
+    measured = metrics is not None and getattr(metrics, "_METER_PROVIDER", None) is not None
+    if not (traced or measured):
+        return None
+    return _start()
+
+
+def _start() -> Instrumentation:
+    from mcpkit.telemetry._otel import Instrumentation
+
+    found = _state.found = Instrumentation()
+    return found
+
+
+def reset() -> None:
+    """Forget the instrumentation and read `MCPKIT_OTEL` again (tests that switch
+    providers or the variable within one process)."""
+    _state.found = None
+    _state.off = disabled_by_env()
