@@ -6,6 +6,7 @@
 // makes after checking the MIME type and the base64.
 
 const TOKEN = new URLSearchParams(location.search).get("token") || "";
+const apps = import(`./apps.js?token=${encodeURIComponent(TOKEN)}`); // MCP Apps views
 const $ = (id) => document.getElementById(id);
 
 // -- small DOM helpers (text only) ------------------------------------------------------
@@ -525,8 +526,8 @@ async function loadTools() {
   if (answer.error) return clear($("tool-list"), el("li", {}, errorBox(answer.error)));
   state.tools = answer.result.tools || [];
   clear($("tool-list"), state.tools.map((tool) => {
-    const item = el("li", { tabindex: 0, "data-name": tool.name }, el("strong", {}, tool.title || tool.name),
-      el("small", {}, tool.description || ""));
+    const item = el("li", { tabindex: 0, "data-name": tool.name, class: tool.name === state.shownTool ? "selected" : null },
+      el("strong", {}, tool.title || tool.name), el("small", {}, tool.description || ""));
     item.addEventListener("click", () => showTool(tool, item));
     item.addEventListener("keydown", (e) => { if (e.key === "Enter") showTool(tool, item); });
     return item;
@@ -539,6 +540,8 @@ function select(list, item) {
 
 function showTool(tool, item) {
   select($("tool-list"), item);
+  state.shownTool = tool.name; // kept selected when the list reloads (list_changed)
+  $("tool-view").dataset.tool = tool.name;
   const form = schemaForm(tool.inputSchema || {}, tool.inputSchema);
   const output = el("div", { class: "output" });
   const taskSupport = tool.execution && tool.execution.taskSupport;
@@ -561,7 +564,10 @@ function showTool(tool, item) {
       const answer = await request("tools/call", params);
       if (answer.error) clear(output, errorBox(answer.error), timing(answer));
       else if (asTask.checked) clear(output, taskCreated(answer.result), timing(answer));
-      else clear(output, renderCallResult(answer.result, tool.outputSchema), timing(answer));
+      else {
+        clear(output, renderCallResult(answer.result, tool.outputSchema), timing(answer));
+        apps.then((views) => views.showView(tool, args, answer.result, output));
+      }
     } finally {
       call.disabled = false;
     }
