@@ -36,7 +36,7 @@ from tests.http.servers import unused_port, wait_until_listening
 from tests.peers import redis_server
 from tests.scaleout.conftest import haproxy, processes
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(240)  # worker processes start slowly on a loaded machine
 
 UPSTREAM = Path(__file__).with_name("workers_upstream.py")
 KEY = "gateway-workers-tests-request-state-key"
@@ -62,7 +62,7 @@ def workers(target: str, count: int, *more: str) -> Iterator[str]:
         ports = [unused_port() for _ in range(count)]
         with processes([proxy_worker(target, port, redis, *more) for port in ports]):
             for port in ports:
-                wait_until_listening(f"http://127.0.0.1:{port}/mcp", 30)
+                wait_until_listening(f"http://127.0.0.1:{port}/mcp", 60)
             with haproxy(ports) as url:
                 yield url
 
@@ -145,7 +145,7 @@ async def test_a_delete_on_a_worker_that_never_forwarded_ends_the_upstream_sessi
         with processes(argvs):
             one, two = (f"http://127.0.0.1:{port}/mcp" for port in ports)
             for url in (one, two):
-                wait_until_listening(url, 30)
+                wait_until_listening(url, 60)
             before = await upstream_stats(upstream_url)
             async with Client(one, protocol_version="2025-11-25", timeout=20) as client:
                 await client.call_tool("remember", {"value": "juice"})
@@ -174,7 +174,7 @@ async def test_a_worker_that_stops_leaves_the_upstream_session_to_the_others(
         with processes([proxy_worker(upstream_url, ports[1], redis, "--mode", "handshake")]):
             try:
                 for url in (one, two):
-                    wait_until_listening(url, 30)
+                    wait_until_listening(url, 60)
                 before = await upstream_stats(upstream_url)
                 async with Client(one, protocol_version="2025-11-25", timeout=20) as client:
                     await client.call_tool("remember", {"value": "water"})
@@ -331,7 +331,7 @@ async def test_mcpkit_proxy_workers_on_one_port(upstream_url: str) -> None:
         argv = proxy_worker(upstream_url, port, redis, "--workers", "2", "--mode", "handshake")
         with processes([argv]):
             url = f"http://127.0.0.1:{port}/mcp"
-            wait_until_listening(url, 30)
+            wait_until_listening(url, 60)
             for _ in range(2):  # a new connection each: any of the two processes
                 async with Client(url, protocol_version="2025-11-25", timeout=20) as client:
                     await client.call_tool("remember", {"value": "milk"})
