@@ -4,6 +4,7 @@ per process, so every test here shares them and starts from an empty exporter)."
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -64,7 +65,15 @@ def _sdk() -> Recorded:
 def otel() -> Iterator[Recorded]:
     recorded = _sdk()
     recorded.exporter.clear()
-    recorded.reader.get_metrics_data()  # (cumulative: tests compare counts, not totals)
     telemetry.reset()
     yield recorded
+    recorded.exporter.clear()
+    # The providers stay set for this process: the tests that run after these ones (another
+    # folder) record nothing, as when MCPKIT_OTEL=off.
+    before = os.environ.get("MCPKIT_OTEL")
+    os.environ["MCPKIT_OTEL"] = "off"
     telemetry.reset()
+    if before is None:
+        del os.environ["MCPKIT_OTEL"]
+    else:
+        os.environ["MCPKIT_OTEL"] = before
