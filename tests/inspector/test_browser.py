@@ -281,8 +281,12 @@ def test_resources_templates_with_completion_and_prompts(page: Page) -> None:
     page.tab("prompts")
     page.text_of("#prompt-list li", "review").click()
     page.find("#prompt-view input[name='code']").send_keys("print(1)")
+    language = page.find("#prompt-view input[name='language']")
+    language.send_keys("r")
+    page.until(lambda d: d.execute_script(suggested.replace("welcome", "rust"), language))
+    language.send_keys("ust")
     page.find("#prompt-view button[type=submit]").click()
-    page.text_of("#prompt-view .output", "print(1)")
+    page.text_of("#prompt-view .output", "review this rust code")
     page.shot("prompts", "#panel-prompts")
 
 
