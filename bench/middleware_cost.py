@@ -1,10 +1,11 @@
 """What each built-in middleware costs per tools/call, counted in instructions (callgrind).
 
-A server with one built-in (or none, or an empty `Middleware` with one hook that only passes
-on) serves `tools/call` to an in-memory client, one call at a time; the instructions per call
-are the difference of a long and a short run divided by the difference in calls (start-up
-cancels out), and each built-in's cost is its figure less the figure with no middleware
-(`cache` is tools/list, against `none_list`).
+The ASGI app of `app_cost.py` (in process, no sockets; a stateful 2025-11-25 session, JSON
+answers) serves `tools/call` one at a time, its server given one built-in (or none, or a
+`Middleware` whose one hook only passes on). Instructions per call are the difference of a
+long and a short run divided by the difference in calls (start-up cancels out), as in
+app_instructions.py; a built-in's cost is its figure less the figure with no middleware.
+`cache` is a `ListCache` on a tools/call: what it costs the requests it does not cache.
 
     .venv/bin/python bench/middleware_cost.py              # every case
     .venv/bin/python bench/middleware_cost.py --only none,masking
@@ -18,18 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-CASES = (
-    "none",
-    "none_list",
-    "passthrough",
-    "logging",
-    "timing",
-    "ratelimit",
-    "masking",
-    "timeout",
-    "cache",
-)
-SHORT, LONG = 200, 1200
+CASES = ("none", "passthrough", "logging", "timing", "ratelimit", "masking", "timeout", "cache")
+SHORT, LONG = 200, 1200  # calls; app_cost.measure runs them twice (warm-up, then counted)
 
 
 def middleware(case: str) -> list[Any]:
@@ -41,10 +32,9 @@ def middleware(case: str) -> list[Any]:
         async def on_call_tool(self, mctx: Any, call_next: Any) -> Any:
             return await call_next(mctx)
 
-    logging.getLogger("mcpkit.requests").setLevel(logging.INFO)  # logged, to no handler
-    made = {
+    logging.getLogger("mcpkit.requests").setLevel(logging.INFO)  # formatted, to no handler
+    made: dict[str, list[Any]] = {
         "none": [],
-        "none_list": [],
         "passthrough": [Passthrough()],
         "logging": [mw.RequestLogging()],
         "timing": [mw.Timing()],
@@ -56,22 +46,13 @@ def middleware(case: str) -> list[Any]:
     return made[case]
 
 
-async def serve_calls(case: str, calls: int) -> None:
+def run(case: str, calls: int) -> None:
+    import app_cost
+
     from mcpkit import Server
-    from mcpkit.testing import connect
 
-    server = Server("bench", middleware=middleware(case))
-
-    @server.tool()
-    def add(a: int, b: int) -> str:
-        return str(a + b)
-
-    listing = case in ("cache", "none_list")
-    method = "tools/list" if listing else "tools/call"
-    params = None if listing else {"name": "add", "arguments": {"a": 1, "b": 2}}
-    async with connect(server, cache=False) as client:
-        for _ in range(calls):
-            await client.request(method, params)
+    app_cost.Server = lambda name: Server(name, middleware=middleware(case))  # type: ignore[assignment]
+    asyncio.run(app_cost.measure("stateful", 1, calls))
 
 
 def main() -> None:
@@ -81,24 +62,22 @@ def main() -> None:
     parser.add_argument("--only", default=",".join(CASES))
     parser.add_argument("--src", help="a directory holding the mcpkit package to measure")
     args = parser.parse_args()
-    if args.run:
-        asyncio.run(serve_calls(args.run, args.calls))
-        return
     sys.path.insert(0, str(Path(__file__).parent))
+    if args.run:
+        run(args.run, args.calls)
+        return
     import callgrind
 
     program = str(Path(__file__))
-    figures = {}
+    figures: dict[str, float] = {}
     for case in args.only.split(","):
         counts = [
             callgrind.instructions(program, ["--run", case, "--calls", str(n)], args.src)
             for n in (SHORT, LONG)
         ]
-        figures[case] = (counts[1] - counts[0]) / (LONG - SHORT)
-        base = figures.get("none_list" if case == "cache" else "none")
-        extra = (
-            "" if base is None or case.startswith("none") else f"  ({figures[case] - base:+,.0f})"
-        )
+        figures[case] = (counts[1] - counts[0]) / (2 * (LONG - SHORT))
+        base = figures.get("none")
+        extra = "" if base is None or case == "none" else f"  ({figures[case] - base:+,.0f})"
         print(f"  {case:12} {figures[case]:>10,.0f} instructions per call{extra}", flush=True)
 
 
