@@ -36,6 +36,7 @@ CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver"
 SHOTS = ROOT / "test-artifacts" / "inspector"
 DEMO = f"{shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'examples' / 'demo_server.py'))}"
 TASKS = f"{shlex.quote(sys.executable)} {ROOT / 'tests' / 'fixtures' / 'task_server.py'}"
+CONTENT = f"{shlex.quote(sys.executable)} {Path(__file__).parent / 'content_server.py'}"
 HOSTILE = f"{shlex.quote(sys.executable)} {Path(__file__).parent / 'hostile_page_server.py'}"
 WAIT = 30  # seconds a page change may take on a loaded 2-core machine
 
@@ -392,3 +393,38 @@ def test_answer_roots(page: Page) -> None:
     ask.find_element(By.CSS_SELECTOR, "textarea").send_keys("file:///srv/project Project")
     ask.find_element(By.CSS_SELECTOR, "button.primary").click()
     assert "file:///srv/project" in page.until(_done_output).text
+
+
+def test_nested_form_audio_links_and_an_https_url_to_open(page: Page) -> None:
+    page.connect(CONTENT)
+    page.open_tool("order")
+    view = page.find("#tool-view")
+    Select(view.find_element(By.CSS_SELECTOR, "select[name='size']")).select_by_visible_text("M")
+    assert not view.find_element(By.CSS_SELECTOR, "input[name='gift']").is_selected()  # default
+    page.fill("street", "1 Main St")
+    page.fill("city", "Lyon")
+    view.find_element(By.XPATH, ".//fieldset[legend[contains(., 'tags')]]//button").click()
+    page.find("#tool-view .array-items input").send_keys("red")
+    assert "M gift=False to 1 Main St, Lyon ['red']" in page.call().text
+    page.shot("tools-nested", "#panel-tools")
+
+    page.open_tool("media")
+    output = page.call()
+    audio = output.find_element(By.TAG_NAME, "audio")
+    assert audio.get_attribute("src").startswith("data:audio/wav;base64,")
+    assert audio.get_attribute("controls") is not None
+    link = output.find_element(By.CSS_SELECTOR, "a.uri")
+    assert (link.get_attribute("href"), link.get_attribute("rel")) == (
+        "https://example.com/guide",
+        "noopener noreferrer",
+    )
+    assert "memo text" in output.text
+    page.shot("tools-media", "#tool-view")
+
+    page.open_tool("sign_in")
+    page.find("#tool-view button[type=submit]").click()
+    ask = page.find("#asks .ask[data-method='elicitation/create']")
+    assert "https://example.com/login" in ask.text
+    assert ask.find_elements(By.CSS_SELECTOR, "button.open-url")  # http(s): offered to open
+    ask.find_element(By.CSS_SELECTOR, "button.primary").click()
+    assert "answer: accept" in page.until(_done_output).text
