@@ -29,11 +29,11 @@ def environment(endpoint: str, service: str) -> dict[str, str]:
     }  # fmt: skip
 
 
-def run_host(target: str, endpoint: str) -> None:
+def run_host(target: str, endpoint: str, mode: str = "auto") -> None:
     # The stdio server is the host's child: it inherits the endpoint and exports as "server".
     env = environment(endpoint, "server")
     done = subprocess.run(
-        [sys.executable, "-m", "tests.telemetry.host", target],
+        [sys.executable, "-m", "tests.telemetry.host", target, mode],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -82,8 +82,8 @@ def test_one_trace_over_stdio() -> None:
         } <= received.metrics  # fmt: skip
 
 
-@pytest.fixture
-def http_server() -> Iterator[tuple[str, Received]]:
+@pytest.fixture(params=["handshake", "per-request"])
+def http_server(request: pytest.FixtureRequest) -> Iterator[tuple[str, Received]]:
     with otlp_receiver() as (endpoint, received):
         port = unused_port()
         server = subprocess.Popen(
@@ -93,16 +93,21 @@ def http_server() -> Iterator[tuple[str, Received]]:
         url = f"http://127.0.0.1:{port}/mcp"
         try:
             wait_until_listening(url, seconds=30)
-            run_host(url, endpoint)
-            yield url, received
+            run_host(url, endpoint, request.param)
+            yield request.param, received
         finally:
             server.terminate()
             server.wait(30)
 
 
 def test_one_trace_over_http(http_server: tuple[str, Received]) -> None:
-    _url, received = http_server
+    era, received = http_server
     received.wait_for(arrived)
     check_the_trace(received, "tcp")
     served = one(received.spans, "server", "tools/call get-weather", SERVER)
+    sent = one(received.spans, "host", "tools/call get-weather", CLIENT)
     assert served.attributes["network.protocol.name"] == "http"
+    if era == "handshake":  # an HTTP session: both sides name it
+        assert served.attributes["mcp.session.id"] == sent.attributes["mcp.session.id"]
+    else:
+        assert served.attributes["mcp.protocol.version"] == "2026-07-28"
