@@ -376,8 +376,14 @@ class ProxyTasks:
         `notifications/tasks` only to a listen naming the task)."""
         try:
             async with entry.link.client.listen(task_ids=[entry.task_id]) as sub:
+                # What changed before the listen was acknowledged is not sent: look once.
+                now = await entry.link.client.request("tasks/get", {"taskId": entry.task_id})
+                if now.get("status") != "working":
+                    await self._relay_status(entry, now)
+                    if now.get("status") in wire.TERMINAL:
+                        return
                 async for note in sub:
-                    task = {k: v for k, v in (note.params or {}).items() if k != "_meta"}
+                    task = note.params or {}
                     if task.get("taskId") != entry.task_id:
                         continue
                     await self._relay_status(entry, task)
@@ -388,6 +394,8 @@ class ProxyTasks:
 
     async def _relay_status(self, entry: Forwarded, task: JSONObject) -> None:
         """One status change, in the creating client's shape, to where it listens."""
+        # Not the upstream's `_meta` (a listen's subscription id goes there) nor resultType.
+        task = {k: v for k, v in task.items() if k not in ("_meta", "resultType")}
         upstream_per_request = _per_request(entry.link)
         if not entry.per_request:
             shown = handshake_task(task) if upstream_per_request else task
@@ -422,7 +430,7 @@ def created(state: TaskState, *, per_request: bool) -> JSONObject:
 def handshake_task(task: JSONObject) -> JSONObject:
     """Either shape's task as a 2025-11-25 `Task`: `ttl` / `pollInterval`, nothing inlined;
     a 2026-07-28 task completed with a tool error is `failed`, as 2025-11-25 has it."""
-    out = {k: task[k] for k in ("taskId", "status", "statusMessage") if k in task}
+    out: JSONObject = {k: task[k] for k in ("taskId", "status", "statusMessage") if k in task}
     for key in ("createdAt", "lastUpdatedAt"):
         if key in task:
             out[key] = task[key]
@@ -438,7 +446,7 @@ def handshake_task(task: JSONObject) -> JSONObject:
 
 def flat_task(task: JSONObject) -> JSONObject:
     """A 2025-11-25 `Task` in the 2026-07-28 extension's shape (`ttlMs` / `pollIntervalMs`)."""
-    out = {k: task[k] for k in ("taskId", "status", "statusMessage") if k in task}
+    out: JSONObject = {k: task[k] for k in ("taskId", "status", "statusMessage") if k in task}
     for key in ("createdAt", "lastUpdatedAt"):
         if key in task:
             out[key] = task[key]
