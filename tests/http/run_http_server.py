@@ -13,4 +13,5 @@ def hello() -> str:
 
 
 if __name__ == "__main__":
-    server.run(transport="http", port=int(sys.argv[1]))
+    # argv[2] "http-sse": also the legacy HTTP+SSE transport
+    server.run(transport="http", port=int(sys.argv[1]), http_sse=sys.argv[2:] == ["http-sse"])

@@ -187,14 +187,22 @@ class MCPHTTPApp:
             raise
 
     async def drain(self) -> None:
-        """End long-lived 2026-07-28 requests gracefully (each subscription gets its completion
-        result), then wait -- at most `drain_timeout` s -- for the sessionless requests in
-        flight to be answered. Call it before the HTTP server shuts down: a server such as
-        uvicorn waits for open responses to end before it tells the app (lifespan) to stop."""
+        """End long-lived responses gracefully: 2026-07-28 subscriptions (each gets its
+        completion result), handshake-era GET streams (the response ends, the session does
+        not: its client opens the stream again, here after a restart or on another worker)
+        and legacy HTTP+SSE streams (their sessions end: that transport cannot resume). Then
+        wait -- at most `drain_timeout` s -- for the sessionless requests in flight to be
+        answered. Call it before the HTTP server shuts down: a server such as uvicorn waits
+        for open responses to end before it tells the app (lifespan) to stop."""
         if self._close_subscriptions is not None:
             outcome = self._close_subscriptions()
             if inspect.isawaitable(outcome):
                 await outcome
+        for session in self.sessions.held():
+            if session.transport.standalone.attached:
+                session.transport.standalone.release()
+        if self.http_sse is not None:
+            await self.http_sse.terminate_all()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.config.drain_timeout
         while self.sessionless.busy() and loop.time() < deadline:

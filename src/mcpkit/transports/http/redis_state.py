@@ -202,6 +202,9 @@ class RedisSessions:
     def __len__(self) -> int:
         return len(self.copies)
 
+    def held(self) -> list[HTTPSession]:
+        return [copy.session for copy in self.copies.values()]
+
     async def create(self, serve: Serve, principal: Principal | None = None) -> HTTPSession | None:
         session_id = secrets.token_urlsafe(24)  # URL-safe base64: visible ASCII only
         if not await self.store.reserve(session_id, _owner(principal)):

@@ -330,6 +330,9 @@ class SessionRegistry:
     def __len__(self) -> int:
         return len(self.sessions)
 
+    def held(self) -> list[HTTPSession]:
+        return list(self.sessions.values())
+
     def full(self) -> bool:
         return self.max_sessions is not None and len(self.sessions) >= self.max_sessions
 

@@ -30,6 +30,10 @@ class Sessions(Protocol):
         """The sessions this process serves now."""
         ...
 
+    def held(self) -> list[HTTPSession]:
+        """The sessions this process serves now (a shared registry: its copies)."""
+        ...
+
     async def create(self, serve: Serve, principal: Principal | None = None) -> HTTPSession | None:
         """A new session, served by `serve` from now on; None past the cap (503)."""
         ...
