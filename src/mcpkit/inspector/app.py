@@ -19,6 +19,7 @@ import orjson
 from mcpkit.inspector.connection import InspectedServer
 from mcpkit.inspector.guard import Guard
 from mcpkit.inspector.history import History
+from mcpkit.inspector.views import ViewError, Views
 
 Scope = dict[str, Any]
 Receive = Any
@@ -52,10 +53,17 @@ SECURITY_HEADERS = [
 class InspectorApp:
     """The ASGI app: guard, then the route."""
 
-    def __init__(self, guard: Guard, connection: InspectedServer, history: History) -> None:
+    def __init__(
+        self,
+        guard: Guard,
+        connection: InspectedServer,
+        history: History,
+        views: Views | None = None,
+    ) -> None:
         self.guard = guard
         self.connection = connection
         self.history = history
+        self.views = views or Views(connection, history)
         self._routes = {
             ("GET", "/"): self._index,
             ("GET", "/api/state"): self._state,
@@ -66,6 +74,8 @@ class InspectorApp:
             ("GET", "/api/events"): self._events,
             ("GET", "/api/history"): self._history,
             ("GET", "/api/history.jsonl"): self._history_jsonl,
+            ("POST", "/api/view"): self._view,
+            ("POST", "/api/view/message"): self._view_message,
         }
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -93,7 +103,7 @@ class InspectorApp:
             await _plain(send, 404, b"the inspector's page is not installed")
             return
         body = page.replace(b"{{TOKEN}}", self.guard.token.encode())
-        await _send(send, 200, body, b"text/html; charset=utf-8")
+        await _send(send, 200, body, b"text/html; charset=utf-8", frames=self.views.sandbox_origin)
 
     async def _static(self, scope: Scope, send: Send, name: str) -> None:
         suffix = name[name.rfind(".") :] if "." in name else ""
@@ -150,6 +160,37 @@ class InspectorApp:
             await _json(send, 400, {"error": str(exc)})
         else:
             await _json(send, 200, {})
+
+    async def _view(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """An MCP Apps view for a tool call the page showed (views.py)."""
+        body = await _body(receive)
+        body = body if isinstance(body, dict) else {}
+        tool, arguments, result = body.get("tool"), body.get("arguments"), body.get("result")
+        if not isinstance(tool, str) or not isinstance(arguments, dict | None):
+            await _json(send, 400, {"error": 'give {"tool": str, "arguments", "result"}'})
+            return
+        if not isinstance(result, dict):
+            await _json(send, 400, {"error": "give the call's result"})
+            return
+        try:
+            opened = await self.views.open(tool, arguments or {}, result)
+        except ViewError as exc:
+            await _json(send, 400, {"error": str(exc)})
+            return
+        await _json(send, 200, opened)
+
+    async def _view_message(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = await _body(receive)
+        view_id = body.get("id") if isinstance(body, dict) else None
+        if not isinstance(view_id, str):
+            await _json(send, 400, {"error": 'give {"id": str, "message": {...}}'})
+            return
+        try:
+            answer = await self.views.receive(view_id, body.get("message"))
+        except KeyError:
+            await _json(send, 404, {"error": "no such view"})
+            return
+        await _json(send, 200, answer)
 
     async def _history(self, scope: Scope, receive: Receive, send: Send) -> None:
         await _json(send, 200, {"messages": self.history.messages})
@@ -257,7 +298,15 @@ async def _send(
     content_type: bytes,
     *,
     extra: list[tuple[bytes, bytes]] | None = None,
+    frames: str = "",
 ) -> None:
     headers = [(b"content-type", content_type), *SECURITY_HEADERS, *(extra or [])]
+    if frames:  # the page: it may frame the sandbox origin of MCP Apps views, nothing else
+        headers = [
+            (name, value + b"; frame-src " + frames.encode())
+            if name == b"content-security-policy"
+            else (name, value)
+            for name, value in headers
+        ]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

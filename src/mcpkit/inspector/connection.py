@@ -91,6 +91,11 @@ class InspectedServer:
         self._watch: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
 
+    @property
+    def client(self) -> InspectorClient | None:
+        """The connected client, None when not connected (the views' bridges use it)."""
+        return self._client
+
     # -- state -----------------------------------------------------------------------------
 
     def state(self) -> JSONObject:

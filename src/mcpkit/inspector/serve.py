@@ -20,6 +20,8 @@ from mcpkit.inspector.app import InspectorApp
 from mcpkit.inspector.connection import InspectedServer, default_resolve
 from mcpkit.inspector.guard import Guard, new_token
 from mcpkit.inspector.history import History
+from mcpkit.inspector.sandbox import SandboxApp, quiet_server
+from mcpkit.inspector.views import Views
 
 JSONObject = dict[str, Any]
 LOOPBACK = "127.0.0.1"
@@ -59,7 +61,9 @@ class Inspector:
             self.history, client_options, resolve or default_resolve, oauth=oauth
         )
         self.guard = Guard(self.token)
-        self.app = InspectorApp(self.guard, self.connection, self.history)
+        self.views = Views(self.connection, self.history)
+        self.app = InspectorApp(self.guard, self.connection, self.history, self.views)
+        self.sandbox = SandboxApp(self.views)  # MCP Apps views, on a port of their own
         self._server_task: asyncio.Task[None] | None = None
 
     async def connect(self, target: str | list[str], mode: str = "auto") -> JSONObject:
@@ -87,19 +91,17 @@ class Inspector:
             import uvicorn
 
         sock = _listening_socket(port)
+        sandbox_sock = _listening_socket(0)
         self.guard.port = sock.getsockname()[1]
-        config = uvicorn.Config(
-            self.app,
-            log_level="warning",
-            lifespan="off",
-            ws="none",
-            timeout_graceful_shutdown=GRACE,
-        )
-        server = uvicorn.Server(config)
+        self.sandbox.configure(sandbox_sock.getsockname()[1], self.guard.port)
+        server = uvicorn.Server(_config(uvicorn, self.app))
+        sandbox = quiet_server(uvicorn, _config(uvicorn, self.sandbox))
         self._server_task = asyncio.create_task(server.serve(sockets=[sock]))
+        sandbox_task = asyncio.create_task(sandbox.serve(sockets=[sandbox_sock]))
         initial = None
         try:
             await _started(server, self._server_task)
+            await _started(sandbox, sandbox_task)
             if self.target is not None:
                 initial = asyncio.create_task(self.connect(self.target, self.mode))
             yield f"http://{LOOPBACK}:{self.guard.port}/?token={self.token}"
@@ -108,10 +110,13 @@ class Inspector:
                 initial.cancel()
             await self.connection.close()
             self.history.end_streams()
-            server.should_exit = True
+            server.should_exit = sandbox.should_exit = True
             with contextlib.suppress(asyncio.CancelledError):
                 await self._server_task
+            with contextlib.suppress(asyncio.CancelledError):
+                await sandbox_task
             sock.close()
+            sandbox_sock.close()
 
     async def wait_closed(self) -> None:
         """Wait until the server stops (Ctrl-C: uvicorn's signal handling ends it)."""
@@ -148,6 +153,12 @@ def run_inspector(
 
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(main())
+
+
+def _config(uvicorn: Any, app: Any) -> Any:
+    return uvicorn.Config(
+        app, log_level="warning", lifespan="off", ws="none", timeout_graceful_shutdown=GRACE
+    )
 
 
 async def _started(server: Any, task: asyncio.Task[None]) -> None:

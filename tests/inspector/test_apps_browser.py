@@ -1,0 +1,319 @@
+"""MCP Apps views rendered by the inspector's page, in real headless Chromium (Debian's
+chromium and chromium-driver, through Selenium) against `mcpkit inspect` run as a subprocess:
+the chart example renders after its tool's call, its button calls the app-only tool and the
+chart changes, the iframe follows the view's size; a hostile view (apps_hostile_server.py)
+reaches no network outside its declared domain, runs no model-only tool, cannot read the
+inspector's page or token, cannot navigate the top window; a FastMCP 4.1.6 server's view
+renders. Screenshots go to test-artifacts/apps/.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.common.exceptions import (  # noqa: E402
+    NoSuchElementException,
+    StaleElementReferenceException,
+)
+from selenium.webdriver.chrome.options import Options  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.remote.webelement import WebElement  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+SHOTS = ROOT / "test-artifacts" / "apps"
+PYTHON = shlex.quote(sys.executable)
+CHART = f"{PYTHON} {shlex.quote(str(ROOT / 'examples' / 'apps' / 'chart_server.py'))}"
+HOSTILE = f"{PYTHON} {shlex.quote(str(Path(__file__).with_name('apps_hostile_server.py')))}"
+FASTMCP_APPS = ROOT / "tests" / "host" / "fastmcp_apps_server.py"
+WAIT = 30  # seconds a page change may take on a loaded 2-core machine
+
+pytestmark = [
+    pytest.mark.skipif(not CHROMIUM.exists() or not CHROMEDRIVER.exists(), reason="no chromium"),
+    pytest.mark.timeout(180),
+]
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Any]:
+    options = Options()
+    options.binary_location = str(CHROMIUM)
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1000"):
+        options.add_argument(flag)
+    browser = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        yield browser
+    finally:
+        browser.quit()
+
+
+class Hits(ThreadingHTTPServer):
+    """A loopback HTTP server that records the paths asked of it (the view's targets)."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+        self.hit = threading.Condition()
+        super().__init__(("127.0.0.1", 0), _Recorder)
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        server: Any = self.server
+        with server.hit:
+            server.paths.append(self.path)
+            server.hit.notify_all()
+        self.send_response(200)
+        self.send_header("content-type", "text/plain")
+        self.send_header("access-control-allow-origin", "*")
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def hits() -> Iterator[tuple[Hits, Hits]]:
+    """Two origins: the one the hostile view declares, and one it does not."""
+    servers = (Hits(), Hits())
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield servers
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def inspector(env: dict[str, str] | None = None) -> Iterator[str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcpkit", "inspect", "--no-browser"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=ROOT,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()  # printed once it listens
+        match = re.match(r"mcpkit inspector: (http://127\.0\.0\.1:\d+/\?token=\S+)", line)
+        assert match, line
+        yield match.group(1)
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+class Page:
+    """The inspector's page, and the view frames in it."""
+
+    def __init__(self, driver: Any, url: str) -> None:
+        self.driver = driver
+        self.url = url
+        driver.get(url)
+        self.until(lambda d: d.execute_script("return document.body.dataset.ready") == "true")
+
+    def until(self, condition: Callable[[Any], Any], timeout: float = WAIT) -> Any:
+        ignored = (NoSuchElementException, StaleElementReferenceException)
+        wait = WebDriverWait(self.driver, timeout, poll_frequency=0.05, ignored_exceptions=ignored)
+        return wait.until(condition)
+
+    def find(self, css: str) -> WebElement:
+        return self.until(lambda d: d.find_element(By.CSS_SELECTOR, css))
+
+    def connect(self, target: str) -> None:
+        field = self.find("#target")
+        field.clear()
+        field.send_keys(target)
+        self.find("#connect").click()
+        self.until(lambda d: "connected:" in d.find_element(By.ID, "status").text)
+
+    def call_tool(self, name: str) -> WebElement:
+        """Call `name` from its form: the view's outer iframe once it is there."""
+        self.find("#tabs [data-panel=tools]").click()
+        item = f"#tool-list li[data-name='{name}']"
+        self.until(lambda d: d.find_element(By.CSS_SELECTOR, item).click() or True)
+        self.find(f"#tool-view[data-tool='{name}']")
+        self.find("#tool-view button[type=submit]").click()
+        return self.find("#tool-view .output iframe.app-frame")
+
+    def in_view(self, frame: WebElement, read: Callable[[Any], Any]) -> Any:
+        """`read(driver)` inside the view (the proxy's inner frame), waited for."""
+        self.driver.switch_to.frame(frame)
+        try:
+            self.driver.switch_to.frame(self.find("#view"))
+            return self.until(read)
+        finally:
+            self.driver.switch_to.default_content()
+
+    def view_text(self, frame: WebElement, css: str, contains: str) -> str:
+        def found(d: Any) -> str | bool:
+            text: str = d.find_element(By.CSS_SELECTOR, css).text
+            return text if contains in text else False
+
+        text: str = self.in_view(frame, found)
+        return text
+
+    def log_text(self, contains: str) -> str:
+        self.find("#tabs [data-panel=log]").click()
+
+        def found(d: Any) -> str | bool:
+            text: str = d.find_element(By.ID, "log-list").text
+            return text if contains in text else False
+
+        text: str = self.until(found)
+        return text
+
+    def shot(self, name: str, element: WebElement) -> None:
+        self.driver.execute_script("arguments[0].scrollIntoView()", element)
+        element.screenshot(str(SHOTS / f"{name}.png"))
+
+
+@pytest.fixture
+def chart_page(driver: Any) -> Iterator[Page]:
+    for url in inspector():
+        yield Page(driver, url)
+        driver.get("about:blank")
+
+
+def _bars(d: Any) -> int:
+    return len(d.find_elements(By.CSS_SELECTOR, "#chart rect"))
+
+
+def test_the_chart_renders_its_button_calls_the_app_only_tool_and_the_size_follows(
+    chart_page: Page,
+) -> None:
+    page = chart_page
+    page.connect(CHART)
+    frame = page.call_tool("show_chart")
+    # rendered with the call's result (tool-result, sent once the view is initialized)
+    assert page.view_text(frame, "#title", "points") == "4 points"
+    assert page.in_view(frame, _bars) == 4
+    # the iframe's height is the view's content height it reported (not the 120 px start)
+    content = page.in_view(frame, lambda d: d.execute_script(
+        "return document.documentElement.scrollHeight"))  # fmt: skip
+    page.until(lambda d: abs(frame.size["height"] - (content + 2)) <= 1)
+    assert frame.size["height"] > 150
+    page.shot("chart", page.find("#tool-view"))
+
+    def click(d: Any) -> bool:
+        button = d.find_element(By.ID, "add")
+        if not button.is_enabled():
+            return False
+        button.click()
+        return True
+
+    page.in_view(frame, click)  # the view's button calls add_point (visibility ["app"])
+    assert page.view_text(frame, "#title", "5 points") == "5 points"
+    assert page.in_view(frame, _bars) == 5
+    page.shot("chart-after-click", page.find("#tool-view"))
+    # the spec's audit trail: the policy the view was loaded under, in the page's log
+    assert "connect-src 'none'" in page.log_text("rendered under: default-src 'none'")
+
+
+def test_the_size_follows_a_view_that_grows(chart_page: Page) -> None:
+    page = chart_page
+    page.connect(CHART)
+    frame = page.call_tool("show_chart")
+    page.view_text(frame, "#title", "points")
+    before = frame.size["height"]
+    page.until(lambda d: frame.size["height"] > 150)
+    before = frame.size["height"]
+
+    def grow(d: Any) -> bool:
+        d.execute_script("document.getElementById('chart').style.height = '400px'")
+        return True
+
+    page.in_view(frame, grow)  # the view's ResizeObserver reports its new height
+    page.until(lambda d: frame.size["height"] >= before + 230)
+
+
+def _results(d: Any) -> Any:
+    """The hostile view's record of its attempts, once it is complete."""
+    import json
+
+    found = json.loads(d.find_element(By.ID, "results").text or "{}")
+    return found if found.get("done") and "forbiddenImage" in found else False
+
+
+def test_a_hostile_view_stays_in_its_sandbox(
+    driver: Any, hits: tuple[Hits, Hits], tmp_path: Path
+) -> None:
+    allowed, forbidden = hits
+    mark = tmp_path / "secret-ran"
+    env = {"ALLOWED": allowed.origin, "FORBIDDEN": forbidden.origin, "MARK": str(mark)}
+    for url in inspector(env):
+        page = Page(driver, url)
+        token = url.split("token=", 1)[1]
+        try:
+            page.connect(HOSTILE)
+            frame = page.call_tool("open_view")
+            results = page.in_view(frame, _results)
+            page.shot("hostile", page.find("#tool-view .app-view"))
+            # the network: its declared origin only; the other is never asked (CSP)
+            assert results["allowedFetch"] == "sent"
+            assert allowed.paths == ["/allowed"]
+            assert results["forbiddenFetch"].startswith("blocked")
+            assert results["forbiddenImage"] == "blocked"
+            assert forbidden.paths == []
+            # ... and the browser reported the violations to the sandbox server
+            log = page.log_text(f"CSP blocked {forbidden.origin}/exfiltrate")
+            assert "connect-src" in log
+            # a model-only tool: refused by the bridge, never run
+            assert results["secret"] == "refused: -32000"
+            assert not mark.exists()
+            # the proxy and the inspector's page are other origins: nothing to read
+            assert results["parentDocument"] == "blocked: SecurityError"
+            assert results["topDocument"] == "blocked: SecurityError"
+            assert results["topHref"] == "blocked: SecurityError"
+            assert token not in results["ownHref"] and token not in results["referrer"]
+            assert token not in frame.get_attribute("src")
+        finally:
+            driver.get("about:blank")
+
+
+def test_a_hostile_view_cannot_navigate_the_top_window_or_open_a_popup(
+    driver: Any, hits: tuple[Hits, Hits], tmp_path: Path
+) -> None:
+    allowed, forbidden = hits
+    env = {"ALLOWED": allowed.origin, "FORBIDDEN": forbidden.origin}
+    for url in inspector(env):
+        page = Page(driver, url)
+        try:
+            page.connect(HOSTILE)
+            frame = page.call_tool("open_view")
+            page.in_view(frame, _results)
+
+            def escape(d: Any) -> Any:  # a real click: the user activation a navigation needs
+                d.find_element(By.ID, "escape").click()
+                found = _results(d)
+                return found if "topNavigation" in found else False
+
+            results = page.in_view(frame, escape)
+            assert results["topNavigation"].startswith("blocked"), results
+            assert results["popup"] == "read: null"
+            assert driver.current_url == url
+            assert len(driver.window_handles) == 1
+            assert "/navigated" not in allowed.paths and "/popup" not in allowed.paths
+        finally:
+            driver.get("about:blank")
