@@ -461,8 +461,9 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 function dataURL(mime, data, family) {
   if (typeof mime !== "string" || typeof data !== "string") return null;
-  if (!new RegExp(`^${family}/[A-Za-z0-9.+-]+$`).test(mime) || !BASE64.test(data)) return null;
-  return `data:${mime};base64,${data}`;
+  const compact = data.replace(/\s+/g, ""); // some servers wrap their base64
+  if (!new RegExp(`^${family}/[A-Za-z0-9.+-]+$`).test(mime) || !BASE64.test(compact)) return null;
+  return `data:${mime};base64,${compact}`;
 }
 
 function renderContent(block) {
