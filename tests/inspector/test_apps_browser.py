@@ -317,3 +317,17 @@ def test_a_hostile_view_cannot_navigate_the_top_window_or_open_a_popup(
             assert "/navigated" not in allowed.paths and "/popup" not in allowed.paths
         finally:
             driver.get("about:blank")
+
+
+@pytest.mark.interop
+def test_a_fastmcp_servers_app_renders(chart_page: Page) -> None:
+    from tests.peers import fastmcp_python
+
+    page = chart_page
+    page.connect(f"{shlex.quote(str(fastmcp_python()))} {shlex.quote(str(FASTMCP_APPS))}")
+    frame = page.call_tool("show")  # FastMCP 4.1.6's AppConfig(resource_uri=...)
+    assert page.view_text(frame, "body", "fastmcp board") == "fastmcp board"
+    page.shot("fastmcp", page.find("#tool-view .app-view"))
+    # loaded under the policy its declared connect domain gives
+    log = page.log_text("rendered under:")
+    assert "connect-src 'self' https://api.fm.example" in log
