@@ -28,14 +28,10 @@ import asyncio
 import contextlib
 import secrets
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import orjson
-
 from mcpkit.protocol import Outgoing
-from mcpkit.protocol.http import event_stream
 from mcpkit.protocol.jsonrpc import ErrorResponse, Response, dumps, encode_result, parse
 from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime.fanout import FanOutEvent, FanOutTarget
@@ -44,12 +40,12 @@ from mcpkit.stores.redis_client import connect
 from mcpkit.stores.redis_events import RedisEventStore
 from mcpkit.stores.redis_sessions import (
     RedisSessionStore,
-    StoredSession,
     owner_key,
     subscription_field,
 )
 from mcpkit.transports.http.handshake import INITIALIZED
 from mcpkit.transports.http.redis_bus import RedisBus
+from mcpkit.transports.http.redis_follow import Following, follow_stream
 from mcpkit.transports.http.sessions import (
     HTTPSession,
     HTTPSessionTransport,
@@ -58,7 +54,6 @@ from mcpkit.transports.http.sessions import (
     same_principal,
 )
 from mcpkit.transports.http.state import Followed
-from mcpkit.transports.http.streams import ResponseStream
 
 __all__ = ["RedisSessions", "RedisState"]
 
@@ -133,7 +128,7 @@ class RedisState:
         )
         sessions.on_stop = self._stop
         # a blocking read of a followed stream must answer before the client's timeout
-        sessions.follow_block_ms = max(10, min(1000, int(self.timeout * 500)))
+        sessions.following = Following(block_ms=max(10, min(1000, int(self.timeout * 500))))
         return sessions
 
     async def _stop(self) -> None:
@@ -176,8 +171,7 @@ class RedisSessions:
     ) -> None:
         self.store = store
         self.bus = bus
-        self.follow_idle = 10.0  # a followed stream with nothing new this long ends (resumable)
-        self.follow_block_ms = 1000  # each read of a followed stream waits at most this long
+        self.following = Following()  # how streams open on other workers are followed
         bus.handlers.update(
             a=self._answered,
             c=self._changed_elsewhere,
@@ -226,7 +220,7 @@ class RedisSessions:
                 return session
             gen = await self.store.touch(session_id)  # not checked lately: one round trip
             if gen is not None and gen != copy.gen and session.version is not None:
-                gen = await self._catch_up(copy, principal)
+                gen = await self._refresh_from_record(copy, principal)
             if gen is None:  # deleted or expired, on whichever worker
                 self._drop(session_id, forget=False)
                 return None
@@ -235,9 +229,9 @@ class RedisSessions:
         stored = await self.store.load(session_id, _owner(principal))
         if stored is None or stored.snapshot is None or serve is None:
             return None
-        return self._rebuild(serve, session_id, principal, stored)
+        return self._start(serve, session_id, principal, stored.snapshot, stored.gen)
 
-    async def _catch_up(self, copy: _Copy, principal: Principal | None) -> int | None:
+    async def _refresh_from_record(self, copy: _Copy, principal: Principal | None) -> int | None:
         """Changed elsewhere, and the bus did not tell us: read the record and apply what
         changed. The record's `gen`; None when it is gone."""
         stored = await self.store.load(copy.session.id, _owner(principal))
@@ -325,11 +319,6 @@ class RedisSessions:
         self._start_sweeper()
         return session
 
-    def _rebuild(
-        self, serve: Serve, session_id: str, principal: Principal | None, stored: StoredSession
-    ) -> HTTPSession:
-        return self._start(serve, session_id, principal, stored.snapshot, stored.gen)
-
     def _seen(self, session_id: str, gen: int | None) -> None:
         copy = self.copies.get(session_id)
         if copy is not None and gen is not None:
@@ -351,50 +340,11 @@ class RedisSessions:
     # -- a stream still open on another worker ----------------------------------------------
 
     async def follow(self, session: HTTPSession, last_event_id: str) -> Followed | None:
-        """A lost POST stream resumed here while its request may still run elsewhere: what
-        is stored after `last_event_id` and, as the worker serving the request stores more,
-        that too, with the ids it was stored under, until its answer (or `follow_idle` s
-        with nothing new: the client may resume again). None when the event is unknown."""
-        stream_id = event_stream(last_event_id)
-        key = self.events.key(session.id)
-        await self.events.flush()
-        entries = await self.events.entries(session.id)
-        wanted = last_event_id.encode()
-        position = next((i for i, (_, f) in enumerate(entries) if f[b"i"] == wanted), None)
-        if stream_id is None or position is None:
-            return None
-        ids: deque[str] = deque()
-        stream = ResponseStream(stream_id)
-        last = _follow(entries[position + 1 :], stream_id, stream, ids)
-
-        def stored_as(_stream_id: str, _data: bytes) -> str | None:
-            return ids.popleft() if ids else None  # sent with the id it was stored under
-
-        if stream.finished:
-            return Followed(stream, stored_as, lambda: None)
-        task = asyncio.get_running_loop().create_task(
-            self._tail(key, last or entries[position][0], stream_id, stream, ids)
+        """A lost POST stream resumed here while its request may still run elsewhere (see
+        `redis_follow.follow_stream`)."""
+        return await follow_stream(
+            self.events, self.bus.client, session.id, last_event_id, self.following
         )
-
-        def stop() -> None:
-            task.cancel()
-
-        return Followed(stream, stored_as, stop)
-
-    async def _tail(
-        self, key: str, after: Any, stream_id: str, stream: ResponseStream, ids: deque[str]
-    ) -> None:
-        idle = 0.0
-        with contextlib.suppress(Exception):  # Redis away: the stream ends, the client resumes
-            while not stream.finished and idle < self.follow_idle:
-                found = await self.bus.client.xread({key: after}, block=self.follow_block_ms)
-                if not found:
-                    idle += self.follow_block_ms / 1000
-                    continue
-                idle = 0.0
-                entries = found[0][1]
-                after = _follow(entries, stream_id, stream, ids) or entries[-1][0]
-        stream.end()
 
     # -- the other copies (Relay), through the bus --------------------------------------------
 
@@ -478,42 +428,12 @@ class RedisSessions:
         for session_id, copy in copies.items():
             gen = gens.get(session_id)
             if gen is not None and gen != copy.gen and copy.session.version is not None:
-                gen = await self._catch_up(copy, copy.session.transport.principal)
+                gen = await self._refresh_from_record(copy, copy.session.transport.principal)
             if gen is None:
                 self._drop(session_id, forget=False)
                 continue
             copy.used = False
             copy.checked = now
-
-
-def _follow(
-    entries: list[tuple[Any, dict[bytes, bytes]]],
-    stream_id: str,
-    stream: ResponseStream,
-    ids: deque[str],
-) -> Any:
-    """Push the events of `stream_id` among `entries` (the answer ends the stream); the
-    last entry's id."""
-    prefix = stream_id + "."
-    last = None
-    for entry_id, fields in entries:
-        last = entry_id
-        eid, data = fields[b"i"].decode(), fields[b"d"]
-        if not eid.startswith(prefix) or not data:
-            continue
-        ids.append(eid)
-        stream.push(Outgoing(data, final=_is_answer(data)))
-        if stream.finished:
-            break
-    return last
-
-
-def _is_answer(data: bytes) -> bool:
-    """A stored event is its request's answer: a response (no method) to the client."""
-    with contextlib.suppress(ValueError):
-        message = orjson.loads(data)
-        return type(message) is dict and "method" not in message
-    return False
 
 
 def _remember(copy: _Copy, method: str, params: dict[str, Any]) -> None:
