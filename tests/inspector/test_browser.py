@@ -235,8 +235,9 @@ def test_a_progress_bar_moves(page: Page) -> None:
     page.shot("log", "#panel-log")
 
 
-def test_run_a_task_and_get_its_result(page: Page) -> None:
-    page.connect(TASKS)
+@pytest.mark.parametrize("mode", ["legacy", "per-request"])
+def test_run_a_task_and_get_its_result(page: Page, mode: str) -> None:
+    page.connect(TASKS, mode)
     page.open_tool("count")
     page.fill("to", "3")
     page.find("#tool-view input.as-task").click()

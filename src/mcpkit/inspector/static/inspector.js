@@ -631,11 +631,29 @@ async function taskGet(taskId) {
 
 async function taskResult(taskId) {
   clear($("task-view"), el("p", { class: "empty" }, `waiting for the result of ${taskId}…`));
-  const answer = await request("tasks/result", { taskId });
+  const perRequest = state.server && state.server.era === "per-request";
+  const answer = perRequest ? await polledResult(taskId) : await request("tasks/result", { taskId });
   if (answer.error) return clear($("task-view"), errorBox(answer.error));
   clear($("task-view"), el("h3", {}, `Result of ${taskId}`), renderCallResult(answer.result), timing(answer));
   const status = await request("tasks/get", { taskId }); // its final status, for the table
   if (status.result) rememberTask(withoutKey(status.result, "result"));
+}
+
+// 2026-07-28 has no tasks/result: tasks/get at the server's interval until the task ends,
+// its result inlined then.
+async function polledResult(taskId) {
+  const started = performance.now();
+  for (;;) {
+    const answer = await request("tasks/get", { taskId });
+    if (answer.error) return answer;
+    rememberTask(withoutKey(answer.result, "result"));
+    if (isFinal(answer.result.status)) {
+      const result = answer.result.result || { content: [{ type: "text", text: `task ${answer.result.status}` }] };
+      return { result, ms: Math.round(performance.now() - started) };
+    }
+    const wait = answer.result.pollIntervalMs || answer.result.pollInterval || 500;
+    await new Promise((done) => setTimeout(done, Math.min(Math.max(wait, 50), 5000)));
+  }
 }
 
 async function taskCancel(taskId) {
