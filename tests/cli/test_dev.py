@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.cli.inspector_process import running
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,6 +29,7 @@ def tool_names(inspector) -> list[str]:  # type: ignore[no-untyped-def]
     return [tool["name"] for tool in answer["result"]["tools"]]
 
 
+@pytest.mark.timeout(180)  # several commands, each starting a server
 def test_an_edited_file_is_served_again_and_the_inspector_follows(tmp_path: Path) -> None:
     app = tmp_path / "app.py"
     shutil.copy(APP, app)
@@ -76,6 +79,7 @@ def test_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     assert done.returncode == 2 and "no such file" in done.stderr
 
 
+@pytest.mark.timeout(180)  # several commands, each starting a server
 def test_without_the_inspector_the_http_server_is_restarted_on_change(tmp_path: Path) -> None:
     from tests.http.servers import unused_port
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.cli.inspector_process import running
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,6 +56,7 @@ def test_json_report_holds_info_capabilities_and_every_item_with_schemas(tmp_pat
     assert report["resources"] == [] and report["resourceTemplates"] == []
 
 
+@pytest.mark.timeout(180)  # several commands, each starting a server
 def test_diff_exit_code_is_1_only_when_something_was_removed_or_changed(tmp_path: Path) -> None:
     app = app_copy(tmp_path)
     old = tmp_path / "old.json"
@@ -76,6 +79,7 @@ def test_diff_exit_code_is_1_only_when_something_was_removed_or_changed(tmp_path
     assert changes["added"] == [{"kind": "tool", "key": "extra"}]
 
 
+@pytest.mark.timeout(180)  # several commands, each starting a server
 def test_diff_of_two_live_servers(tmp_path: Path) -> None:
     app_copy(tmp_path)
     other = tmp_path / "other.py"
@@ -100,6 +104,7 @@ def test_json_diff_and_replay_need_a_target_and_a_report(tmp_path: Path) -> None
     assert bad.returncode == 2 and "not a report" in bad.stderr
 
 
+@pytest.mark.timeout(180)  # several commands, each starting a server
 def test_a_recorded_inspector_session_replays_and_differences_fail(tmp_path: Path) -> None:
     app = app_copy(tmp_path)
     recording = tmp_path / "session.jsonl"

@@ -211,6 +211,7 @@ def discover(home: Path, cwd: Path) -> list[dict]:
     return rows
 
 
+@pytest.mark.timeout(180)  # several commands, each starting a server
 def test_discover_finds_what_install_wrote_and_the_projects_files(tmp_path: Path) -> None:
     home, project = tmp_path / "home", tmp_path / "project"
     home.mkdir()

@@ -37,6 +37,7 @@ def mcpkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("mode", ["handshake", "per-request"])
+@pytest.mark.timeout(180)  # several commands, each starting a server
 def test_log_messages_at_the_level_asked_go_to_stderr(tmp_path: Path, mode: str) -> None:
     (tmp_path / "server.py").write_text(SERVER)
     warned = mcpkit(

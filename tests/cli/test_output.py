@@ -178,3 +178,16 @@ def test_schemas_on_a_terminal_are_indented_json_under_each_tool(tmp_path: Path)
     assert all(len(line) <= 60 for line in shown.splitlines())  # nothing past the edge
     block = shown.split("add  Add two integers.\n  inputSchema:\n", 1)[1].split("\ndescribe")[0]
     assert json.loads(block)["required"] == ["a", "b"]
+
+
+def test_a_task_id_that_starts_with_a_dash_is_still_the_id(tmp_path: Path) -> None:
+    """token_urlsafe ids start with "-" one time in 32; argparse took them for options
+    (`the following arguments are required: ID`, a flaky tests/cli/test_cli_tasks.py)."""
+    app = str(ROOT / "tests" / "fixtures" / "cli_app.py")
+    done = mcpkit("task", "get", app, "-Zx9_q", "--mode", "2026-07-28")
+    # The request was sent (this server has no tasks at all), not refused by the parser.
+    assert done.returncode == 4 and "tasks/get" in done.stderr, done.stderr
+    missing = mcpkit("task", "get", app)
+    assert missing.returncode == 2 and "needs one ID" in missing.stderr
+    extra = mcpkit("list", app, "--bogus")
+    assert extra.returncode == 2 and "unrecognized arguments: --bogus" in extra.stderr

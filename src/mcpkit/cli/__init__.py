@@ -147,7 +147,9 @@ def _add_talking(commands: Any) -> None:
     prompt.add_argument("arguments", nargs="*", metavar="key=value")
 
     task = talking("task", "look at, wait for, or cancel a task", ["get", "result", "cancel"])
-    task.add_argument("task_id", metavar="ID")
+    # A task id is token_urlsafe: one in 32 starts with "-", which argparse takes for an
+    # option; such an id comes back among the unknown arguments (see _parse).
+    task.add_argument("task_id", metavar="ID", nargs="?")
 
 
 def _add_host_commands(commands: Any) -> None:
@@ -205,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     from mcpkit.cli.commands import run_command
     from mcpkit.cli.loading import UsageError
 
-    args = build_parser().parse_args(argv)
+    args = _parse(build_parser(), argv)
     try:
         return _dispatch(args, run_command)
     except UsageError as exc:
@@ -221,6 +223,18 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
     except Exception as exc:
         return _fail(args, *_describe(exc), exc)
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """The arguments; a task ID that starts with "-" is the one unknown argument left."""
+    args, unknown = parser.parse_known_args(argv)
+    if getattr(args, "command", None) == "task" and args.task_id is None:
+        if len(unknown) != 1:
+            parser.error("mcpkit task needs one ID")
+        args.task_id = unknown.pop()
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
 
 
 def _dispatch(args: Any, run_command: Callable[[Any], Coroutine[Any, Any, int]]) -> int:
