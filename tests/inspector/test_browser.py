@@ -6,6 +6,7 @@ hostile server. Screenshots of each panel go to test-artifacts/inspector/ for pe
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -315,6 +316,15 @@ def test_history_filter_and_download(page: Page) -> None:
     shown[0].click()  # its JSON
     page.text_of("#history-rows tr.detail", '"name": "add"')
     page.shot("history", "#panel-history")
+    origin = page.driver.current_url.split("/?", 1)[0]
+    page.driver.execute_cdp_cmd(
+        "Browser.grantPermissions",
+        {"origin": origin, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]},
+    )
+    shown[0].find_element(By.TAG_NAME, "button").click()  # Copy: the message as JSON
+    read = "navigator.clipboard.readText().then(arguments[0], e => arguments[0](String(e)))"
+    copied = page.until(lambda d: (text := d.execute_async_script(read)).startswith("{") and text)
+    assert json.loads(copied)["params"]["name"] == "add"
     href = page.find("#history-download").get_attribute("href")
     text = page.driver.execute_async_script(
         "fetch(arguments[0]).then(r => r.text()).then(arguments[1])", href
