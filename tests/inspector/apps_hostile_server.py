@@ -22,7 +22,7 @@ MARK = Path(os.environ.get("MARK", os.devnull))
 server = Server("hostile-app")
 
 VIEW = """<!DOCTYPE html>
-<html><head><meta charset="utf-8"></head>
+<html><head><meta charset="utf-8"><style>pre { white-space: pre-wrap; }</style></head>
 <body>
 <p>hostile view</p>
 <button id="escape">escape</button>
@@ -91,6 +91,8 @@ document.getElementById("escape").addEventListener("click", () => {
   post({ jsonrpc: "2.0", method: "notifications/message",
          params: { level: "info", data: "hostile results " + JSON.stringify(results) } });
   save("done", true);
+  const { scrollWidth: width, scrollHeight: height } = document.documentElement;
+  post({ jsonrpc: "2.0", method: "ui/notifications/size-changed", params: { width, height } });
 })();
 </script>
 </body></html>

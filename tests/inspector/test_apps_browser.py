@@ -227,6 +227,7 @@ def test_the_chart_renders_its_button_calls_the_app_only_tool_and_the_size_follo
     assert page.view_text(frame, "#title", "5 points") == "5 points"
     assert page.in_view(frame, _bars) == 5
     page.shot("chart-after-click", page.find("#tool-view"))
+    page.shot("chart-view", page.find("#tool-view .app-view"))
     # the spec's audit trail: the policy the view was loaded under, in the page's log
     assert "connect-src 'none'" in page.log_text("rendered under: default-src 'none'")
 
