@@ -233,7 +233,7 @@ def test_a_progress_bar_moves(page: Page) -> None:
     seen = page.driver.execute_script("return window.seen")
     assert len(set(seen)) >= 3 and seen == sorted(seen), seen  # it moved, forward
     page.text_of("#progress-list", "counted 12 of 12")
-    page.shot("log", "#panel-log")
+    page.shot("progress", "#panel-log")
 
 
 @pytest.mark.parametrize("mode", ["legacy", "per-request"])
@@ -280,6 +280,16 @@ def test_resources_templates_with_completion_and_prompts(page: Page) -> None:
     page.text_of("#resource-view .output", "Changed while watched.")  # re-read on the update
     page.tab("log")
     page.text_of("#log-list", "notes://welcome")
+    Select(page.find("#log-level")).select_by_value("debug")
+    page.find("#log-level-set").click()
+    page.text_of("#log-list", "level set to debug")
+    page.open_tool("countdown")  # progress and debug lines
+    page.fill("start", "3")
+    page.call()
+    page.tab("log")
+    page.text_of("#log-list", "counted 0")
+    page.text_of("#progress-list", "4 / 4 at 0")
+    page.shot("log", "#panel-log")
 
     page.tab("prompts")
     page.text_of("#prompt-list li", "review").click()
