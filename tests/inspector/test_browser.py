@@ -449,3 +449,18 @@ def test_nested_form_audio_links_and_an_https_url_to_open(page: Page) -> None:
     assert ask.find_elements(By.CSS_SELECTOR, "button.open-url")  # http(s): offered to open
     ask.find_element(By.CSS_SELECTOR, "button.primary").click()
     assert "answer: accept" in page.until(_done_output).text
+
+
+def test_disconnect_and_a_target_that_fails(page: Page) -> None:
+    page.connect(DEMO)
+    page.find("#disconnect").click()
+    page.until(lambda d: d.find_element(By.ID, "status").text == "not connected")
+    assert not page.find("#disconnect").is_enabled()
+    field = page.find("#target")
+    field.clear()
+    field.send_keys(f"{shlex.quote(sys.executable)} -c 'raise SystemExit(3)'")
+    page.find("#connect").click()
+    status = page.text_of("#status", "not connected: ")  # why, in the page
+    assert "bad" in status.get_attribute("class")
+    page.connect(DEMO, "per-request")  # and connecting again works
+    page.text_of("#status", "per-request")
