@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcpkit import telemetry
@@ -321,7 +321,7 @@ class Session:
 
     # -- our requests ----------------------------------------------------------------------
 
-    def request(
+    async def request(
         self,
         method: str,
         params: JSONObject | None = None,
@@ -329,34 +329,22 @@ class Session:
         timeout: Timeout | None = None,
         on_progress: ProgressCallback | None = None,
         related_id: RequestId | None = None,
-    ) -> Coroutine[Any, Any, JSONObject]:
-        """Send a request and wait for its result (await this).
+        sent: Callable[[RequestId], None] | None = None,
+    ) -> JSONObject:
+        """Send a request and wait for its result. `sent(request_id)` is called once it is
+        queued (mcpkit.telemetry names its span's request id so, and sends untraced).
 
         Raises ProtocolError (error answer), RequestTimeout, ConnectionClosed,
         CapabilityNotDeclared / LocalProtocolViolation (refused locally, nothing sent).
         Cancelling the awaiting task sends notifications/cancelled.
         """
-        if self.traced:
+        if self.traced and sent is None:
             otel = telemetry.current()
-            if otel is not None:
-                return otel.request(
-                    self, method, params, self._request,
+            if otel is not None:  # a CLIENT span around this very call, with `sent` given
+                return await otel.request(
+                    self, method, params, self.request,
                     timeout=timeout, on_progress=on_progress, related_id=related_id,
                 )  # fmt: skip
-        return self._request(
-            method, params, timeout=timeout, on_progress=on_progress, related_id=related_id
-        )
-
-    async def _request(
-        self,
-        method: str,
-        params: JSONObject | None,
-        *,
-        timeout: Timeout | None,
-        on_progress: ProgressCallback | None,
-        related_id: RequestId | None,
-        sent: Callable[[RequestId], None] | None = None,
-    ) -> JSONObject:
         if self._closed_error is not None:
             raise ConnectionClosed(str(self._closed_error))
         connection = self.connection

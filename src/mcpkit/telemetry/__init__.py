@@ -42,13 +42,18 @@ class _State:
 _state = _State()
 
 
+_modules = sys.modules
+
+
 def current() -> Instrumentation | None:
     """The instrumentation to record with, or None: telemetry is off, or no tracer or meter
     provider has been set (nothing would be recorded)."""
-    state = _state
-    if state.found is not None or state.off:
-        return state.found
-    return _probe()
+    # Called for every request: an application that never imported opentelemetry pays one
+    # dict lookup here.
+    found = _state.found
+    if found is None and "opentelemetry" in _modules and not _state.off:
+        return _probe()
+    return found
 
 
 def _probe() -> Instrumentation | None:
