@@ -196,6 +196,13 @@ def chart_page(driver: Any) -> Iterator[Page]:
         driver.get("about:blank")
 
 
+def fits(page: Page, frame: WebElement) -> bool:
+    """The outer iframe is as tall as the view's content (+ its 1 px border each side)."""
+    content = page.in_view(frame, lambda d: d.execute_script(
+        "return document.documentElement.scrollHeight"))  # fmt: skip
+    return bool(abs(frame.size["height"] - (content + 2)) <= 1)
+
+
 def _bars(d: Any) -> int:
     return len(d.find_elements(By.CSS_SELECTOR, "#chart rect"))
 
@@ -210,9 +217,7 @@ def test_the_chart_renders_its_button_calls_the_app_only_tool_and_the_size_follo
     assert page.view_text(frame, "#title", "points") == "4 points"
     assert page.in_view(frame, _bars) == 4
     # the iframe's height is the view's content height it reported (not the 120 px start)
-    content = page.in_view(frame, lambda d: d.execute_script(
-        "return document.documentElement.scrollHeight"))  # fmt: skip
-    page.until(lambda d: abs(frame.size["height"] - (content + 2)) <= 1)
+    page.until(lambda d: fits(page, frame))
     assert frame.size["height"] > 150
     page.shot("chart", page.find("#tool-view"))
 
@@ -237,7 +242,6 @@ def test_the_size_follows_a_view_that_grows(chart_page: Page) -> None:
     page.connect(CHART)
     frame = page.call_tool("show_chart")
     page.view_text(frame, "#title", "points")
-    before = frame.size["height"]
     page.until(lambda d: frame.size["height"] > 150)
     before = frame.size["height"]
 
@@ -246,7 +250,7 @@ def test_the_size_follows_a_view_that_grows(chart_page: Page) -> None:
         return True
 
     page.in_view(frame, grow)  # the view's ResizeObserver reports its new height
-    page.until(lambda d: frame.size["height"] >= before + 230)
+    page.until(lambda d: frame.size["height"] >= before + 230 and fits(page, frame))
 
 
 def _results(d: Any) -> Any:
@@ -277,7 +281,9 @@ def test_a_hostile_view_stays_in_its_sandbox(
             assert results["forbiddenFetch"].startswith("blocked")
             assert results["forbiddenImage"] == "blocked"
             assert forbidden.paths == []
-            # ... and the browser reported the violations to the sandbox server
+            # the browser saw the violations (the view's securitypolicyviolation events) ...
+            assert f"{forbidden.origin}/exfiltrate connect-src" in results["violations"]
+            # ... and reported them to the sandbox server, which logs them in the page
             log = page.log_text(f"CSP blocked {forbidden.origin}/exfiltrate")
             assert "connect-src" in log
             # a model-only tool: refused by the bridge, never run

@@ -79,6 +79,7 @@ async def test_nothing_is_posted_to_the_view_before_it_is_initialized() -> None:
         hello = await relay(page, opened["id"], INITIALIZE)
         context = hello["answer"]["result"]["hostContext"]
         assert context["toolInfo"]["tool"]["name"] == "show_chart"
+        assert context["containerDimensions"] == {"maxHeight": 4000}  # the height is the view's
         assert hello["posts"] == []  # the call's input and result wait for `initialized`
         ready = await relay(page, opened["id"], INITIALIZED)
         methods = [post["method"] for post in ready["posts"]]

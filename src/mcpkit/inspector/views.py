@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 JSONObject = dict[str, Any]
 MAX_VIEWS = 32  # views kept per page session; the oldest is dropped first
 REFUSED = -32000
+# the page sizes the iframe to the height the view reports, up to apps.js's MAX_HEIGHT
+HOST_CONTEXT = {"platform": "web", "theme": "light", "containerDimensions": {"maxHeight": 4000}}
 
 
 class ViewError(Exception):
@@ -112,7 +114,7 @@ class Views:
             outbox.append,
             tool=tool,
             tool_call_id=call_id,
-            context={"platform": "web", "theme": "light"},
+            context=HOST_CONTEXT,
             sandbox={"csp": view.csp, "permissions": view.permissions},
             on_log=lambda params: self._log(view, params),
         )
