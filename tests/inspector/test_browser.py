@@ -453,8 +453,11 @@ def test_nested_form_audio_links_and_an_https_url_to_open(page: Page) -> None:
 
 def test_disconnect_and_a_target_that_fails(page: Page) -> None:
     page.connect(DEMO)
+    page.open_tool("add")
     page.find("#disconnect").click()
     page.until(lambda d: d.find_element(By.ID, "status").text == "not connected")
+    page.text_of("#tool-view", "Not connected.")  # the old server's tool is not on show
+    assert not page.driver.find_elements(By.CSS_SELECTOR, "#tool-list li")
     assert not page.find("#disconnect").is_enabled()
     field = page.find("#target")
     field.clear()

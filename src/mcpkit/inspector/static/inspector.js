@@ -132,9 +132,8 @@ function onState(next) {
   const key = next.connected ? `${next.target}|${next.mode}|${JSON.stringify(next.server.info)}` : null;
   if (key !== lastConnection) {
     lastConnection = key;
-    state.watched.clear();
+    clearLists(next.connected ? "Choose one." : "Not connected.");
     if (next.connected) loadLists();
-    else clearLists();
   } else if (next.connected && next.server) {
     renderServer();
   }
@@ -147,12 +146,14 @@ function loadLists() {
   if (capability("tasks")) loadTasks();
 }
 
-function clearLists() {
-  clear($("tool-list"));
-  clear($("resource-list"));
-  clear($("template-list"));
-  clear($("prompt-list"));
-  clear($("tool-view"), el("p", { class: "empty" }, "Not connected."));
+// A new connection (or none): nothing of the previous server stays on show.
+function clearLists(note) {
+  state.watched.clear();
+  state.tasks.clear();
+  state.shownTool = null;
+  for (const id of ["tool-list", "resource-list", "template-list", "prompt-list", "task-rows", "task-view"]) clear($(id));
+  for (const id of ["tool-view", "resource-view", "prompt-view"]) clear($(id), el("p", { class: "empty" }, note));
+  delete $("tool-view").dataset.tool;
 }
 
 // -- tabs -------------------------------------------------------------------------------
