@@ -195,7 +195,12 @@ def test_raw_json_switch(page: Page) -> None:
     page.find("#tool-view .raw-switch").click()
     raw = page.find("#tool-view textarea.raw-json")
     raw.clear()
-    raw.send_keys('{"a": 40, "b": 2}')
+    raw.send_keys('{"a": 40,')
+    page.find("#tool-view .raw-switch").click()  # back to the form: refused, the text kept
+    page.text_of("#tool-view .schema-form .error", "Not valid")
+    raw.send_keys(' "b": 2}')
+    page.find("#tool-view .raw-switch").click()  # back to the form, filled from the JSON
+    assert page.find("#tool-view input[name='a']").get_attribute("value") == "40"
     assert page.call().text.startswith("42")
 
 

@@ -401,19 +401,24 @@ function schemaForm(schema, root) {
     if (!fields.length) body.append(el("p", { class: "empty" }, "No arguments."));
   };
   build(undefined);
+  const problem = el("p", { class: "error", hidden: true });
   toggle.addEventListener("change", () => {
-    if (toggle.checked) {
-      raw.value = json(collect(fields));
-    } else {
-      build(JSON.parse(raw.value || "{}"));
+    problem.hidden = true;
+    try {
+      if (toggle.checked) raw.value = json(collect(fields));
+      else build(JSON.parse(raw.value || "{}"));
+    } catch (error) {
+      toggle.checked = !toggle.checked; // stay where the text can be fixed
+      problem.textContent = `Not valid: ${error.message}`;
+      problem.hidden = false;
+      return;
     }
     raw.hidden = !toggle.checked;
     body.hidden = toggle.checked;
   });
   return {
-    node: el("div", { class: "schema-form" }, el("label", { class: "switch" }, toggle, " raw JSON"), body, raw),
+    node: el("div", { class: "schema-form" }, el("label", { class: "switch" }, toggle, " raw JSON"), problem, body, raw),
     value: () => (toggle.checked ? JSON.parse(raw.value || "{}") : collect(fields)),
-    fields: () => fields,
   };
 }
 
