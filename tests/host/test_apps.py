@@ -498,6 +498,9 @@ async def test_a_bridge_over_one_client_keeps_the_same_rules() -> None:
     assert json.loads(read.to_wire()["contents"][0]["text"]) == {"app_only": 1}
     with pytest.raises(TypeError, match="give its Host"):
         ViewBridge(None, "solo", Posted())
+    # The client is closed now: the view's call is an error answer, not an exception.
+    closed = await call(bridge, "app_only")
+    assert closed["error"] == {"code": -32603, "message": "the server is not connected"}
 
 
 async def test_links_messages_and_model_context_go_to_the_front_end_when_it_offers_them() -> None:

@@ -389,6 +389,9 @@ class ViewBridge:
             logger.warning("view of %s: %s failed: %s", self.server, method, exc)
             reason = f"the server could not answer ({type(exc).__name__})"
             return _error(request_id, INTERNAL_ERROR, reason)
+        except RuntimeError as exc:  # its client was closed (the server stopped or was removed)
+            logger.warning("view of %s: %s: %s", self.server, method, exc)
+            return _error(request_id, INTERNAL_ERROR, "the server is not connected")
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
     async def _request(self, method: str, params: JSONObject) -> JSONObject:
