@@ -472,3 +472,16 @@ def test_disconnect_and_a_target_that_fails(page: Page) -> None:
     assert "bad" in status.get_attribute("class")
     page.connect(DEMO, "per-request")  # and connecting again works
     page.text_of("#status", "per-request")
+
+
+def test_cancel_a_task(page: Page) -> None:
+    page.connect(TASKS)
+    page.open_tool("forever")
+    page.find("#tool-view input.as-task").click()
+    assert "Task created" in page.call().text
+    page.tab("tasks")
+    page.text_of("#task-rows .task-status", "working")
+    cancel = "//tbody[@id='task-rows']//button[text()='Cancel']"
+    page.until(lambda d: d.find_element(By.XPATH, cancel).click() or True)
+    page.text_of("#task-rows .task-status", "cancelled")
+    assert not page.find("#task-rows button[disabled]").is_enabled()  # nothing left to cancel
