@@ -113,6 +113,9 @@ def _add_run(commands: Any) -> None:
     run.add_argument(
         "--workers", type=int, default=1, help="HTTP: worker processes on the port (needs --redis)"
     )
+    from mcpkit.cli.run_options import add_run_options
+
+    add_run_options(run)
 
 
 def _add_talking(commands: Any) -> None:
@@ -246,7 +249,9 @@ def _dispatch(args: Any, run_command: Callable[[Any], Coroutine[Any, Any, int]])
 
 def _run(args: Any) -> int:
     from mcpkit.cli.loading import load_server
+    from mcpkit.cli.run_options import configure_from
 
+    configure_from(args)
     server = load_server(args.app)
     if args.transport == "http":
         _run_http(server, args)
@@ -353,12 +358,14 @@ def _serve_http(server: Any, args: Any) -> None:
             args.app, host=args.host, port=args.port, redis=args.redis, workers=args.workers
         )
         return
+    from mcpkit.cli.run_options import run_options
+
+    options = run_options(args)
     if args.redis is not None:
         from mcpkit.transports.http.redis_state import RedisState
 
-        server.run("http", host=args.host, port=args.port, state=RedisState(args.redis))
-        return
-    server.run("http", host=args.host, port=args.port)
+        options["state"] = RedisState(args.redis)
+    server.run("http", host=args.host, port=args.port, **options)
 
 
 def _stdout_gone() -> bool:

@@ -15,6 +15,7 @@ import socket
 import sys
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from types import EllipsisType
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from mcpkit._extras import optional_dependency
@@ -131,6 +132,7 @@ def _serve_http(
     host: str = "127.0.0.1",
     port: int = 8000,
     log_level: str = "warning",
+    log_config: dict[str, Any] | EllipsisType | None = ...,  # ...: uvicorn's own
     **options: Unpack[HTTPAppOptions],
 ) -> None:
     with optional_dependency():  # uvicorn: the 'http' extra
@@ -146,7 +148,20 @@ def _serve_http(
             await app.drain()
             await super().shutdown(sockets)
 
-    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on")
+    # SIGTERM: drain() waits up to drain_timeout for the requests in flight; uvicorn's own
+    # wait for open responses (streams a client reopened meanwhile) gets as long again,
+    # after which it cancels them: the process ends within about twice drain_timeout.
+    bound = app.config.drain_timeout
+    logging_given: dict[str, Any] = {} if log_config is ... else {"log_config": log_config}
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        lifespan="on",
+        timeout_graceful_shutdown=max(1, round(bound)),
+        **logging_given,
+    )
     DrainingServer(config).run(sockets=[_listening_socket(host, port)])
 
 

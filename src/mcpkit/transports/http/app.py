@@ -4,13 +4,16 @@ How a request flows. `MCPHTTPApp.__call__` takes the ASGI lifespan itself and ha
 HTTP request to the chain built once in `__init__` (each part in its own module, each given
 only its own options, see options.py):
 
-    [lazy start] -> HeaderLimits -> HostCheck -> Router --(path, method)--> [BearerGuard]
-        -> handler
+    [lazy start] -> [Draining] -> HeaderLimits -> Health -> HostCheck -> Router
+        --(path, method)--> [BearerGuard] -> handler
 
 - lazy start (here): the server's lifespan is entered on the first request when this app is
   mounted inside another (Starlette does not forward lifespan events to mounted apps); as the
   root app the ASGI lifespan starts it.
+- `Draining` (health.py): only once `drain()` started: a new GET stream is 503 + Retry-After.
 - `HeaderLimits` (wrappers.py): the headers read once into a dict, left in the scope; 431/400.
+- `Health` (health.py): the liveness and readiness probes, before the Host check and auth
+  (an orchestrator probes with the pod's IP as Host); not in the chain when both are off.
 - `HostCheck` (security.py): Origin and Host; not in the chain when nothing is checked.
 - `Router` (routing.py): the (path, method) table. The MCP endpoint (`path`, and `path` + "/")
   with `MCPEndpoint`'s handlers (POST, and GET/DELETE naming a session; 405 for the rest);
@@ -44,6 +47,7 @@ from mcpkit.runtime.sessionless import SessionlessServer
 from mcpkit.transports.http.asgi import ASGIApp, Scope, direct
 from mcpkit.transports.http.event_store import EventStore
 from mcpkit.transports.http.handshake import SessionEndpoint
+from mcpkit.transports.http.health import Draining, Health, StateProbe
 from mcpkit.transports.http.http_sse import HTTPSSE
 from mcpkit.transports.http.options import AppConfig, HTTPAppOptions, app_config
 from mcpkit.transports.http.per_request import PerRequestEndpoint, ToolHeaders
@@ -110,6 +114,8 @@ class MCPHTTPApp:
         self._stop: asyncio.Event | None = None
         self._keeper: asyncio.Task[None] | None = None
         self.started = False  # the server's lifespan has been entered
+        self.draining = False  # drain() started: readiness is 503, new sessions are refused
+        self._in_flight = 0  # POSTs being answered: drain() waits for them
         self._chain = direct(self._compose())
 
     def _compose(self) -> ASGIApp:
@@ -146,8 +152,18 @@ class MCPHTTPApp:
                 if metadata_path not in router.fallbacks:
                     router.add(metadata_path, {}, Metadata(auth))
         limits = config.limits
-        checked = HostCheck.around(router, config.security)
+        checked = self._with_health(HostCheck.around(router, config.security))
         return HeaderLimits(checked, limits.max_headers, limits.max_header_bytes)
+
+    def _with_health(self, app: ASGIApp) -> ASGIApp:
+        health = self.config.health
+        if health.health_path is None and health.ready_path is None:
+            return app
+        reachable = getattr(self.config.state, "reachable", None)  # a shared state's check
+        probe = None
+        if reachable is not None:
+            probe = StateProbe(reachable, ttl=health.cache, timeout=health.probe_timeout)
+        return Health(app, health, lambda: self.draining, probe)
 
     @property
     def sessions(self) -> Sessions:
@@ -193,7 +209,16 @@ class MCPHTTPApp:
         and legacy HTTP+SSE streams (their sessions end: that transport cannot resume). Then
         wait -- at most `drain_timeout` s -- for the sessionless requests in flight to be
         answered. Call it before the HTTP server shuts down: a server such as uvicorn waits
-        for open responses to end before it tells the app (lifespan) to stop."""
+        for open responses to end before it tells the app (lifespan) to stop.
+
+        From its start readiness is 503 and new sessions and streams are refused (503 with
+        Retry-After: the client goes to another worker); requests of existing sessions are
+        still served, and waited for: every POST being answered, in both eras, for at most
+        `drain_timeout` s."""
+        if not self.draining:
+            self.draining = True
+            self.handshake.draining = True
+            self._chain = direct(Draining(self._chain, self._stream_paths()))
         if self._close_subscriptions is not None:
             outcome = self._close_subscriptions()
             if inspect.isawaitable(outcome):
@@ -205,9 +230,15 @@ class MCPHTTPApp:
             await self.http_sse.terminate_all()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.config.drain_timeout
-        while self.sessionless.busy() and loop.time() < deadline:
+        while (self._in_flight or self.sessionless.busy()) and loop.time() < deadline:
             await asyncio.sleep(0.01)
         await asyncio.sleep(0)  # let the last answers leave on their responses
+
+    def _stream_paths(self) -> list[str]:
+        paths = [self.config.path, self.config.path + "/"]
+        if self.config.http_sse is not None:
+            paths.append(self.config.http_sse.sse_path)
+        return paths
 
     async def stop(self) -> None:
         """End every session and leave the lifespan."""
@@ -241,7 +272,14 @@ class MCPHTTPApp:
         if kind == "http":
             if not self.started:  # mounted: no ASGI lifespan reaches us
                 await self.start()
-            await self._chain(scope, receive, send)
+            if scope["method"] != "POST":
+                await self._chain(scope, receive, send)
+                return
+            self._in_flight += 1
+            try:
+                await self._chain(scope, receive, send)
+            finally:
+                self._in_flight -= 1
         elif kind == "lifespan":
             await self._lifespan(receive, send)
         elif kind == "websocket":

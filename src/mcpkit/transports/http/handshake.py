@@ -26,6 +26,7 @@ from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime.principal import Principal
 from mcpkit.runtime.sessionless import RequestPeer, SessionlessServer
 from mcpkit.transports.http.event_store import EventStore
+from mcpkit.transports.http.health import DRAINING
 from mcpkit.transports.http.options import StreamOptions
 from mcpkit.transports.http.requests import Headers, refuse, text
 from mcpkit.transports.http.sessions import HTTPSession, Serve
@@ -65,6 +66,7 @@ class SessionEndpoint:
         self._store = event_store
         self._streams = streams
         self._stateless = stateless
+        self.draining = False  # the app drains: no new session (503 + Retry-After)
 
     # -- POST ------------------------------------------------------------------------------
 
@@ -101,6 +103,8 @@ class SessionEndpoint:
         refused = rules.check_batch(body, None)  # initialize is never part of a batch
         if refused is not None:
             return refused
+        if self.draining:
+            return DRAINING
         session = await self.sessions.create(self._serve, principal)
         if session is None:
             message = "Service Unavailable: too many sessions"

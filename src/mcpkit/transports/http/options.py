@@ -13,7 +13,8 @@ concern, and each wrapper or endpoint of the app gets only its own part:
 - `StreamOptions`: how responses stream, in both eras;
 - `HTTPSSEOptions`: the 2024-11-05 HTTP+SSE routes, when on;
 - `auth`, `required_scopes`: the bearer wrapper and the scope check of a POST;
-- `state` (state.py): where sessions and stream events live (in process by default).
+- `state` (state.py): where sessions and stream events live (in process by default);
+- `HealthOptions` (health.py): the liveness and readiness probes.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any, Literal, TypedDict
 
 from mcpkit.transports.http.event_store import EventStore, MemoryEventStore
 from mcpkit.transports.http.guard import Authenticator, RequiredScopes
+from mcpkit.transports.http.health import HealthOptions
 from mcpkit.transports.http.per_request import ToolHeaders
 from mcpkit.transports.http.security import Security
 from mcpkit.transports.http.sessions import SessionOptions
@@ -49,7 +51,9 @@ class HTTPAppOptions(TypedDict, total=False):
     transport (`legacy_sse`, `legacy_sse_path`, `legacy_message_path` until 0.1.0: still
     taken for one release, with a DeprecationWarning).
     `tool_headers`: a tool's name -> its Mcp-Param headers (the server's by default).
-    `drain_timeout`: how long `app.drain()` waits. `auth`: who may call (`BearerAuth`);
+    `drain_timeout`: how long `app.drain()` waits for requests in flight.
+    `health_path`, `ready_path`: the liveness and readiness probes ("/healthz", "/readyz";
+    None: not served; health.py). `auth`: who may call (`BearerAuth`);
     `required_scopes`: the scopes each request needs (the server's by default). `state`:
     where sessions and stream events live (state.py; in this process by default, with
     `event_store`, which is then not given separately).
@@ -81,18 +85,23 @@ class HTTPAppOptions(TypedDict, total=False):
     legacy_message_path: str  # deprecated: http_sse_message_path
     tool_headers: ToolHeaders | None
     drain_timeout: float
+    health_path: str | None
+    ready_path: str | None
     auth: Authenticator | None
     required_scopes: RequiredScopes | None
     state: HTTPState
 
 
 class HTTPRunOptions(HTTPAppOptions, total=False):
-    """`Server.run(transport="http", ...)`: uvicorn's `host`, `port` and `log_level` (the
-    app's `bind_host` is `host` unless given), then every keyword of `http_app`."""
+    """`Server.run(transport="http", ...)`: uvicorn's `host`, `port`, `log_level` and
+    `log_config` (its logging configuration; None: leave logging as it is configured, as
+    `mcpkit run --log-format json` does) (the app's `bind_host` is `host` unless given), then
+    every keyword of `http_app`."""
 
     host: str
     port: int
     log_level: str
+    log_config: dict[str, Any] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +150,7 @@ class AppConfig:
     tool_headers: ToolHeaders | None = None
     drain_timeout: float = 5.0
     state: HTTPState = field(default_factory=LocalState)
+    health: HealthOptions = field(default_factory=HealthOptions)
 
 
 def app_config(options: HTTPAppOptions) -> AppConfig:
@@ -180,7 +190,18 @@ def app_config(options: HTTPAppOptions) -> AppConfig:
         tool_headers=given.get("tool_headers"),
         drain_timeout=given.get("drain_timeout", 5.0),
         state=state,
+        health=_health(given),
     )
+
+
+def _health(given: dict[str, Any]) -> HealthOptions:
+    """The probe paths. Raises ValueError for one that is the MCP endpoint's or not absolute."""
+    health = HealthOptions(**_pick(given, HealthOptions))
+    path = given.get("path", "/mcp")
+    for probe in (health.health_path, health.ready_path):
+        if probe is not None and (not probe.startswith("/") or probe in (path, path + "/")):
+            raise ValueError(f"a probe path must start with / and not be the MCP path: {probe!r}")
+    return health
 
 
 def _pick(given: dict[str, Any], part: Any) -> dict[str, Any]:

@@ -107,6 +107,11 @@ class RedisState:
         if server is not None:
             server.fanout = self
 
+    async def reachable(self) -> None:
+        """The readiness probe's check (health.py): a PING. Raises what redis-py raises when
+        Redis does not answer (each wait bounded by `timeout`)."""
+        await self.client.ping()
+
     def publish(self, event: FanOutEvent) -> None:
         self.bus.publish("f", {"e": event})
 

@@ -1,0 +1,57 @@
+"""`mcpkit run`'s production options: log format, probe paths, drain bound.
+
+--log-format text|json      json: one JSON object per line (json_logs.py), uvicorn's too
+--health-path PATH          HTTP: the liveness probe (default /healthz; "" turns it off)
+--ready-path PATH           HTTP: the readiness probe (default /readyz; "" turns it off)
+--drain-timeout SECONDS     HTTP: on SIGTERM, how long requests in flight may take (5)
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["add_run_options", "configure_from", "run_options"]
+
+
+def add_run_options(run: argparse.ArgumentParser) -> None:
+    run.add_argument(
+        "--log-format",
+        choices=["text", "json"],
+        default="text",
+        help="json: one JSON object per log line (time, level, logger, message, exception)",
+    )
+    run.add_argument(
+        "--health-path", default="/healthz", help='HTTP: the liveness probe ("" for none)'
+    )
+    run.add_argument(
+        "--ready-path", default="/readyz", help='HTTP: the readiness probe ("" for none)'
+    )
+    run.add_argument(
+        "--drain-timeout",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="HTTP: on SIGTERM, how long requests in flight may still take",
+    )
+
+
+def configure_from(args: argparse.Namespace) -> None:
+    """Set up logging as `--log-format` says (text: left to the server and uvicorn)."""
+    if args.log_format == "json":
+        from mcpkit.cli.json_logs import configure
+
+        configure()
+
+
+def run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """`Server.run(transport="http")`'s keywords from the command line."""
+    options: dict[str, Any] = {
+        "health_path": args.health_path or None,
+        "ready_path": args.ready_path or None,
+        "drain_timeout": args.drain_timeout,
+    }
+    if args.log_format == "json":
+        options["log_config"] = None  # uvicorn leaves the JSON handler in place
+        options["log_level"] = "info"  # its access lines too
+    return options

@@ -1,0 +1,186 @@
+"""Liveness and readiness of `mcpkit run --transport http` (real uvicorn in a subprocess, a
+real redis-server), and what SIGTERM does: readiness 503 while draining, new sessions and
+streams refused with 503 + Retry-After, the tool calls in flight finished."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mcpkit import Client
+
+from .servers import unused_port
+
+SERVER = Path(__file__).with_name("health_server.py")
+ROOT = Path(__file__).resolve().parents[2]
+ACCEPT = {"accept": "application/json, text/event-stream"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "health-test", "version": "1"},
+    },
+}
+
+
+@contextlib.asynccontextmanager
+async def running(*more: str) -> AsyncIterator[tuple[asyncio.subprocess.Process, str]]:
+    """`mcpkit run health_server.py --transport http` on an unused port, answering; yields the
+    process and its base URL."""
+    port = unused_port()
+    argv = [sys.executable, "-m", "mcpkit", "run", str(SERVER), "--transport", "http",
+            "--port", str(port), *more]  # fmt: skip
+    env = {**os.environ, "MCPKIT_REQUEST_STATE_KEYS": "health-tests-key-1"}
+    process = await asyncio.create_subprocess_exec(*argv, cwd=ROOT, env=env)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        await answering(f"{base}/healthz", process)
+        yield process, base
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+async def answering(url: str, process: asyncio.subprocess.Process) -> None:
+    deadline = time.monotonic() + 60
+    async with httpx.AsyncClient() as http:
+        while True:
+            try:
+                await http.get(url)
+                return
+            except httpx.TransportError:
+                if process.returncode is not None or time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.05)
+
+
+async def status_becomes(url: str, wanted: int, seconds: float = 30) -> httpx.Response:
+    """Probe `url` (as an orchestrator does, every 50 ms) until it answers `wanted`."""
+    deadline = time.monotonic() + seconds
+    async with httpx.AsyncClient(timeout=5) as http:
+        while True:
+            answer = await http.get(url)
+            if answer.status_code == wanted or time.monotonic() > deadline:
+                return answer
+            await asyncio.sleep(0.05)
+
+
+async def in_flight(client: Client, count: int) -> None:
+    """Until the server holds `count` calls of `slow`."""
+    while (await client.call_tool("in_flight", {})).structured_content != {"result": count}:
+        await asyncio.sleep(0.02)
+
+
+async def test_probes_answer_without_auth_and_whatever_the_host() -> None:
+    async with running() as (_, base), httpx.AsyncClient(timeout=10) as http:
+        # a kubelet probes with the pod's IP as Host: the MCP path refuses that Host
+        pod = {"host": "10.1.2.3:8080"}
+        assert (await http.get(f"{base}/mcp", headers=pod)).status_code == 421
+        live = await http.get(f"{base}/healthz", headers=pod)
+        assert (live.status_code, live.json()) == (200, {"status": "ok"})
+        ready = await http.get(f"{base}/readyz", headers=pod)
+        assert (ready.status_code, ready.json()) == (200, {"status": "ready"})
+        assert ready.headers["cache-control"] == "no-store"
+        assert (await http.post(f"{base}/healthz")).status_code == 405
+
+
+async def test_probe_paths_are_options_of_mcpkit_run() -> None:
+    paths = ("--health-path", "/live", "--ready-path", "")
+    async with running(*paths) as (_, base), httpx.AsyncClient(timeout=10) as http:
+        assert (await http.get(f"{base}/live")).json() == {"status": "ok"}
+        assert (await http.get(f"{base}/readyz")).status_code == 404
+        assert (await http.get(f"{base}/healthz")).status_code == 404
+
+
+async def test_sigterm_drains_readiness_503_new_sessions_refused_calls_finish() -> None:
+    async with running("--drain-timeout", "20") as (process, base):
+        url = f"{base}/mcp"
+        async with Client(url, mode="handshake", timeout=30) as client:
+            call = asyncio.ensure_future(client.call_tool("slow", {}))
+            await in_flight(client, 1)
+            process.send_signal(signal.SIGTERM)
+            ready = await status_becomes(f"{base}/readyz", 503)
+            assert (ready.status_code, ready.json()) == (503, {"status": "draining"})
+            async with httpx.AsyncClient(timeout=10) as http:
+                refused = await http.post(url, json=INITIALIZE, headers=ACCEPT)
+                assert refused.status_code == 503
+                assert refused.headers["retry-after"] == "1"
+                assert "shutting down" in refused.json()["error"]["message"]
+            # the existing session is still served while the server drains
+            assert (await client.call_tool("release", {})).content[0].text == "released"
+            result = await asyncio.wait_for(call, 30)
+            assert result.content[0].text == "finished"
+        assert await asyncio.wait_for(process.wait(), 30) in (0, -signal.SIGTERM)
+
+
+async def test_sigterm_ends_within_the_bound_a_call_that_does_not_finish() -> None:
+    async with (
+        running("--drain-timeout", "1") as (process, base),
+        Client(f"{base}/mcp", mode="handshake", timeout=30) as client,
+    ):
+        call = asyncio.ensure_future(client.call_tool("slow", {}))
+        await in_flight(client, 1)
+        started = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), 30) in (0, -signal.SIGTERM)
+        # drain_timeout (1 s) for the calls, as long again for uvicorn's own wait
+        assert time.monotonic() - started < 2 * 1 + 3
+        with pytest.raises(Exception):  # noqa: B017 - the connection ended, whichever way
+            await asyncio.wait_for(call, 10)
+
+
+@contextlib.contextmanager
+def redis_on(port: int) -> Iterator[subprocess.Popen[bytes]]:
+    """A real redis-server on `port` (no persistence), answering; stopped at the end."""
+    argv = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", "no"]  # fmt: skip
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True,
+                             check=False).stdout.strip() != b"PONG":  # fmt: skip
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError("redis-server did not start")
+            time.sleep(0.02)
+        yield process
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+async def test_readiness_follows_redis_and_liveness_does_not() -> None:
+    if not os.path.exists("/usr/bin/redis-server"):
+        pytest.skip("redis-server is not installed; run `bash scripts/system-packages.sh`")
+    port = unused_port()
+    redis = f"redis://127.0.0.1:{port}/0"
+    with redis_on(port):
+        async with running("--redis", redis) as (_, base):
+            ready = await status_becomes(f"{base}/readyz", 200)
+            assert ready.json() == {"status": "ready"}
+            # stopped below, then started again on the same port
+    with redis_on(port) as first:
+        async with running("--redis", redis) as (_, base):
+            assert (await status_becomes(f"{base}/readyz", 200)).status_code == 200
+            first.terminate()
+            first.wait(10)
+            down = await status_becomes(f"{base}/readyz", 503)
+            assert (down.status_code, down.json()) == (503, {"status": "unavailable"})
+            live = await status_becomes(f"{base}/healthz", 200)
+            assert live.json() == {"status": "ok"}  # no restart for a Redis outage
+            with redis_on(port):
+                back = await status_becomes(f"{base}/readyz", 200)
+                assert (back.status_code, back.json()) == (200, {"status": "ready"})
