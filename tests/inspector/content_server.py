@@ -1,6 +1,6 @@
 """A stdio server for the inspector page's forms and results: a tool taking a nested object
 (an enum, a boolean with a default, an array), one returning audio, an http(s) resource link
-and an embedded resource, and one asking the user to open an https URL."""
+and an embedded resource, one asking the user to open an https URL, and one adding a tool."""
 
 from __future__ import annotations
 
@@ -56,6 +56,18 @@ async def sign_in(ctx: Context) -> str:
     """Ask the user to open a page (URL elicitation)."""
     answer = await ctx.elicit_url("Sign in to continue", "https://example.com/login", "e1")
     return f"answer: {answer.action}"
+
+
+@server.tool()
+def grow() -> str:
+    """Add a tool (the clients get tools/list_changed)."""
+
+    def grown() -> str:
+        """Added at run time."""
+        return "grown"
+
+    server.tool()(grown)
+    return "added grown"
 
 
 if __name__ == "__main__":

@@ -455,6 +455,13 @@ def test_nested_form_audio_links_and_an_https_url_to_open(page: Page) -> None:
     ask.find_element(By.CSS_SELECTOR, "button.primary").click()
     assert "answer: accept" in page.until(_done_output).text
 
+    page.open_tool("grow")  # tools/list_changed: the list reloads, the shown tool stays
+    assert "added grown" in page.call().text
+    page.find("#tool-list li[data-name='grown']")
+    page.find("#tool-list li.selected[data-name='grow']")
+    page.tab("log")
+    page.text_of("#log-list", "tools changed")
+
 
 def test_disconnect_and_a_target_that_fails(page: Page) -> None:
     page.connect(DEMO)
