@@ -2,11 +2,12 @@
 # The Debian packages the test suite drives as real parts, installed when missing:
 # chromium and chromium-driver (the OAuth consent page in a real headless browser), and
 # redis-server (the Redis task store and scale-out state), and haproxy and nginx-light (round
-# robin in front of several workers: tests/scaleout, the configurations of examples/deploy).
+# robin in front of several workers: tests/scaleout, the configurations of examples/deploy), and
+# fish (the `mcpkit completion fish` script is loaded by a real fish: tests/cli).
 # Uses sudo when not root; on a machine without apt-get it says what to install and fails.
 set -euo pipefail
-PACKAGES=(chromium chromium-driver redis-server haproxy nginx-light)
-COMMANDS=(chromium chromedriver redis-server haproxy nginx)
+PACKAGES=(chromium chromium-driver redis-server haproxy nginx-light fish)
+COMMANDS=(chromium chromedriver redis-server haproxy nginx fish)
 
 missing=()
 for i in "${!PACKAGES[@]}"; do

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = '''\
@@ -126,7 +123,6 @@ def test_bash_completion_completes_commands_and_each_commands_options() -> None:
     assert complete("inspect", "app.py", "--re") == ["--record", "--replay"]
 
 
-@pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")
 def test_fish_completion_is_valid_fish() -> None:
     script = mcpkit("completion", "fish").stdout
     subprocess.run(["fish", "--no-execute", "-c", script], check=True)
