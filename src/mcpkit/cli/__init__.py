@@ -16,6 +16,7 @@
     mcpkit dev app.py                            the server, restarted on change, in the inspector
     mcpkit install CLIENT app.py                 add it to Claude, Cursor, VS Code, Gemini, Goose
     mcpkit discover                              the servers configured for the usual clients
+    mcpkit registry server-json APP --name N --package P   the MCP Registry's server.json
     mcpkit completion bash|zsh|fish              a shell completion script
     mcpkit --version                             the version and the protocol revisions spoken
 
@@ -46,6 +47,7 @@ from mcpkit.cli.exits import EXIT_CONNECTION, EXIT_PROTOCOL, EXIT_TOOL_ERROR, EX
 from mcpkit.cli.install import add_parser as add_install_command
 from mcpkit.cli.options import TARGET_HELP, add_target_options
 from mcpkit.cli.proxy import add_parser as add_proxy_command
+from mcpkit.cli.registry import add_parser as add_registry_command
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a tool the pipe ended
 
@@ -77,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_dev(commands)
     add_install_command(commands)
     add_discover_command(commands)
+    add_registry_command(commands)
     completion = commands.add_parser("completion", help="print a shell completion script")
     completion.add_argument("shell", choices=["bash", "zsh", "fish"])
     return parser
@@ -308,6 +311,12 @@ def _discover(args: Any) -> int:
     return discover.run(args)
 
 
+def _registry(args: Any) -> int:
+    from mcpkit.cli import registry
+
+    return registry.run(args)
+
+
 def _completion(args: Any) -> int:
     from mcpkit.cli.completion import script
 
@@ -327,6 +336,7 @@ _HANDLERS: dict[str, Callable[[Any], int]] = {
     "dev": _dev,
     "completion": _completion,
     "discover": _discover,
+    "registry": _registry,
 }
 
 
