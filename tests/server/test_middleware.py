@@ -4,6 +4,7 @@ errors, both eras, mounted servers, the proxy; through a real client in this pro
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
 import pytest
@@ -357,3 +358,23 @@ async def test_a_proxy_s_middleware_answers_instead_of_the_upstream(era: str) ->
         with pytest.raises(ProtocolError) as raised:
             await call(client, "boom")
         assert raised.value.code == -32042
+
+
+async def test_a_gateway_s_middleware_wraps_its_routed_requests() -> None:
+    """A gateway (its own _handle_request routing to upstream processes) runs its middleware
+    around what it routes: the hook sees the namespaced name and changes the arguments."""
+    from pathlib import Path
+
+    from mcpkit.gateway import gateway
+    from mcpkit.host import load_config
+
+    script = str(Path(__file__).with_name("middleware_server.py"))
+    config = {"mcpServers": {"mw": {"command": sys.executable, "args": [script]}}}
+    seen: list[tuple[str, str, str]] = []
+    server = gateway(load_config(config))
+    server.add_middleware(Recorder("gateway", seen))
+    server.add_middleware(Shout())
+    async with connect(server, timeout=60) as client:
+        result = await call(client, "mw__echo", text="up")
+    assert texts(result) == ["UPUP", "stamped (handshake, no session)"]
+    assert ("gateway", "call_tool", "tools/call") in seen
