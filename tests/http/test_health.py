@@ -17,7 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mcpkit import Client
+from mcpkit import Client, Server
+from mcpkit.transports.http.health import StateProbe
+from tests.clock import FakeClock
 
 from .servers import unused_port
 
@@ -184,3 +186,67 @@ async def test_readiness_follows_redis_and_liveness_does_not() -> None:
             with redis_on(port):
                 back = await status_becomes(f"{base}/readyz", 200)
                 assert (back.status_code, back.json()) == (200, {"status": "ready"})
+
+
+class Checks:
+    """A state check that counts its calls and answers when the test releases it."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.answer: asyncio.Future[None] | None = None
+        self.fail = False
+
+    async def __call__(self) -> None:
+        self.calls += 1
+        self.answer = asyncio.get_running_loop().create_future()
+        await self.answer
+        if self.fail:
+            raise ConnectionRefusedError("refused")
+
+
+async def test_state_probe_answers_once_per_ttl_and_shares_one_check() -> None:
+    clock = FakeClock(0)
+    checks = Checks()
+    probe = StateProbe(checks, ttl=1.0, timeout=30, clock=clock)
+    together = [asyncio.ensure_future(probe.reachable()) for _ in range(5)]
+    while checks.answer is None:
+        await asyncio.sleep(0)
+    checks.answer.set_result(None)
+    assert await asyncio.gather(*together) == [True] * 5
+    assert checks.calls == 1  # five probes, one round trip
+    clock.advance(0.9)
+    assert await probe.reachable() is True
+    assert checks.calls == 1  # kept for the ttl
+    clock.advance(0.2)
+    checks.fail = True
+    again = asyncio.ensure_future(probe.reachable())
+    while checks.calls < 2 or checks.answer is None or checks.answer.done():
+        await asyncio.sleep(0)
+    checks.answer.set_result(None)
+    assert await again is False
+
+
+async def test_state_probe_bounds_a_check_that_hangs() -> None:
+    checks = Checks()
+    probe = StateProbe(checks, ttl=1.0, timeout=0.05, clock=FakeClock(0))
+    assert await probe.reachable() is False  # Redis paused: no answer within the bound
+
+
+async def test_probes_in_process_head_and_the_mcp_path_refused() -> None:
+    server = Server("probes")
+    app = server.http_app()
+    transport = httpx.ASGITransport(app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://10.0.0.9") as http:
+        head = await http.head("/readyz")
+        assert (head.status_code, head.content) == (200, b"")
+        await app.drain()
+        ready = await http.get("/readyz")
+        assert (ready.status_code, ready.json()) == (503, {"status": "draining"})
+        assert (await http.get("/healthz")).status_code == 200  # alive while draining
+        stream = await http.get("/mcp", headers={"accept": "text/event-stream"})
+        assert (stream.status_code, stream.headers["retry-after"]) == (503, "1")
+    await app.stop()
+    with pytest.raises(ValueError, match="probe path"):
+        server.http_app(health_path="/mcp")
+    with pytest.raises(ValueError, match="probe path"):
+        server.http_app(ready_path="readyz")
