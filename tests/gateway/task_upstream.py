@@ -54,5 +54,20 @@ def plain(x: int) -> int:
     return x * 2
 
 
+@server.tool()
+async def ask(question: str, ctx: Context) -> str:
+    """No task: asks the client's model."""
+    answer = await ctx.sample(question)
+    return f"the model said {answer.content.text}"  # type: ignore[union-attr]
+
+
+@server.tool()
+async def steps(ctx: Context) -> str:
+    """No task: three progress reports."""
+    for step in (1, 2, 3):
+        await ctx.report_progress(step, 3, f"step {step}")
+    return "done"
+
+
 if __name__ == "__main__":
     server.run()

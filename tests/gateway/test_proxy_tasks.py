@@ -229,3 +229,24 @@ async def test_a_2026_client_runs_server_everythings_required_task_tool() -> Non
     ):
         result = await client.call_tool("simulate-research-query", {"topic": "tides"})
         assert "# Research Report: tides" in text(result)
+
+
+def sample_42(params: Any) -> JSONObject:
+    return {"role": "assistant", "content": {"type": "text", "text": "42"}, "model": "m"}
+
+
+@pytest.mark.parametrize("up", ERAS)
+async def test_a_per_request_client_of_a_tasks_upstream_is_asked_and_sees_progress(
+    up: str,
+) -> None:
+    """Our 2026-07-28 client declares the tasks extension: its calls of tools that are not
+    tasks still get the upstream's questions (input_required rounds) and progress."""
+    seen: list[float] = []
+    async with through(up, "per-request", sampling=sample_42) as client:
+        asked = await client.call_tool("ask", {"question": "meaning?"})
+        assert text(asked) == "the model said 42"
+        done = await client.call_tool(
+            "steps", {}, on_progress=lambda progress, _total, _message: seen.append(progress)
+        )
+        assert text(done) == "done"
+    assert seen == [1, 2, 3]

@@ -24,13 +24,13 @@ from mcpkit.client import ClientKeywords, ClientOptions, Era
 from mcpkit.errors import (
     ConnectionClosed,
     InvalidParams,
-    LocalProtocolViolation,
     MCPError,
     ProtocolError,
     RequestTimeout,
 )
 from mcpkit.gateway.asking import InputBridge, asks_input
 from mcpkit.gateway.limits import UpstreamGuard, UpstreamLimits
+from mcpkit.gateway.progress import progress_relay
 from mcpkit.gateway.resume import sharing
 from mcpkit.gateway.tasks import TASK_METHODS, ProxyTasks, capability
 from mcpkit.gateway.tool_headers import ToolHeaders
@@ -38,14 +38,13 @@ from mcpkit.gateway.upstreams import Link, Upstreams, unreachable
 from mcpkit.gateway.wire import (
     downstream_error,
     downstream_result,
-    progress_token,
     refused_for_capability,
     upstream_params,
 )
 from mcpkit.protocol import Prepared, RequestReceived
 from mcpkit.protocol.per_request import INPUT_REQUIRED_METHODS
 from mcpkit.protocol.snapshot import SessionSnapshot
-from mcpkit.runtime import MessageTransport, Peer, ProgressCallback
+from mcpkit.runtime import MessageTransport, Peer
 from mcpkit.server import Context, Server
 from mcpkit.server.mrtr import principal_id
 
@@ -160,6 +159,8 @@ class ProxyServer(Server):
         if method.endswith("/list_changed"):
             if method == "notifications/tools/list_changed":
                 self.tool_headers.forget()
+            kind = method.removeprefix("notifications/").removesuffix("s/list_changed")
+            self._list_versions[kind] = self.list_version(kind) + 1  # list caches go stale
             self.subscriptions.publish(method)
         elif method == "notifications/resources/updated" and params is not None:
             uri = params.get("uri")
@@ -242,7 +243,7 @@ class ProxyServer(Server):
             method, sent = ctx.request.method, upstream_params(params, keep_envelope=False)
             if sent is not None and "inputResponses" in sent:
                 sent = {key: value for key, value in sent.items() if key != "inputResponses"}
-            progress = _progress_relay(ctx)
+            progress = progress_relay(ctx)
 
             def call(link: Link) -> Awaitable[JSONObject]:
                 return link.client.request(method, sent, on_progress=progress)
@@ -267,7 +268,7 @@ class ProxyServer(Server):
         raw = await client.request(
             method,
             params,
-            on_progress=_progress_relay(ctx),
+            on_progress=progress_relay(ctx),
             # A 2026-07-28 client answers the upstream's input_required rounds itself.
             input_required="return" if per_request else "answer",
         )
@@ -335,20 +336,6 @@ async def _listen_for(link: Link, method: str, uri: Any) -> JSONObject:
     else:
         await link.listening.unsubscribe(uri)
     return {}
-
-
-def _progress_relay(ctx: Context) -> ProgressCallback | None:
-    if progress_token(ctx.params) is None:
-        return None
-    peer, request_id = ctx.peer, ctx.request_id
-
-    def relay(progress: float, total: float | None, message: str | None) -> None:
-        try:
-            peer.report_progress(request_id, progress, total, message)
-        except LocalProtocolViolation as exc:  # the upstream's progress did not increase
-            logger.debug("upstream progress not relayed: %s", exc)
-
-    return relay
 
 
 __all__ = ["FORWARDED", "ProxyServer", "proxy"]

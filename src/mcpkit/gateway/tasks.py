@@ -49,6 +49,7 @@ from mcpkit.errors import (
     RequestTimeout,
     TaskCancelled,
 )
+from mcpkit.gateway.progress import progress_relay
 from mcpkit.gateway.upstreams import Link, unreachable
 from mcpkit.gateway.wire import downstream_error, upstream_params
 from mcpkit.protocol import tasks as wire
@@ -184,10 +185,17 @@ class ProxyTasks:
             await link.client.learn_tool(str(params.get("name")))
         elif per_request and await self._may_be_task(link, str(params.get("name"))):
             params["task"] = {}
-        elif per_request:
-            asked = False
+        elif per_request:  # never a task: the proxy's own path (input_required rounds)
+            return await proxy.forward(ctx)
         async with proxy.upstreams.guard.call(proxy.upstreams.name):
-            raw = await self._related(ctx, link, link.client.request("tools/call", params))
+            sent = link.client.request(
+                "tools/call",
+                params,
+                on_progress=progress_relay(ctx),
+                # A 2026-07-28 client answers the upstream's input_required rounds itself.
+                input_required="return" if per_request else "answer",
+            )
+            raw = await self._related(ctx, link, sent)
         proxy.upstreams.guard.check_size(raw, proxy.upstreams.name)
         if not answered_with_task(params, raw):
             if asked and not per_request:  # the client asked for a task: a finished one
