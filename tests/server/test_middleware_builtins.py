@@ -269,3 +269,34 @@ def test_a_timeout_must_be_positive() -> None:
         ToolTimeout(0)
     with pytest.raises(ValueError):
         ToolTimeout(per_tool={"x": -1})
+
+
+async def test_a_proxys_list_cache_drops_a_list_its_upstream_changed() -> None:
+    """The upstream's list_changed (heard by the proxy's shared upstream client) makes the
+    proxy's cached tools/list stale; without it the cache kept the old list until its ttl."""
+    import sys
+    from pathlib import Path
+
+    from mcpkit import Client
+    from mcpkit.gateway import proxy
+    from mcpkit.server.middleware import ListCache
+    from tests.http.servers import serving
+
+    upstream = Path(__file__).parents[1] / "gateway" / "gateway_upstream.py"
+    server = proxy([sys.executable, str(upstream)])
+    server.add_middleware(ListCache())
+    # cache=False: the client's own response cache (ttlMs) is not what is tested here
+    async with (
+        serving(server.http_app()) as base,
+        Client(base + "/mcp", mode="per-request", timeout=30, cache=False) as client,
+    ):
+        first = await client.request("tools/list")
+        assert "grown" not in {tool["name"] for tool in first["tools"]}
+        await client.call_tool("grow")
+        for _ in range(200):  # the list_changed travels from the upstream process
+            listed = await client.request("tools/list")
+            if "grown" in {tool["name"] for tool in listed["tools"]}:
+                break
+            await asyncio.sleep(0.02)
+        else:
+            raise AssertionError("the cached list never changed")

@@ -27,8 +27,9 @@ class ListCache(Middleware):
 
     An entry is dropped when its list changes on the server (a registration, a mounted
     server's change, another worker's change heard through the shared state: whatever sends
-    list_changed), and after `ttl` seconds if given (default None: only on change; give one
-    for a proxy, whose upstream's changes the cache does not hear). Answers are shared: a
+    list_changed, a proxy's shared upstream session), and after `ttl` seconds if given
+    (default None: only on change; give one for a proxy whose clients each have their own
+    upstream session, whose lists may differ). Answers are shared: a
     middleware outside this one must copy a result before changing it.
 
     Raises ValueError for a `ttl` that is not positive.
