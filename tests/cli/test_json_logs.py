@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import sys
 from datetime import datetime
@@ -14,6 +15,7 @@ import httpx
 
 from mcpkit import Client
 from tests.http.servers import unused_port
+from tests.peers import redis_server
 
 SERVER = Path(__file__).with_name("json_logs_server.py")
 SECRET = "query-secret-4f1c9a"
@@ -70,3 +72,38 @@ async def test_text_is_still_the_default() -> None:
     failed = [line for line in lines if "fail was called" in line]
     assert failed, lines
     assert not failed[0].startswith("{")
+
+
+async def test_workers_log_json_and_serve_the_probe_paths_given() -> None:
+    with redis_server() as redis:
+        port = unused_port()
+        argv = [sys.executable, "-m", "mcpkit", "run", str(SERVER), "--transport", "http",
+                "--port", str(port), "--redis", redis, "--workers", "2",
+                "--log-format", "json", "--health-path", "/live"]  # fmt: skip
+        env = {**os.environ, "MCPKIT_REQUEST_STATE_KEYS": "json-logs-tests-key-1"}
+        process = await asyncio.create_subprocess_exec(
+            *argv, stderr=asyncio.subprocess.PIPE, env=env
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            async with httpx.AsyncClient(timeout=10) as http:
+                for _ in range(1200):
+                    try:
+                        live = await http.get(f"{base}/live")
+                        break
+                    except httpx.TransportError:
+                        await asyncio.sleep(0.05)
+                assert live.json() == {"status": "ok"}
+                assert (await http.get(f"{base}/healthz")).status_code == 404
+            async with Client(f"{base}/mcp", timeout=30) as client:
+                await client.call_tool("fail", {})
+            process.send_signal(signal.SIGTERM)
+            assert process.stderr is not None
+            out = await asyncio.wait_for(process.stderr.read(), 60)
+            await asyncio.wait_for(process.wait(), 60)
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+    records = [json.loads(line) for line in out.decode().splitlines()]
+    assert {"uvicorn.error", "uvicorn.access", "json_logs_server"} <= {r["logger"] for r in records}

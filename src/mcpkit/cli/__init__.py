@@ -363,9 +363,15 @@ def _serve_http(server: Any, args: Any) -> None:
                 "--workers needs --redis URL: workers share sessions and stream events there"
             )
         from mcpkit.cli import workers
+        from mcpkit.cli.run_options import worker_options
 
         workers.serve(
-            args.app, host=args.host, port=args.port, redis=args.redis, workers=args.workers
+            args.app,
+            host=args.host,
+            port=args.port,
+            redis=args.redis,
+            workers=args.workers,
+            options=worker_options(args),
         )
         return
     from mcpkit.cli.run_options import run_options

@@ -111,7 +111,7 @@ def _installed(package: str) -> dict[str, str] | None:
         found = metadata.metadata(package)
     except metadata.PackageNotFoundError:
         return None
-    summary = found["Summary"] if "Summary" in found else ""
+    summary = str(found.json.get("summary", ""))
     return {"version": found["Version"], "summary": summary or ""}
 
 

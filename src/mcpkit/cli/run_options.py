@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-__all__ = ["add_run_options", "configure_from", "run_options"]
+__all__ = ["add_run_options", "configure_from", "run_options", "worker_options"]
 
 
 def add_run_options(run: argparse.ArgumentParser) -> None:
@@ -54,4 +54,13 @@ def run_options(args: argparse.Namespace) -> dict[str, Any]:
     if args.log_format == "json":
         options["log_config"] = None  # uvicorn leaves the JSON handler in place
         options["log_level"] = "info"  # its access lines too
+    return options
+
+
+def worker_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The same for `--workers N` (cli/workers.py): JSON values, each worker reading them."""
+    options = run_options(args)
+    options.pop("log_config", None)
+    options.pop("log_level", None)
+    options["log_format"] = args.log_format
     return options

@@ -11,24 +11,41 @@ no command-line option for them: a secret in the arguments is visible to every l
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
 from mcpkit._extras import optional_dependency
 
 _APP, _REDIS, _HOST = "MCPKIT_WORKER_APP", "MCPKIT_WORKER_REDIS", "MCPKIT_WORKER_HOST"
+_OPTIONS = "MCPKIT_WORKER_OPTIONS"  # http_app's keywords from the command line, and log_format
 
 
-def serve(spec: str, *, host: str, port: int, redis: str, workers: int) -> None:
-    """Serve `spec` (FILE[:OBJ] or MODULE[:OBJ]) on `workers` processes sharing `redis`.
-    Raises ImportError naming the extra when uvicorn or redis is missing, and what
-    `Server.http_app` raises (ValueError without requestState sealing keys)."""
+def serve(
+    spec: str,
+    *,
+    host: str,
+    port: int,
+    redis: str,
+    workers: int,
+    options: dict[str, Any] | None = None,
+) -> None:
+    """Serve `spec` (FILE[:OBJ] or MODULE[:OBJ]) on `workers` processes sharing `redis`;
+    `options`: `http_app`'s keywords (JSON values) and `log_format` ("json": every process's
+    log lines as JSON). Raises ImportError naming the extra when uvicorn or redis is missing,
+    and what `Server.http_app` raises (ValueError without requestState sealing keys)."""
     with optional_dependency():  # uvicorn: the 'http' extra
         import uvicorn
     location, colon, name = spec.partition(":")
     if os.path.exists(location):  # a file: the same one whatever a worker's directory
         spec = os.path.abspath(location) + colon + name
-    os.environ.update({_APP: spec, _REDIS: redis, _HOST: host})
+    options = dict(options or {})
+    os.environ.update({_APP: spec, _REDIS: redis, _HOST: host, _OPTIONS: json.dumps(options)})
+    more: dict[str, Any] = {"log_level": "warning"}
+    if options.get("log_format") == "json":  # each worker sets it up itself (see app())
+        more = {"log_level": "info", "log_config": None}
+    if "drain_timeout" in options:  # calls in flight at SIGTERM get that long, then are cut
+        more["timeout_graceful_shutdown"] = max(1, round(options["drain_timeout"]))
     # Made once here first: a configuration error (no sealing keys, ...) stops the command
     # at once instead of each worker failing, and being restarted to fail again.
     app()
@@ -38,8 +55,8 @@ def serve(spec: str, *, host: str, port: int, redis: str, workers: int) -> None:
         host=host,
         port=port,
         workers=workers,
-        log_level="warning",
         lifespan="on",
+        **more,
     )
 
 
@@ -48,5 +65,12 @@ def app() -> Any:
     from mcpkit.cli.loading import load_server
     from mcpkit.transports.http.redis_state import RedisState
 
+    options = json.loads(os.environ.get(_OPTIONS) or "{}")
+    if options.pop("log_format", "text") == "json":
+        from mcpkit.cli.json_logs import configure
+
+        configure()
     server = load_server(os.environ[_APP])
-    return server.http_app(state=RedisState(os.environ[_REDIS]), bind_host=os.environ[_HOST])
+    return server.http_app(
+        state=RedisState(os.environ[_REDIS]), bind_host=os.environ[_HOST], **options
+    )
