@@ -245,6 +245,9 @@ async def test_probes_in_process_head_and_the_mcp_path_refused() -> None:
         assert (await http.get("/healthz")).status_code == 200  # alive while draining
         stream = await http.get("/mcp", headers={"accept": "text/event-stream"})
         assert (stream.status_code, stream.headers["retry-after"]) == (503, "1")
+        await app.stop()
+        # stopped and started again (an app entered twice): it serves again
+        assert (await http.get("/readyz")).json() == {"status": "ready"}
     await app.stop()
     with pytest.raises(ValueError, match="probe path"):
         server.http_app(health_path="/mcp")

@@ -116,7 +116,7 @@ class MCPHTTPApp:
         self.started = False  # the server's lifespan has been entered
         self.draining = False  # drain() started: readiness is 503, new sessions are refused
         self._in_flight = 0  # POSTs being answered: drain() waits for them
-        self._chain = direct(self._compose())
+        self._serving = self._chain = direct(self._compose())  # _chain: Draining's once draining
 
     def _compose(self) -> ASGIApp:
         """The wrappers and the table every HTTP request goes through (module docstring)."""
@@ -218,7 +218,7 @@ class MCPHTTPApp:
         if not self.draining:
             self.draining = True
             self.handshake.draining = True
-            self._chain = direct(Draining(self._chain, self._stream_paths()))
+            self._chain = direct(Draining(self._serving, self._stream_paths()))
         if self._close_subscriptions is not None:
             outcome = self._close_subscriptions()
             if inspect.isawaitable(outcome):
@@ -249,6 +249,8 @@ class MCPHTTPApp:
         await asyncio.gather(self._keeper, return_exceptions=True)
         self._keeper = self._started = self._stop = None
         self.started = False
+        # stopped: a new start serves again (an app entered twice, as tests do)
+        self._chain, self.draining, self.handshake.draining = self._serving, False, False
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
