@@ -293,3 +293,32 @@ async def test_a_handshake_client_subscribes_through_to_a_per_request_upstream()
         await client.call_tool("add", {"a": 1, "b": 1})
     assert updated.empty()  # none after unsubscribing
     assert upstream_app.seen["eras"][-1] == "per-request"
+
+
+def live_children() -> set[int]:
+    """This process's child processes that still run (not zombies)."""
+    import os
+
+    found: set[int] = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == str(os.getpid()) and fields[0] != "Z":
+            found.add(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.parametrize("mode", ["per-request", "handshake"])
+async def test_an_in_process_client_leaves_no_upstream_process_behind(mode: str) -> None:
+    """Closing a client of an in-process proxy waits for the proxy to close its upstream: the
+    upstream process has ended when the block ends (it outlived the block at 2026-07-28, and
+    its pipes were reported unclosed in a later test)."""
+    script = Path(__file__).with_name("gateway_upstream.py")
+    before = live_children()
+    async with Client(proxy([sys.executable, str(script)]), mode=mode, cache=False) as client:
+        await client.call_tool("echo", {"text": "x"})
+        upstreams = live_children() - before
+        assert upstreams
+    assert not live_children() & upstreams

@@ -143,6 +143,7 @@ def _in_process(server: InProcessServer) -> MessageTransport:
     task = asyncio.get_running_loop().create_task(server.serve(server_end))
     _keep_alive.add(task)
     task.add_done_callback(_keep_alive.discard)
+    client_end.served = task  # the client's close waits for the server to finish
     return client_end
 
 

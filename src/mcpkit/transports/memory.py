@@ -7,6 +7,8 @@ import asyncio
 from mcpkit.protocol import Outgoing
 from mcpkit.runtime.transport import PullTransport
 
+CLOSE_WAIT = 5.0
+
 
 class MemoryTransport(PullTransport):
     """One end of an in-memory pair. Messages keep their bytes form, as on a real wire."""
@@ -15,6 +17,9 @@ class MemoryTransport(PullTransport):
         self._inbox = inbox
         self._outbox = outbox
         self._closed = False
+        # An in-process server serving the other end: closing waits for it to finish (its
+        # lifespan closed, its upstream processes ended), at most CLOSE_WAIT s.
+        self.served: asyncio.Task[None] | None = None
 
     async def read(self) -> bytes | None:
         if self._closed:
@@ -35,6 +40,9 @@ class MemoryTransport(PullTransport):
             self._closed = True
             self._outbox.put_nowait(None)  # the other end sees EOF
             self._inbox.put_nowait(None)  # and so does our own reader
+        served = self.served
+        if served is not None and served is not asyncio.current_task():
+            await asyncio.wait([served], timeout=CLOSE_WAIT)
 
     async def closed_reason(self) -> str:
         return "the in-memory peer closed the connection"
