@@ -103,13 +103,9 @@ def timed(cases: list[str], src: str | None) -> None:
 
     env = dict(os.environ, **({"PYTHONPATH": src} if src else {}))
     for case in cases:
+        argv = [sys.executable, __file__, "--run", case, "--calls", "5000"]
         runs = [
-            float(
-                subprocess.run(
-                    [sys.executable, __file__, "--run", case, "--calls", "5000"],
-                    env=env, capture_output=True, text=True, check=True,
-                ).stdout
-            )  # fmt: skip
+            float(subprocess.run(argv, env=env, capture_output=True, text=True, check=True).stdout)
             for _ in range(5)
         ]
         print(f"  {case:6} {min(runs) * 1e6:8.1f} us per call (best of 5)", flush=True)
