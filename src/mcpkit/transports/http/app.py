@@ -4,16 +4,17 @@ How a request flows. `MCPHTTPApp.__call__` takes the ASGI lifespan itself and ha
 HTTP request to the chain built once in `__init__` (each part in its own module, each given
 only its own options, see options.py):
 
-    [lazy start] -> [Draining] -> HeaderLimits -> Health -> HostCheck -> Router
+    [lazy start] -> [Draining] -> HeaderLimits -> [Health] -> HostCheck -> Router
         --(path, method)--> [BearerGuard] -> handler
 
 - lazy start (here): the server's lifespan is entered on the first request when this app is
   mounted inside another (Starlette does not forward lifespan events to mounted apps); as the
   root app the ASGI lifespan starts it.
 - `Draining` (health.py): only once `drain()` started: a new GET stream is 503 + Retry-After.
+  Not for a POST, which goes through a chain of its own, without `Draining` and `Health`.
 - `HeaderLimits` (wrappers.py): the headers read once into a dict, left in the scope; 431/400.
-- `Health` (health.py): the liveness and readiness probes, before the Host check and auth
-  (an orchestrator probes with the pod's IP as Host); not in the chain when both are off.
+- `Health` (health.py): the liveness and readiness probes (GET, HEAD), before the Host check
+  and auth (an orchestrator probes with the pod's IP as Host); not when both are off.
 - `HostCheck` (security.py): Origin and Host; not in the chain when nothing is checked.
 - `Router` (routing.py): the (path, method) table. The MCP endpoint (`path`, and `path` + "/")
   with `MCPEndpoint`'s handlers (POST, and GET/DELETE naming a session; 405 for the rest);
@@ -48,6 +49,7 @@ from mcpkit.transports.http.asgi import ASGIApp, Scope, direct
 from mcpkit.transports.http.event_store import EventStore
 from mcpkit.transports.http.handshake import SessionEndpoint
 from mcpkit.transports.http.health import Draining, Health, StateProbe
+from mcpkit.transports.http.health import not_allowed as probe_not_allowed
 from mcpkit.transports.http.http_sse import HTTPSSE
 from mcpkit.transports.http.options import AppConfig, HTTPAppOptions, app_config
 from mcpkit.transports.http.per_request import PerRequestEndpoint, ToolHeaders
@@ -116,10 +118,15 @@ class MCPHTTPApp:
         self.started = False  # the server's lifespan has been entered
         self.draining = False  # drain() started: readiness is 503, new sessions are refused
         self._in_flight = 0  # POSTs being answered: drain() waits for them
-        self._serving = self._chain = direct(self._compose())  # _chain: Draining's once draining
+        # POSTs take a chain without the probes (they are GET/HEAD) and never drain-refused
+        # (requests of existing sessions are served while draining; a new session is
+        # refused where `initialize` is recognized); every other method the full one.
+        self._post, self._serving = self._compose()
+        self._chain = self._serving  # Draining's around it while draining
 
-    def _compose(self) -> ASGIApp:
-        """The wrappers and the table every HTTP request goes through (module docstring)."""
+    def _compose(self) -> tuple[ASGIApp, ASGIApp]:
+        """The wrappers and the table every HTTP request goes through (module docstring): for
+        a POST, and for any other method (with the probes)."""
         config = self.config
         auth = config.auth
         scopes = None
@@ -151,9 +158,16 @@ class MCPHTTPApp:
             for metadata_path in auth.metadata_paths(config.path):
                 if metadata_path not in router.fallbacks:
                     router.add(metadata_path, {}, Metadata(auth))
+        for probe in (config.health.health_path, config.health.ready_path):
+            if probe is not None and probe not in router.fallbacks:
+                router.add(probe, {}, probe_not_allowed)  # a POST to a probe: 405
         limits = config.limits
-        checked = self._with_health(HostCheck.around(router, config.security))
-        return HeaderLimits(checked, limits.max_headers, limits.max_header_bytes)
+        checked = HostCheck.around(router, config.security)
+        posts = HeaderLimits(checked, limits.max_headers, limits.max_header_bytes)
+        others = HeaderLimits(
+            self._with_health(checked), limits.max_headers, limits.max_header_bytes
+        )
+        return direct(posts), direct(others)
 
     def _with_health(self, app: ASGIApp) -> ASGIApp:
         health = self.config.health
@@ -279,7 +293,7 @@ class MCPHTTPApp:
                 return
             self._in_flight += 1
             try:
-                await self._chain(scope, receive, send)
+                await self._post(scope, receive, send)
             finally:
                 self._in_flight -= 1
         elif kind == "lifespan":

@@ -129,8 +129,7 @@ class Health:
         self, scope: Scope, send: Send, check: Callable[[], Awaitable[str]] | None
     ) -> None:
         if scope["method"] not in ("GET", "HEAD"):
-            headers = [(b"allow", b"GET, HEAD")]
-            await send_json(send, 405, b'{"status":"method not allowed"}', headers)
+            await not_allowed(scope, None, send)
             return
         status = "ok" if check is None else await check()
         code = 200 if status in ("ok", "ready") else 503
@@ -143,6 +142,12 @@ class Health:
         if self.probe is not None and not await self.probe.reachable():
             return "unavailable"
         return "ready"
+
+
+async def not_allowed(scope: Scope, receive: object, send: Send) -> None:
+    """405 for a probe path asked with another method than GET or HEAD (a POST reaches this
+    through the app's table: POSTs do not pass `Health`)."""
+    await send_json(send, 405, b'{"status":"method not allowed"}', [(b"allow", b"GET, HEAD")])
 
 
 class Draining:
