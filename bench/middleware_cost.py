@@ -37,7 +37,7 @@ def middleware(case: str) -> list[Any]:
         "none": [],
         "passthrough": [Passthrough()],
         "logging": [mw.RequestLogging()],
-        "timing": [mw.Timing()],
+        "timing": [mw.RequestTiming()],
         "ratelimit": [mw.RateLimit(1e9, burst=1e9)],
         "masking": [mw.ErrorMasking()],
         "timeout": [mw.ToolTimeout(60)],

@@ -18,7 +18,7 @@ from mcpkit.server.middleware import (
     LocalBuckets,
     RateLimit,
     RequestLogging,
-    Timing,
+    RequestTiming,
     ToolTimeout,
 )
 from mcpkit.testing import call, connect, texts
@@ -87,7 +87,7 @@ async def test_request_logging_includes_params_when_asked(
 
 
 async def test_timing_counts_each_method() -> None:
-    timing = Timing()
+    timing = RequestTiming()
     async with connect(app(middleware=[timing])) as client:
         for _ in range(3):
             await call(client, "echo", text="x")

@@ -36,7 +36,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpkit.client import Era
 from mcpkit.client.tasks import TaskHandle, TaskState, answered_with_task, wire_result
@@ -56,9 +56,10 @@ from mcpkit.protocol import tasks as wire
 from mcpkit.server.tasks import owner_of
 
 if TYPE_CHECKING:
-    from mcpkit.gateway.proxy_server import ProxyServer
+    from mcpkit.gateway.upstreams import Upstreams
     from mcpkit.runtime import Peer
     from mcpkit.server import Context
+    from mcpkit.server.subscriptions import SubscriptionHub
 
 JSONObject = dict[str, Any]
 logger = logging.getLogger("mcpkit.gateway")
@@ -98,10 +99,22 @@ def capability(upstream: JSONObject) -> JSONObject | None:
     return None
 
 
+class Forwarding(Protocol):
+    """What the task forwarding needs of its proxy (a `ProxyServer`)."""
+
+    upstreams: Upstreams
+    share_upstream: bool
+    subscriptions: SubscriptionHub
+
+    def forward(self, ctx: Context) -> Awaitable[JSONObject]: ...
+
+    def upstream_runs_tasks(self) -> bool: ...
+
+
 class ProxyTasks:
     """The tasks of one proxy (see the module docstring)."""
 
-    def __init__(self, proxy: ProxyServer) -> None:
+    def __init__(self, proxy: Forwarding) -> None:
         self.proxy = proxy
         self.known: dict[str, Forwarded] = {}
         self._support: dict[str, str | None] = {}  # tool -> its upstream taskSupport

@@ -47,7 +47,7 @@ from mcpkit.server import apps, mrtr
 from mcpkit.server.completion import Completions
 from mcpkit.server.context import Context, LogLevel, SessionState
 from mcpkit.server.logs import ClientLogHandler, set_level
-from mcpkit.server.middleware.base import Chain
+from mcpkit.server.middleware.base import Chain, Middleware
 from mcpkit.server.mount import Mount
 from mcpkit.server.pagination import Paginator
 from mcpkit.server.prompts import Prompt, PromptOptions, PromptRegistry
@@ -137,7 +137,7 @@ class Server:
         hide_out_of_scope: bool = False,
         tasks: TaskSettings | None = None,
         clock: Callable[[], float] = time.time,
-        middleware: Sequence[Any] = (),
+        middleware: Sequence[Middleware] = (),
         telemetry: bool = True,
     ) -> None:
         self._telemetry = telemetry  # OpenTelemetry spans and metrics, once an SDK is set up
@@ -413,7 +413,7 @@ class Server:
 
     # -- middleware -----------------------------------------------------------------------------
 
-    def add_middleware(self, middleware: Any) -> None:
+    def add_middleware(self, middleware: Middleware) -> None:
         """Run `middleware` around every request and notification this server handles, on
         every transport and in both eras, inside those added before it (see
         `mcpkit.server.middleware` and docs/middleware.md). A mounted server's middleware
@@ -425,7 +425,7 @@ class Server:
         middleware.attach(self)
 
     @property
-    def middleware(self) -> list[Any]:
+    def middleware(self) -> list[Middleware]:
         """The middleware added, outermost first (a copy)."""
         return [] if self._chain is None else list(self._chain.middleware)
 

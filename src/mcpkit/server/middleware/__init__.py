@@ -14,7 +14,7 @@ from mcpkit.server.middleware.base import (
 )
 from mcpkit.server.middleware.caching import ListCache
 from mcpkit.server.middleware.masking import ErrorMasking
-from mcpkit.server.middleware.observe import Durations, RequestLogging, Timing
+from mcpkit.server.middleware.observe import Durations, RequestLogging, RequestTiming
 from mcpkit.server.middleware.ratelimit import (
     RATE_LIMITED,
     Buckets,
@@ -38,6 +38,6 @@ __all__ = [
     "RateLimit",
     "RedisBuckets",
     "RequestLogging",
-    "Timing",
+    "RequestTiming",
     "ToolTimeout",
 ]

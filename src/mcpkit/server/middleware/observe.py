@@ -1,4 +1,4 @@
-"""`RequestLogging` and `Timing`: what came in, from whom, how it ended, how long it took."""
+"""`RequestLogging` and `RequestTiming`: what came in, from whom, how it ended, how long it took."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from mcpkit.errors import ProtocolError
 from mcpkit.server.middleware.base import CallNext, Middleware, MiddlewareContext
 
-__all__ = ["Durations", "RequestLogging", "Timing"]
+__all__ = ["Durations", "RequestLogging", "RequestTiming"]
 
 
 class RequestLogging(Middleware):
@@ -82,7 +82,7 @@ class Durations:
         return self.total / self.count if self.count else 0.0
 
 
-class Timing(Middleware):
+class RequestTiming(Middleware):
     """Time every request: `timing.durations[method]` (a `Durations`), and a DEBUG line on
     `logger` (default "mcpkit.timing") per request. Failed requests count too."""
 
