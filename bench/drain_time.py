@@ -25,7 +25,7 @@ import httpx
 
 from mcpkit import Client
 
-SERVER = '''
+SERVER = """
 import asyncio
 from mcpkit import Server
 
@@ -43,7 +43,7 @@ async def work(seconds: float) -> str:
 @server.tool()
 def in_flight() -> int:
     return len(held)
-'''
+"""
 
 
 def free_port() -> int:
@@ -72,9 +72,7 @@ async def once(script: Path, calls: int, work: float) -> tuple[float, int]:
                 asyncio.ensure_future(client.call_tool("work", {"seconds": work}))
                 for _ in range(calls)
             ]
-            while (await client.call_tool("in_flight", {})).structured_content != {
-                "result": calls
-            }:
+            while (await client.call_tool("in_flight", {})).structured_content != {"result": calls}:
                 await asyncio.sleep(0.01)
             started = time.perf_counter()
             process.send_signal(signal.SIGTERM)
