@@ -109,7 +109,7 @@ class Client(ClientCore):
     declares the MCP Apps extension (`io.modelcontextprotocol/ui`, its MIME types), in the
     handshake and on 2026-07-28 requests alike: for an application that renders views.
     `telemetry=False`: no OpenTelemetry spans or metrics from this client even with an SDK
-    set up (docs/telemetry.md).
+    set up (docs/observability.md).
 
     Errors (all from `mcpkit.errors`): `ConnectionClosed` (the server went away, for every
     request waiting and every later one, and `wait_closed()` returns; the message says how,

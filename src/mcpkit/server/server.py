@@ -116,7 +116,7 @@ class Server:
     `add_middleware`, `mcpkit.server.middleware` and docs/middleware.md).
 
     `telemetry=False`: no OpenTelemetry spans or metrics from this server, even with an SDK
-    set up (see `mcpkit.telemetry` and docs/telemetry.md; `MCPKIT_OTEL=off` for a process).
+    set up (see `mcpkit.telemetry` and docs/observability.md; `MCPKIT_OTEL=off` for a process).
 
     Raises ValueError for a `cache` method that is not cacheable or a bad hint.
     """
