@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from mcpkit import Client, Server
+from mcpkit.errors import ProtocolError
 from mcpkit.transports.http.health import StateProbe
 from tests.clock import FakeClock
 
@@ -122,6 +123,11 @@ async def test_sigterm_drains_readiness_503_new_sessions_refused_calls_finish() 
                 assert refused.status_code == 503
                 assert refused.headers["retry-after"] == "1"
                 assert "shutting down" in refused.json()["error"]["message"]
+            # a 2026-07-28 subscription would hold the exit until the bound: refused too
+            async with Client(url, mode="2026-07-28", timeout=30) as modern:
+                with pytest.raises(ProtocolError, match="shutting down"):
+                    async with modern.listen(tools=True):
+                        pass
             # the existing session is still served while the server drains
             assert (await client.call_tool("release", {})).content[0].text == "released"
             result = await asyncio.wait_for(call, 30)

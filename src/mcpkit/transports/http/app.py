@@ -230,8 +230,7 @@ class MCPHTTPApp:
         still served, and waited for: every POST being answered, in both eras, for at most
         `drain_timeout` s."""
         if not self.draining:
-            self.draining = True
-            self.handshake.draining = True
+            self.draining = self.handshake.draining = self.per_request.draining = True
             self._chain = direct(Draining(self._serving, self._stream_paths()))
         if self._close_subscriptions is not None:
             outcome = self._close_subscriptions()
@@ -264,7 +263,8 @@ class MCPHTTPApp:
         self._keeper = self._started = self._stop = None
         self.started = False
         # stopped: a new start serves again (an app entered twice, as tests do)
-        self._chain, self.draining, self.handshake.draining = self._serving, False, False
+        self._chain = self._serving
+        self.draining = self.handshake.draining = self.per_request.draining = False
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:

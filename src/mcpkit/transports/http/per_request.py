@@ -22,6 +22,7 @@ from mcpkit.protocol.jsonrpc import Request
 from mcpkit.protocol.per_request import PROTOCOL_VERSION, Envelope
 from mcpkit.runtime.principal import Principal
 from mcpkit.runtime.sessionless import SessionlessServer
+from mcpkit.transports.http.health import DRAINING
 from mcpkit.transports.http.requests import Headers, refuse
 from mcpkit.transports.http.streams import (
     Receive,
@@ -54,6 +55,7 @@ class PerRequestEndpoint:
         self._tool_headers = tool_headers
         self._ticker = Ticker()
         self._turn = Turn()
+        self.draining = False  # the app drains: no new subscription (503 + Retry-After)
 
     async def post(
         self,
@@ -79,6 +81,9 @@ class PerRequestEndpoint:
             await refuse(send, refused)
             return
         assert envelope is not None
+        if self.draining and request.method == "subscriptions/listen":  # would hold the exit
+            await refuse(send, DRAINING)
+            return
         stream = ResponseStream("")
         peer = self.server.serve_per_request(request, envelope, stream.push, principal)
         try:
