@@ -189,7 +189,9 @@ def test_k8s_example_runs_workers_on_redis_with_the_sealing_keys_from_a_secret()
     assert set(keys) == {"name", "valueFrom"} and "secretKeyRef" in keys["valueFrom"]
     [port] = container["ports"]
     assert port["containerPort"] == args.port
-    assert container["readinessProbe"]["tcpSocket"]["port"] in (port["name"], args.port)
+    for probe, path in (("readinessProbe", args.ready_path), ("livenessProbe", args.health_path)):
+        assert container[probe]["httpGet"]["port"] in (port["name"], args.port)
+        assert container[probe]["httpGet"]["path"] == path  # what mcpkit run serves
     service = next(
         d for d in documents if d["kind"] == "Service" and d["metadata"]["name"] == "mcp"
     )
