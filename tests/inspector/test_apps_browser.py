@@ -9,10 +9,7 @@ renders. Screenshots go to test-artifacts/apps/.
 
 from __future__ import annotations
 
-import os
-import re
 import shlex
-import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -22,44 +19,24 @@ from typing import Any
 
 import pytest
 
+from tests.inspector.browser import MARKS, ROOT, BasePage, chromium, inspector
+
 webdriver = pytest.importorskip("selenium.webdriver")
-from selenium.common.exceptions import (  # noqa: E402
-    NoSuchElementException,
-    StaleElementReferenceException,
-)
-from selenium.webdriver.chrome.options import Options  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.remote.webelement import WebElement  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 SHOTS = ROOT / "test-artifacts" / "apps"
 PYTHON = shlex.quote(sys.executable)
 CHART = f"{PYTHON} {shlex.quote(str(ROOT / 'examples' / 'apps' / 'chart_server.py'))}"
 HOSTILE = f"{PYTHON} {shlex.quote(str(Path(__file__).with_name('apps_hostile_server.py')))}"
 FASTMCP_APPS = ROOT / "tests" / "host" / "fastmcp_apps_server.py"
-WAIT = 30  # seconds a page change may take on a loaded 2-core machine
-
-pytestmark = [
-    pytest.mark.skipif(not CHROMIUM.exists() or not CHROMEDRIVER.exists(), reason="no chromium"),
-    pytest.mark.timeout(180),
-]
+pytestmark = MARKS
 
 
 @pytest.fixture(scope="module")
 def driver() -> Iterator[Any]:
-    options = Options()
-    options.binary_location = str(CHROMIUM)
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1000"):
-        options.add_argument(flag)
-    browser = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    try:
+    with chromium(1000, SHOTS) as browser:
         yield browser
-    finally:
-        browser.quit()
 
 
 class Hits(ThreadingHTTPServer):
@@ -103,43 +80,8 @@ def hits() -> Iterator[tuple[Hits, Hits]]:
         server.server_close()
 
 
-def inspector(env: dict[str, str] | None = None) -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mcpkit", "inspect", "--no-browser"],
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **(env or {})},
-        cwd=ROOT,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()  # printed once it listens
-        match = re.match(r"mcpkit inspector: (http://127\.0\.0\.1:\d+/\?token=\S+)", line)
-        assert match, line
-        yield match.group(1)
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-        if process.stdout is not None:
-            process.stdout.close()
-
-
-class Page:
+class Page(BasePage):
     """The inspector's page, and the view frames in it."""
-
-    def __init__(self, driver: Any, url: str) -> None:
-        self.driver = driver
-        self.url = url
-        driver.get(url)
-        self.until(lambda d: d.execute_script("return document.body.dataset.ready") == "true")
-
-    def until(self, condition: Callable[[Any], Any], timeout: float = WAIT) -> Any:
-        ignored = (NoSuchElementException, StaleElementReferenceException)
-        wait = WebDriverWait(self.driver, timeout, poll_frequency=0.05, ignored_exceptions=ignored)
-        return wait.until(condition)
-
-    def find(self, css: str) -> WebElement:
-        return self.until(lambda d: d.find_element(By.CSS_SELECTOR, css))
 
     def connect(self, target: str) -> None:
         field = self.find("#target")
@@ -191,7 +133,7 @@ class Page:
 
 @pytest.fixture
 def chart_page(driver: Any) -> Iterator[Page]:
-    for url in inspector():
+    with inspector() as url:
         yield Page(driver, url)
         driver.get("about:blank")
 
@@ -267,7 +209,7 @@ def test_a_hostile_view_stays_in_its_sandbox(
     allowed, forbidden = hits
     mark = tmp_path / "secret-ran"
     env = {"ALLOWED": allowed.origin, "FORBIDDEN": forbidden.origin, "MARK": str(mark)}
-    for url in inspector(env):
+    with inspector(env) as url:
         page = Page(driver, url)
         token = url.split("token=", 1)[1]
         try:
@@ -304,7 +246,7 @@ def test_a_hostile_view_cannot_navigate_the_top_window_or_open_a_popup(
 ) -> None:
     allowed, forbidden = hits
     env = {"ALLOWED": allowed.origin, "FORBIDDEN": forbidden.origin}
-    for url in inspector(env):
+    with inspector(env) as url:
         page = Page(driver, url)
         try:
             page.connect(HOSTILE)

@@ -7,100 +7,47 @@ hostile server. Screenshots of each panel go to test-artifacts/inspector/ for pe
 from __future__ import annotations
 
 import json
-import os
-import re
 import shlex
-import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.inspector.browser import MARKS, ROOT, BasePage, chromium, inspector
 from tests.peers import node_env, npm_command
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.common.exceptions import (  # noqa: E402
     NoAlertPresentException,
-    NoSuchElementException,
-    StaleElementReferenceException,
 )
-from selenium.webdriver.chrome.options import Options  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.remote.webelement import WebElement  # noqa: E402
-from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
+from selenium.webdriver.support.ui import Select  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 SHOTS = ROOT / "test-artifacts" / "inspector"
 DEMO = f"{shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'examples' / 'demo_server.py'))}"
 TASKS = f"{shlex.quote(sys.executable)} {ROOT / 'tests' / 'fixtures' / 'task_server.py'}"
 CONTENT = f"{shlex.quote(sys.executable)} {Path(__file__).parent / 'content_server.py'}"
 HOSTILE = f"{shlex.quote(sys.executable)} {Path(__file__).parent / 'hostile_page_server.py'}"
-WAIT = 30  # seconds a page change may take on a loaded 2-core machine
-
-pytestmark = [
-    pytest.mark.skipif(not CHROMIUM.exists() or not CHROMEDRIVER.exists(), reason="no chromium"),
-    pytest.mark.timeout(180),
-]
+pytestmark = MARKS
 
 
 @pytest.fixture(scope="module")
 def driver() -> Iterator[Any]:
-    options = Options()
-    options.binary_location = str(CHROMIUM)
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900"):
-        options.add_argument(flag)
-    browser = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    try:
+    with chromium(900, SHOTS) as browser:
         yield browser
-    finally:
-        browser.quit()
 
 
 @pytest.fixture
 def inspector_url() -> Iterator[str]:
-    """`mcpkit inspect --no-browser` with no target: the page chooses one."""
-    env = {**os.environ, **node_env()}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mcpkit", "inspect", "--no-browser"],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=ROOT,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()  # printed once it listens
-        match = re.match(r"mcpkit inspector: (http://127\.0\.0\.1:\d+/\?token=\S+)", line)
-        assert match, line
-        yield match.group(1)
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-        if process.stdout is not None:
-            process.stdout.close()
+    with inspector(node_env()) as url:  # the page may start server-everything (npx)
+        yield url
 
 
-class Page:
+class Page(BasePage):
     """The inspector's page as a person uses it."""
-
-    def __init__(self, driver: Any, url: str) -> None:
-        self.driver = driver
-        driver.get(url)
-        self.until(lambda d: d.execute_script("return document.body.dataset.ready") == "true")
-
-    def until(self, condition: Callable[[Any], Any], timeout: float = WAIT) -> Any:
-        # a list the page re-renders (list_changed) leaves stale elements: look again
-        ignored = (NoSuchElementException, StaleElementReferenceException)
-        wait = WebDriverWait(self.driver, timeout, poll_frequency=0.05, ignored_exceptions=ignored)
-        return wait.until(condition)
-
-    def find(self, css: str) -> WebElement:
-        return self.until(lambda d: d.find_element(By.CSS_SELECTOR, css))
 
     def text_of(self, css: str, contains: str) -> WebElement:
         """The first element matching `css` whose visible text contains `contains`."""
