@@ -286,7 +286,7 @@ class ViewRequests:
     model_context: Decide | None = None
 
 
-class _Refused(Exception):
+class _Refused(MCPError):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code = code

@@ -19,6 +19,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mcpkit.errors import MCPError
 from mcpkit.host.apps import (
     ClientServer,
     View,
@@ -41,7 +42,7 @@ REFUSED = -32000
 HOST_CONTEXT = {"platform": "web", "theme": "light", "containerDimensions": {"maxHeight": 4000}}
 
 
-class ViewError(Exception):
+class ViewError(MCPError):
     """A view cannot be opened (not connected, no such tool, no view, a bad resource)."""
 
 
