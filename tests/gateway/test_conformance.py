@@ -8,9 +8,6 @@ this server); GAPS lists what does not pass yet, as strict expected failures (no
 from __future__ import annotations
 
 import contextlib
-import json
-import os
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,8 +16,11 @@ from pathlib import Path
 import pytest
 
 from tests.http.servers import script_serving, unused_port, wait_until_listening
-from tests.http.test_server_conformance import UNSCORED, run_next
-from tests.peers import node_env, npm_command, scored_scenarios
+from tests.http.test_server_conformance import (
+    UNSCORED,
+    assert_required_scenarios_pass,
+    assert_server_suite_passes,
+)
 
 pytestmark = pytest.mark.interop
 
@@ -71,31 +71,7 @@ def test_the_server_suite_passes_through_the_proxy(
     proxy_url: str, request: pytest.FixtureRequest
 ) -> None:
     known_gap(request, "all")
-    command = [*npm_command("conformance"), "server", "--url", proxy_url, "--suite", "all"]
-    done = subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=ROOT,
-        env={**os.environ, **node_env()},
-    )
-    report = done.stdout + done.stderr
-    assert done.returncode == 0, report
-    assert re.search(r"Total: \d+ passed, 0 failed", report), report
-    assert "WARNING" not in report and "✗" not in report, report
-
-
-def scenario_checks(folder: Path) -> dict[str, list[dict[str, str]]]:
-    """The suite's output folder read back: scenario name -> its checks."""
-    return {
-        re.sub(r"^server-|-\d{4}-\d\d-\d\dT.*$", "", run.name): json.loads(
-            (run / "checks.json").read_text()
-        )
-        for run in folder.iterdir()
-        if (run / "checks.json").exists()
-    }
+    assert_server_suite_passes(proxy_url)
 
 
 @pytest.mark.parametrize("revision", sorted(UNSCORED))
@@ -107,18 +83,4 @@ def test_every_required_scenario_passes_through_the_proxy(
     revision: str, proxy_url: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     known_gap(request, revision)
-    scored = scored_scenarios("server", revision)
-    done = run_next(["server", "--url", proxy_url, "--requirements", revision, "-o", str(tmp_path)])
-    report = done.stdout + done.stderr
-    checks = scenario_checks(tmp_path)
-    expected = [*scored, *UNSCORED[revision]]
-    missing = [s for s in expected if s not in checks]
-    assert not missing, f"scenarios that did not run: {missing}\n{report}"
-    bad = {
-        scenario: [c for c in checks[scenario] if c["status"] in ("FAILURE", "WARNING")]
-        for scenario in expected
-    }
-    bad = {scenario: found for scenario, found in bad.items() if found}
-    assert not bad, json.dumps(bad, indent=1)
-    for scenario in scored:
-        assert any(c["status"] == "SUCCESS" for c in checks[scenario]), scenario
+    assert_required_scenarios_pass(proxy_url, revision, tmp_path)
