@@ -3,11 +3,11 @@ the server's log messages at that level and above on stderr, in both eras."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.cli.test_output import mcpkit
 
 SERVER = """\
 from mcpkit import Server
@@ -22,18 +22,6 @@ async def work(ctx: Context) -> str:
     await ctx.log("warning", {"disk": "almost full"}, logger="store")
     return "done"
 """
-
-
-def mcpkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcpkit", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 @pytest.mark.parametrize("mode", ["handshake", "per-request"])

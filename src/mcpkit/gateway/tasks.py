@@ -451,10 +451,7 @@ def created(state: TaskState, *, per_request: bool) -> JSONObject:
 def handshake_task(task: JSONObject) -> JSONObject:
     """Either shape's task as a 2025-11-25 `Task`: `ttl` / `pollInterval`, nothing inlined;
     a 2026-07-28 task completed with a tool error is `failed`, as 2025-11-25 has it."""
-    out: JSONObject = {k: task[k] for k in ("taskId", "status", "statusMessage") if k in task}
-    for key in ("createdAt", "lastUpdatedAt"):
-        if key in task:
-            out[key] = task[key]
+    out = _shared_fields(task)
     out["ttl"] = task.get("ttl", task.get("ttlMs"))
     poll = task.get("pollInterval", task.get("pollIntervalMs"))
     if poll is not None:
@@ -467,15 +464,20 @@ def handshake_task(task: JSONObject) -> JSONObject:
 
 def flat_task(task: JSONObject) -> JSONObject:
     """A 2025-11-25 `Task` in the 2026-07-28 extension's shape (`ttlMs` / `pollIntervalMs`)."""
-    out: JSONObject = {k: task[k] for k in ("taskId", "status", "statusMessage") if k in task}
-    for key in ("createdAt", "lastUpdatedAt"):
-        if key in task:
-            out[key] = task[key]
+    out = _shared_fields(task)
     out["ttlMs"] = task.get("ttlMs", task.get("ttl"))
     poll = task.get("pollIntervalMs", task.get("pollInterval"))
     if poll is not None:
         out["pollIntervalMs"] = poll
     return out
+
+
+_SHARED_FIELDS = ("taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt")
+
+
+def _shared_fields(task: JSONObject) -> JSONObject:
+    """The fields both task shapes name alike."""
+    return {key: task[key] for key in _SHARED_FIELDS if key in task}
 
 
 def _per_request(link: Link) -> bool:
