@@ -75,9 +75,9 @@ def test_the_server_suite_passes_through_the_proxy(
 
 
 @pytest.mark.parametrize("revision", sorted(UNSCORED))
-# The bridged 2026-07-28 set waits out the suite's own per-scenario timeouts where the proxy
-# does not answer yet (about 60 s here): the run is bounded by its subprocess timeout (300 s),
-# not by the 60 s default, which fired during the report and broke a CI run.
+# A run is bounded by its subprocess timeout (300 s), not by the 60 s default, which once
+# fired during the report (while the bridged 2026-07-28 set waited out the suite's own
+# per-scenario timeouts) and broke a CI run.
 @pytest.mark.timeout(330)
 def test_every_required_scenario_passes_through_the_proxy(
     revision: str, proxy_url: str, tmp_path: Path, request: pytest.FixtureRequest
