@@ -4,6 +4,7 @@ at registration, and a broken view link stopping the server when it starts."""
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -272,11 +273,17 @@ def test_a_broken_view_link_stops_the_server_before_it_listens() -> None:
     )
 
 
-async def test_an_in_process_client_of_a_broken_server_is_told_at_once() -> None:
+async def test_an_in_process_client_of_a_broken_server_is_told_why_at_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     server = broken_server()
-    with pytest.raises(ConnectionClosed):
+    with pytest.raises(ConnectionClosed) as caught:
         async with Client(server, timeout=30):
             pass
+    assert "the in-process server stopped: ValueError" in str(caught.value)
+    assert "tool 'first' renders in 'ui://broken/missing'" in str(caught.value)
+    gc.collect()  # an unread task error is logged when the task is collected
+    assert "never retrieved" not in caplog.text
 
 
 def test_a_broken_stdio_server_exits_naming_the_link(tmp_path: Path) -> None:

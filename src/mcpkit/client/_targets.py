@@ -137,12 +137,13 @@ def _http(
 
 
 def _in_process(server: InProcessServer) -> MessageTransport:
-    from mcpkit.transports.memory import memory_pair
+    from mcpkit.transports.memory import memory_pair, served_error
 
     client_end, server_end = memory_pair()
     task = asyncio.get_running_loop().create_task(server.serve(server_end))
     _keep_alive.add(task)
     task.add_done_callback(_keep_alive.discard)
+    task.add_done_callback(served_error)  # its error reaches the client (closed_reason)
     client_end.served = task  # the client's close waits for the server to finish
     return client_end
 

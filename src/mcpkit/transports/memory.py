@@ -8,6 +8,7 @@ from mcpkit.protocol import Outgoing
 from mcpkit.runtime.transport import PullTransport
 
 CLOSE_WAIT = 5.0
+FAILED_WAIT = 1.0  # how long EOF waits for the in-process server's task to say why it ended
 
 
 class MemoryTransport(PullTransport):
@@ -45,7 +46,24 @@ class MemoryTransport(PullTransport):
             await asyncio.wait([served], timeout=CLOSE_WAIT)
 
     async def closed_reason(self) -> str:
+        """Why the other end closed: an in-process server that failed (it refused to start,
+        or crashed) names its error, which the client's ConnectionClosed then carries."""
+        served = self.served
+        if served is not None and served is not asyncio.current_task():
+            await asyncio.wait([served], timeout=FAILED_WAIT)
+            failed = served_error(served)
+            if failed is not None:
+                return f"the in-process server stopped: {type(failed).__name__}: {failed}"
         return "the in-memory peer closed the connection"
+
+
+def served_error(task: asyncio.Task[None]) -> BaseException | None:
+    """The error an in-process server's task ended with (None: still running, cancelled or
+    ended cleanly). Reading it is what keeps asyncio from logging "Task exception was never
+    retrieved" beside the client's own ConnectionClosed."""
+    if not task.done() or task.cancelled():
+        return None
+    return task.exception()
 
 
 def memory_pair() -> tuple[MemoryTransport, MemoryTransport]:
