@@ -104,6 +104,12 @@ class GatewayServer(Server):
     def capabilities(self) -> JSONObject:
         return {key: dict(value) for key, value in _CAPABILITIES.items()}
 
+    @property
+    def lists_per_session(self) -> bool:
+        """Whether a session's lists may differ from another's (a server it reaches through
+        an upstream session of its own): ListCache then keeps them per session, with a ttl."""
+        return any(not upstream.share_upstream for upstream in self.upstreams.values())
+
     async def serve(
         self, transport: MessageTransport, restored: SessionSnapshot | None = None
     ) -> None:

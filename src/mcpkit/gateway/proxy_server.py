@@ -100,6 +100,12 @@ class ProxyServer(Server):
             await self.upstreams.close_ended()
             await self.upstreams.session_ended(transport)
 
+    @property
+    def lists_per_session(self) -> bool:
+        """Whether a handshake-era session's lists may differ from another's (it has an
+        upstream session of its own): ListCache then keeps them per session, with a ttl."""
+        return not self.share_upstream
+
     def http_app(self, **options: Unpack[HTTPAppOptions]) -> MCPHTTPApp:
         """As `Server.http_app`; with a shared `state` (several workers), HTTP upstream
         sessions follow their downstream session from worker to worker (resume.py)."""
