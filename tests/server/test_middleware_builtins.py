@@ -300,3 +300,46 @@ async def test_a_proxys_list_cache_drops_a_list_its_upstream_changed() -> None:
             await asyncio.sleep(0.02)
         else:
             raise AssertionError("the cached list never changed")
+
+
+@pytest.mark.parametrize("ttl", [None, 60.0])
+async def test_a_proxys_list_cache_never_serves_one_session_another_s_list(
+    ttl: float | None,
+) -> None:
+    """Handshake-era sessions of a stdio upstream each have an upstream process of their own,
+    whose lists may differ: one session's cached list must not answer another's (it did:
+    the cache was keyed by server and page only)."""
+    import sys
+    from pathlib import Path
+
+    from mcpkit import Client
+    from mcpkit.gateway import proxy
+    from mcpkit.server.middleware import ListCache
+
+    upstream = Path(__file__).parents[1] / "gateway" / "gateway_upstream.py"
+    server = proxy([sys.executable, str(upstream)])
+    cache = ListCache(ttl=ttl)
+    server.add_middleware(cache)
+    async with (
+        Client(server, mode="handshake", timeout=30, cache=False) as other,
+        Client(server, mode="handshake", timeout=30, cache=False) as grower,
+    ):
+        assert "grown" not in {tool.name for tool in (await other.list_tools()).tools}
+        await grower.call_tool("grow")  # grower's own upstream process now has one more
+        assert "grown" in {tool.name for tool in (await grower.list_tools()).tools}
+        hits = cache.hits
+        assert "grown" not in {tool.name for tool in (await other.list_tools()).tools}
+    # With a ttl, other's second list came from its own session's entry; without, no cache.
+    assert cache.hits == (hits + 1 if ttl is not None else 0)
+
+
+async def test_list_cache_keeps_at_most_max_entries() -> None:
+    cache = ListCache(max_entries=1)
+    async with connect(app(middleware=[cache]), cache=False) as client:
+        await client.list_tools()
+        await client.list_prompts()  # pushes the tools list out
+        await client.list_tools()
+        await client.list_tools()
+    assert (cache.hits, cache.misses) == (1, 3)
+    with pytest.raises(ValueError, match="max_entries"):
+        ListCache(max_entries=0)
