@@ -58,7 +58,7 @@ from mcpkit.protocol import Outgoing
 from mcpkit.protocol.http_headers import request_headers
 from mcpkit.protocol.jsonrpc import ErrorResponse, Parsed, Response, parse
 from mcpkit.protocol.sse import SSEParser
-from mcpkit.runtime.transport import Incoming, PullTransport
+from mcpkit.runtime.transport import Incoming
 from mcpkit.transports.http.client_streams import (
     SEND_FAILED,
     ResponseStreams,
@@ -67,6 +67,7 @@ from mcpkit.transports.http.client_streams import (
     is_answer,
     request_key,
 )
+from mcpkit.transports.http.inbox import InboxTransport
 
 logger = logging.getLogger("mcpkit.http.client")
 
@@ -82,7 +83,7 @@ _POST_FAILED: tuple[type[Exception], ...] = (*SEND_FAILED, httpx.InvalidURL, Uni
 ToolHeaders = Callable[[str], Mapping[str, tuple[str, ...]] | None]
 
 
-class StreamableHTTPTransport(PullTransport):
+class StreamableHTTPTransport(InboxTransport):
     """A `MessageTransport` over Streamable HTTP, with fallback to HTTP+SSE (2024-11-05).
 
     `headers` go on every request; `auth` is an `httpx.Auth` (e.g. the OAuth flow); `timeout`
@@ -130,21 +131,12 @@ class StreamableHTTPTransport(PullTransport):
         self._reason: str | None = None
         self._closing = False
         self._keep_session = False  # close() leaves the session on the server (keep_session)
-        self._eof = False
         self._http_sse: Any = None  # a HTTPSSETransport once we fell back
         self._per_request: set[tuple[type, Any]] = set()  # in-flight 2026-07-28 requests
         # Tool name -> its {header name: property path} from x-mcp-header, or None.
         self._tool_headers = tool_headers
 
     # -- MessageTransport --------------------------------------------------------------------
-
-    async def read(self) -> Incoming | None:
-        if self._eof:
-            return None
-        data = await self._inbox.get()
-        if data is None:
-            self._eof = True  # every later read sees EOF too
-        return data
 
     def write(self, messages: list[Outgoing]) -> None:
         if self._closing or self._reason is not None:

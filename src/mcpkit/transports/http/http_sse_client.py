@@ -24,14 +24,15 @@ from mcpkit.errors import INTERNAL_ERROR
 from mcpkit.protocol import Outgoing
 from mcpkit.protocol.jsonrpc import parse
 from mcpkit.protocol.sse import SSEParser
-from mcpkit.runtime.transport import Incoming, PullTransport
+from mcpkit.runtime.transport import Incoming
 from mcpkit.transports.http.client_streams import SEND_FAILED, Unreadable
+from mcpkit.transports.http.inbox import InboxTransport
 
 logger = logging.getLogger("mcpkit.http.sse_client")
 _NO_ENDPOINT: tuple[type[BaseException], ...] = (StopAsyncIteration, TimeoutError, *SEND_FAILED)
 
 
-class HTTPSSETransport(PullTransport):
+class HTTPSSETransport(InboxTransport):
     """A `MessageTransport` over the 2024-11-05 HTTP+SSE transport."""
 
     def __init__(
@@ -54,7 +55,6 @@ class HTTPSSETransport(PullTransport):
         self._outbox: asyncio.Queue[bytes] = asyncio.Queue()
         self._reason: str | None = None
         self._closing = False
-        self._eof = False
         loop = asyncio.get_running_loop()
         self._reader = loop.create_task(self._read_loop(events))
         self._sender = loop.create_task(self._send_loop())
@@ -126,14 +126,6 @@ class HTTPSSETransport(PullTransport):
         )
 
     # -- MessageTransport --------------------------------------------------------------------
-
-    async def read(self) -> Incoming | None:
-        if self._eof:
-            return None
-        data = await self._inbox.get()
-        if data is None:
-            self._eof = True  # every later read sees EOF too
-        return data
 
     def write(self, messages: list[Outgoing]) -> None:
         if self._closing or self._reason is not None:
