@@ -14,11 +14,22 @@ and the upstream: Redis never holds an upstream session id in clear, and a recor
 moved to another session. The first worker to open one keeps it (HSETNX); one that lost that
 race closes its own and goes on with the winner's.
 
-Lifetime: while a worker holds an upstream client for a session it refreshes the hash's
-expiry (`ttl`: the HTTP sessions' idle timeout), one pipelined round trip per period for all
-of them, never on a request's path. A downstream session that ends for good (DELETE, on any
+Lifetime: the hash lives as long as the downstream session's record
+(`{prefix}session:{id}`, stores/redis_sessions.py) and `grace` longer, so that it can still be
+read once that record expired. While a worker holds an upstream client for a session it
+copies the record's expiry onto the hash, one pipelined round trip per period for all of
+them, never on a request's path. A downstream session that ends for good (DELETE, on any
 worker) closes its upstream sessions (the upstream gets DELETE) and drops the hash; a worker
 that only drops its copy (idle here, the worker stops, a DELETE seen elsewhere) detaches.
+
+Expiry: a downstream session that ends by its idle timeout is nobody's to end (every copy
+only detaches), so each upstream keeps an index, `{prefix}upstream-expiry:{name}`, a sorted
+set of session ids scored by when the downstream record expires (epoch ms, written with the
+record and by the refresh). Every period each worker reads the entries past due and, in one
+script per entry, checks that the downstream record is really gone (one still used where no
+upstream client refreshes the index is scored again) and claims the entry (ZREM returning 1:
+one worker only) with the upstream session's sealed record; it then resumes that upstream
+session and closes it (the upstream gets DELETE).
 
 Only HTTP upstream sessions are shared: a stdio upstream is a process of one worker, so each
 worker opens its own for the downstream sessions it serves (docs/gateway.md).
@@ -32,6 +43,7 @@ import dataclasses
 import hashlib
 import logging
 import os
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +72,38 @@ _DROP_IF_SAME = """
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
 return redis.call('HDEL', KEYS[1], ARGV[1])
 """
+# KEYS: the downstream session's record, the hash, the expiry index. ARGV: session id, now
+# (ms), grace (ms). The hash lives as long as the record (and `grace` more); the index says
+# when the record expires. Nothing written for a record gone (the expiry sweep ends it).
+_REFRESH = """
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 or redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+redis.call('PEXPIRE', KEYS[2], left + tonumber(ARGV[3]))
+redis.call('ZADD', KEYS[3], tonumber(ARGV[2]) + left, ARGV[1])
+return 1
+"""
+# KEYS: the downstream session's record, the expiry index, the hash. ARGV: session id, field,
+# now (ms), grace (ms). A record still there (used where no upstream client refreshes the
+# index) is scored again. Else the entry is claimed (ZREM: one worker) and the upstream
+# session's sealed record taken out of the hash (nil: another worker claimed it, or no record).
+_CLAIM_EXPIRED = """
+local left = redis.call('PTTL', KEYS[1])
+if left >= 0 then
+  redis.call('ZADD', KEYS[2], 'XX', tonumber(ARGV[3]) + left, ARGV[1])
+  redis.call('PEXPIRE', KEYS[3], left + tonumber(ARGV[4]))
+  return false
+end
+if left == -1 then  -- a record that never expires: not for this index
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  return false
+end
+if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return false end
+local sealed = redis.call('HGET', KEYS[3], ARGV[2])
+if sealed then redis.call('HDEL', KEYS[3], ARGV[2]) end
+return sealed
+"""
+SWEEP_BATCH = 100  # expired entries claimed per script pipeline
+CLOSING_WAIT = 10.0  # at most this long for an expired upstream session's DELETE (seconds)
 
 
 class Sealer:
@@ -111,13 +155,21 @@ class SharedUpstreams:
     ) -> None:
         self.client = client
         self.prefix = prefix + "upstreams:"
+        self.sessions = prefix + "session:"  # the downstream records (redis_sessions.py)
+        self.index = f"{prefix}upstream-expiry:{name}"
         self.sealer = Sealer(keys)
         self.ttl_ms = None if ttl is None else max(1, round(ttl * 1000))
         self.field = name
         self.period = 30.0 if ttl is None else max(0.05, min(ttl / 4, 30.0))
+        # The hash outlives the downstream record by this much: the expiry sweep (every
+        # period, on every worker) reads it after the record expired.
+        self.grace_ms = round((2 * self.period + 1) * 1000)
         self._drop = client.register_script(_DROP_IF_SAME)
+        self._refresh_one = client.register_script(_REFRESH)
+        self._claim = client.register_script(_CLAIM_EXPIRED)
         self._held: dict[Peer, tuple[str, bytes]] = {}  # peer -> its session id, the record
         self._refresher: asyncio.Task[None] | None = None
+        self._sweeper: asyncio.Task[None] | None = None
 
     def key(self, session_id: str) -> str:
         return self.prefix + session_id
@@ -190,8 +242,9 @@ class SharedUpstreams:
         async with self.client.pipeline(transaction=True) as pipe:
             pipe.hsetnx(key, self.field, sealed)
             pipe.hget(key, self.field)
-            if self.ttl_ms is not None:
-                pipe.pexpire(key, self.ttl_ms)
+            if self.ttl_ms is not None:  # this request just refreshed the downstream record
+                pipe.pexpire(key, self.ttl_ms + self.grace_ms)
+                pipe.zadd(self.index, {session_id: _now_ms() + self.ttl_ms})
             _, kept, *_ = await pipe.execute()
         if kept == sealed:
             self._hold(peer, session_id, sealed)
@@ -252,32 +305,101 @@ class SharedUpstreams:
         async with self.client.pipeline(transaction=True) as pipe:
             pipe.hget(key, self.field)
             pipe.hdel(key, self.field)
-            sealed, _ = await pipe.execute()
-        opened = None if sealed is None else self.sealer.open(sealed, self._bound(session_id))
+            pipe.zrem(self.index, session_id)
+            sealed, *_ = await pipe.execute()
+        if sealed is not None:
+            await self._end_upstream(session_id, sealed, target, options)
+
+    async def _end_upstream(
+        self, session_id: str, sealed: bytes, target: Any, options: ClientOptions
+    ) -> None:
+        """End the upstream session sealed in `sealed` (resumed, then closed: DELETE)."""
+        opened = self.sealer.open(sealed, self._bound(session_id))
         if opened is None or not is_url(target):
             return
         client = Client.with_options(target, options)
-        with contextlib.suppress(Exception):  # gone already: nothing to end
-            await client.resume(opened)
-            await client.close()
+        with contextlib.suppress(Exception):  # gone already, or unreachable: nothing to end
+            async with asyncio.timeout(CLOSING_WAIT):
+                await client.resume(opened)
+                await client.close()
+
+    def watch(self, target: Any, options: ClientOptions) -> None:
+        """Start this worker's expiry sweep: every period, the upstream sessions of
+        downstream sessions that expired are ended (see the module docstring)."""
+        if self.ttl_ms is None or not is_url(target) or self._sweeper is not None:
+            return
+        self._sweeper = asyncio.get_running_loop().create_task(self._sweep(target, options))
+
+    async def _sweep(self, target: Any, options: ClientOptions) -> None:
+        while True:
+            await asyncio.sleep(self.period)
+            try:
+                await self.sweep_once(target, options)
+            except Exception as exc:  # Redis away for a moment: the next period
+                logger.warning("the upstream expiry sweep failed: %s", type(exc).__name__)
+
+    async def sweep_once(self, target: Any, options: ClientOptions) -> int:
+        """End the upstream sessions whose downstream session expired and that this worker
+        claimed; how many. Two round trips when some are due (one when none are), then a
+        DELETE to the upstream for each. Raises what redis-py raises."""
+        ended = 0
+        while True:
+            now = _now_ms()
+            due = await self.client.zrangebyscore(self.index, "-inf", now, 0, SWEEP_BATCH)
+            if not due:
+                return ended
+            ids = [_text(session_id) for session_id in due]
+            async with self.client.pipeline(transaction=False) as pipe:
+                for session_id in ids:
+                    keys = [self.sessions + session_id, self.index, self.key(session_id)]
+                    args = [session_id, self.field, now, self.grace_ms]
+                    await self._claim(keys=keys, args=args, client=pipe)  # queued
+                claimed = await pipe.execute()
+            ending = [
+                self._end_upstream(session_id, sealed, target, options)
+                for session_id, sealed in zip(ids, claimed, strict=True)
+                if sealed is not None
+            ]
+            await asyncio.gather(*ending)
+            ended += len(ending)
+            if len(due) < SWEEP_BATCH:
+                return ended
 
     async def _refresh(self) -> None:
-        """Every `period`: the records of the sessions held here live on (one round trip)."""
+        """Every `period`: the records of the sessions held here live as long as their
+        downstream records, and the index says until when (one round trip)."""
         try:
             while self._held:
                 await asyncio.sleep(self.period)
-                keys = {self.key(session_id) for session_id, _ in self._held.values()}
+                held = {session_id for session_id, _ in self._held.values()}
                 with contextlib.suppress(Exception):  # Redis away: the next period
-                    async with self.client.pipeline(transaction=False) as pipe:
-                        for key in keys:
-                            pipe.pexpire(key, self.ttl_ms)
-                        await pipe.execute()
+                    await self._refresh_all(held)
         finally:
             self._refresher = None
 
+    async def _refresh_all(self, held: set[str]) -> None:
+        now = _now_ms()
+        async with self.client.pipeline(transaction=False) as pipe:
+            for session_id in held:
+                keys = [self.sessions + session_id, self.key(session_id), self.index]
+                args = [session_id, now, self.grace_ms]
+                await self._refresh_one(keys=keys, args=args, client=pipe)  # queued
+            await pipe.execute()
+
     def stop(self) -> None:
-        if self._refresher is not None:
-            self._refresher.cancel()
+        for task in (self._refresher, self._sweeper):
+            if task is not None:
+                task.cancel()
+        self._sweeper = None
+
+
+def _now_ms() -> int:
+    """Epoch milliseconds, as the session store scores its own expiry index."""
+    return round(time.time() * 1000)
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def homeward(peer: Peer, options: ClientOptions) -> ClientOptions:

@@ -90,6 +90,8 @@ class Upstreams:
         options = _replace(options, on_notification=dropping)
         self._shared_options = options
         self._shared = await Link(await self._open(options), None).listen()
+        if self.sharing is not None:  # the upstream sessions of expired sessions end
+            self.sharing.watch(self.target, self.options)
         return self._shared
 
     @property
