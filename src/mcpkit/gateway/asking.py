@@ -20,8 +20,10 @@ The proxy joins the two so:
    knows the keys), and an ask nobody answered is asked again in the next round.
 
 A call nobody comes back for is cancelled after `ttl` seconds, and its lease closed (the
-upstream session may still hold state of the call). The lease is single-process: a retry
-must reach the proxy process that answered input_required.
+upstream session may still hold state of the call). The pending call and its lease live in
+the process that answered input_required. With several workers (`worker` set: a shared
+state) the requestState names that worker, "<worker>.<random>", and a retry landing on
+another worker is sent home to it (home.py; `home_of` says where).
 """
 
 from __future__ import annotations
@@ -123,6 +125,7 @@ class InputBridge:
     def __init__(self, upstreams: Upstreams, ttl: float = DEFAULT_TTL) -> None:
         self.upstreams = upstreams
         self.ttl = ttl
+        self.worker: str | None = None  # this worker's id, with several (home.py)
         self.pending: dict[str, PendingCall] = {}
         self._idle: dict[bytes, list[Lease]] = {}
         self._background: set[asyncio.Task[None]] = set()
@@ -140,7 +143,7 @@ class InputBridge:
         Raises InvalidParams for `given` that is not an object of objects."""
         given = _responses(given)
         lease = await self._lease(declared)
-        pending = PendingCall(secrets.token_urlsafe(24), principal, lease)
+        pending = PendingCall(self._token(), principal, lease)
         pending.given.update(given)
         lease.current = pending
         assert lease.link is not None
@@ -210,8 +213,21 @@ class InputBridge:
         """Each round its own requestState: a retry continues the round it answers, and a
         replay of an older round's state is refused."""
         self.pending.pop(pending.token, None)
-        pending.token = secrets.token_urlsafe(24)
+        pending.token = self._token()
         self.pending[pending.token] = pending
+
+    def _token(self) -> str:
+        """A new requestState: 192 random bits, after this worker's id when there are
+        several (the other workers send a retry home to it)."""
+        token = secrets.token_urlsafe(24)
+        return token if self.worker is None else f"{self.worker}.{token}"
+
+    def home_of(self, token: Any) -> str | None:
+        """The other worker a requestState names (None: this one's, or none at all)."""
+        if self.worker is None or type(token) is not str:
+            return None
+        home, dot, _ = token.partition(".")
+        return home if dot and home != self.worker else None
 
     async def aclose(self) -> None:
         for pending in list(self.pending.values()):

@@ -136,10 +136,12 @@ class GatewayServer(Server):
 
     def share_upstreams(self, options: Mapping[str, Any]) -> None:
         """Every server's HTTP upstream sessions shared through `options`' state, sealed
-        with this gateway's requestState keys (see resume.py)."""
+        with this gateway's requestState keys (see resume.py); what a worker holds for a
+        server (bridged calls, forwarded tasks) reached from the others (home.py)."""
         keys = self.request_state().keys
         for name, upstream in self.upstreams.items():
             upstream.upstreams.sharing = sharing(options, keys, name)
+            upstream.share_homes(options)
 
     def _handle_request(
         self, peer: Peer, request: RequestReceived

@@ -29,6 +29,7 @@ from mcpkit.errors import (
     RequestTimeout,
 )
 from mcpkit.gateway.asking import InputBridge, asks_input
+from mcpkit.gateway.home import HomeCalls, HomeSilent, home_calls
 from mcpkit.gateway.limits import UpstreamGuard, UpstreamLimits
 from mcpkit.gateway.progress import progress_relay
 from mcpkit.gateway.resume import sharing
@@ -87,6 +88,7 @@ class ProxyServer(Server):
         self.tool_headers = ToolHeaders()  # the Mcp-Param headers its HTTP endpoint checks
         self._upstream_capabilities: JSONObject = {}
         self.share_upstream = False  # True: every session uses the shared upstream client
+        self.homes: HomeCalls | None = None  # with several workers: calls to another (home.py)
         super().__init__("proxy", lifespan=_connected)
         self.forwarded_tasks = ProxyTasks(self)  # task calls and tasks/* (gateway/tasks.py)
 
@@ -125,6 +127,19 @@ class ProxyServer(Server):
         """Share HTTP upstream sessions through the `state` of an HTTP app's `options`, when
         it is shared (see resume.py); else keep them in this process."""
         self.upstreams.sharing = sharing(options, self.request_state().keys, self.upstreams.name)
+        self.share_homes(options)
+
+    def share_homes(self, options: Mapping[str, Any]) -> None:
+        """With a shared `state` in an HTTP app's `options` (several workers): what one
+        worker holds (a bridged call between rounds, a forwarded task) is reached from the
+        others by a home call (home.py). Else nothing changes."""
+        homes = home_calls(options)
+        if homes is None:
+            return
+        self.homes = homes
+        self.bridge.worker = homes.worker
+        homes.ops["bridge:" + (self.upstreams.name or "")] = self._bridge_at_home
+        self.forwarded_tasks.share(options, homes)
 
     async def _learn_tools(self, link: Link) -> None:
         """List the upstream's tools once at start: their Mcp-Param headers (`ToolHeaders`)."""
@@ -244,7 +259,11 @@ class ProxyServer(Server):
         principal = principal_id(ctx.principal)
         answers = params.get("inputResponses")
         if "requestState" in params:
-            pending = bridge.resume(params.get("requestState"), principal, answers)
+            token = params.get("requestState")
+            home = bridge.home_of(token)
+            if home is not None and self.homes is not None:  # another worker holds the call
+                return await self._round_at(home, {"s": token, "p": principal, "a": answers})
+            pending = bridge.resume(token, principal, answers)
         else:  # a first round, maybe answering by key already (a stateless client)
             method, sent = ctx.request.method, upstream_params(params, keep_envelope=False)
             if sent is not None and "inputResponses" in sent:
@@ -256,6 +275,33 @@ class ProxyServer(Server):
 
             pending = await bridge.start(ctx.client_capabilities, principal, call, answers)
         answer = await bridge.next_round(pending)
+        self.upstreams.guard.check_size(answer, self.upstreams.name)
+        return answer
+
+    async def _round_at(self, home: str, retry: JSONObject) -> JSONObject:
+        """A retry's round, served by the worker `home` that holds the call. Raises the
+        JSON-RPC error it answered, or -32602 when it gives no sign (it stopped: the call is
+        gone with it, as an expired one)."""
+        assert self.homes is not None
+        try:
+            op = "bridge:" + (self.upstreams.name or "")
+            return await self.homes.call(home, op, retry)
+        except HomeSilent as exc:
+            logger.warning("a retry's bridged call is lost: %s", exc)
+            raise InvalidParams(
+                "Invalid params: requestState is unknown or expired "
+                "(the proxy worker holding the call does not answer)"
+            ) from None
+
+    async def _bridge_at_home(self, retry: JSONObject) -> JSONObject:
+        """A retry another worker received, for a call of this one: its next round (as
+        `_bridge_round`; the principal checked here, where the call is)."""
+        bridge = self.bridge
+        pending = bridge.resume(retry.get("s"), retry.get("p"), retry.get("a"))
+        try:
+            answer = await bridge.next_round(pending)
+        except (ConnectionClosed, RequestTimeout) as exc:
+            raise unreachable(exc, self.upstreams.name) from None
         self.upstreams.guard.check_size(answer, self.upstreams.name)
         return answer
 

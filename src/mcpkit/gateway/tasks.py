@@ -34,13 +34,14 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpkit.client import Era
 from mcpkit.client.tasks import TaskHandle, TaskState, answered_with_task, wire_result
 from mcpkit.errors import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     ConnectionClosed,
     MCPError,
@@ -49,6 +50,7 @@ from mcpkit.errors import (
     RequestTimeout,
     TaskCancelled,
 )
+from mcpkit.gateway.home import HomeCalls, HomeRecords, HomeSilent
 from mcpkit.gateway.progress import progress_relay
 from mcpkit.gateway.upstreams import Link, unreachable
 from mcpkit.gateway.wire import downstream_error, upstream_params
@@ -69,7 +71,21 @@ TASK_METHODS = frozenset(
 )
 STATUS = "notifications/tasks/status"  # 2025-11-25
 MAX_REMEMBERED = 10_000  # tasks the proxy routes; the oldest is forgotten beyond
+RECORD_TTL = 86_400.0  # seconds a task of no ttl is known to the other workers
+_BY_ID = ("tasks/get", "tasks/result", "tasks/cancel", "tasks/update")
 _NOT_FOUND = "Failed to retrieve task: Task not found"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskAsk:
+    """A tasks/get, result, cancel or update request, as the worker holding the task needs
+    it: from this worker's downstream client, or sent by another worker (`request_id` None)."""
+
+    method: str
+    params: JSONObject
+    per_request: bool  # from a 2026-07-28 client
+    owner: str | None  # the caller (`owner_of`): only the task's owner reaches it
+    request_id: Any
 
 
 @dataclass(slots=True)
@@ -119,6 +135,8 @@ class ProxyTasks:
         self.known: dict[str, Forwarded] = {}
         self._support: dict[str, str | None] = {}  # tool -> its upstream taskSupport
         self._watchers: set[asyncio.Task[None]] = set()
+        self.records: HomeRecords | None = None  # with several workers (`share`)
+        self.homes: HomeCalls | None = None
         proxy.subscriptions.task_filter = self.followable
 
     # -- what the proxy hands over -------------------------------------------------------
@@ -155,14 +173,63 @@ class ProxyTasks:
             return await self._call(ctx)
         if method == "tasks/list":
             return await self._list(ctx)
-        entry = self._find(ctx)
-        serve: dict[str, Callable[[Context, Forwarded], Awaitable[JSONObject]]] = {
+        ask = TaskAsk(method, ctx.params, ctx.envelope is not None, owner_of(ctx), ctx.request_id)
+        task_id = _task_id(ask)
+        if task_id not in self.known and self.records is not None:  # a miss: maybe elsewhere
+            home = await self.records.home_of(task_id)
+            if home is not None and home != self.records.worker:
+                return await self._at(home, ask, task_id)
+        return await self._serve_known(ask)
+
+    async def _serve_known(self, ask: TaskAsk) -> JSONObject:
+        """tasks/get, result, cancel or update of a task this worker saw created. Raises
+        -32602 "Task not found" for another's or an unknown one."""
+        entry = self._find(ask)
+        serve: dict[str, Callable[[TaskAsk, Forwarded], Awaitable[JSONObject]]] = {
             "tasks/get": self._get,
             "tasks/result": self._result,
             "tasks/cancel": self._cancel,
             "tasks/update": self._update,
         }
-        return await self._related(ctx, entry.link, serve[method](ctx, entry))
+        return await self._related(ask.request_id, entry.link, serve[ask.method](ask, entry))
+
+    # -- several workers: a task another worker saw created (home.py) ----------------------
+
+    def share(self, options: Mapping[str, Any], homes: HomeCalls) -> None:
+        """Record each task seen created in the shared state of an HTTP app's `options`
+        (task id -> this worker), so that the other workers send its tasks/* here."""
+        state = options["state"]
+        name = self.proxy.upstreams.name or ""
+        self.records = HomeRecords(state.client, state.prefix, "task:" + name, homes.worker)
+        self.homes = homes
+        homes.ops["tasks:" + name] = self._at_home
+
+    async def _at(self, home: str, ask: TaskAsk, task_id: str) -> JSONObject:
+        """`ask` served by the worker `home` that saw the task created (the owner goes with
+        it: checked there). Raises its JSON-RPC error, or -32603 when it gives no sign."""
+        assert self.homes is not None
+        sent = {"m": ask.method, "p": ask.params, "r": ask.per_request, "o": ask.owner}
+        try:
+            op = "tasks:" + (self.proxy.upstreams.name or "")
+            return await self.homes.call(home, op, sent)
+        except HomeSilent as exc:
+            logger.warning("task %s: %s", task_id, exc)
+            raise ProtocolError(
+                INTERNAL_ERROR,
+                "the proxy worker holding the task does not answer (it may have stopped)",
+                {"taskId": task_id},
+            ) from None
+
+    async def _at_home(self, sent: JSONObject) -> JSONObject:
+        """Another worker's tasks/* request for a task of this one (`_at`)."""
+        method, params, owner = sent.get("m"), sent.get("p"), sent.get("o")
+        if method not in _BY_ID or type(params) is not dict:
+            raise ProtocolError(INVALID_PARAMS, "Invalid params: not a task request")
+        ask = TaskAsk(str(method), params, sent.get("r") is True, owner, None)
+        try:
+            return await self._serve_known(ask)
+        except (ConnectionClosed, RequestTimeout) as exc:  # as `serve` says it at home
+            raise unreachable(exc, self.proxy.upstreams.name) from None
 
     async def followable(self, ctx: Context, task_ids: list[str]) -> list[str]:
         """The ids a 2026-07-28 listen may follow: the caller's tasks the proxy knows."""
@@ -208,17 +275,18 @@ class ProxyTasks:
                 # A 2026-07-28 client answers the upstream's input_required rounds itself.
                 input_required="return" if per_request else "answer",
             )
-            raw = await self._related(ctx, link, sent)
+            raw = await self._related(ctx.request_id, link, sent)
         proxy.upstreams.guard.check_size(raw, proxy.upstreams.name)
         if not answered_with_task(params, raw):
             if asked and not per_request:  # the client asked for a task: a finished one
-                return self._done_task(ctx, link, raw)
+                return await self._done_task(ctx, link, raw)
             return raw
         state = wire_state(raw)
         if not per_request and not asked:  # a task the client did not ask for: follow it
             handle = TaskHandle(link.client, state)
-            return await self._related(ctx, link, wire_result(handle))
+            return await self._related(ctx.request_id, link, wire_result(handle))
         entry = self._remember(ctx, link, state.task_id)
+        await self._record(entry, state.raw)
         if upstream_per_request:
             self._spawn(self._watch(entry))
         return created(state, per_request=per_request)
@@ -231,10 +299,11 @@ class ProxyTasks:
                 self._support[tool.name] = support
         return self._support.get(name) in ("optional", "required")
 
-    def _done_task(self, ctx: Context, link: Link, result: JSONObject) -> JSONObject:
+    async def _done_task(self, ctx: Context, link: Link, result: JSONObject) -> JSONObject:
         task_id = "proxy-" + _random_id()
         entry = self._remember(ctx, link, task_id)
         entry.done = result
+        await self._record(entry, {})
         return {"task": handshake_task(self._done_view(entry))}
 
     def _done_view(self, entry: Forwarded) -> JSONObject:
@@ -250,27 +319,24 @@ class ProxyTasks:
 
     # -- tasks/* -------------------------------------------------------------------------
 
-    def _find(self, ctx: Context) -> Forwarded:
-        try:
-            task_id = wire.task_id_of(ctx.params)
-        except ValueError as exc:
-            raise ProtocolError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+    def _find(self, ask: TaskAsk) -> Forwarded:
+        task_id = _task_id(ask)
         entry = self.known.get(task_id)
-        if entry is None or entry.owner != owner_of(ctx):
+        if entry is None or entry.owner != ask.owner:
             if entry is not None:
                 logger.warning("task %s asked for through the proxy by another caller", task_id)
             raise ProtocolError(INVALID_PARAMS, _NOT_FOUND, {"taskId": task_id})
         return entry
 
-    async def _get(self, ctx: Context, entry: Forwarded) -> JSONObject:
+    async def _get(self, ask: TaskAsk, entry: Forwarded) -> JSONObject:
         if entry.done is not None:
-            if ctx.envelope is not None:
+            if ask.per_request:
                 return {**flat_task(self._done_view(entry)), "result": entry.done}
             return self._done_view(entry)
-        raw = await self._upstream(ctx, entry, "tasks/get")
-        if _per_request(entry.link) == (ctx.envelope is not None):
+        raw = await self._upstream(ask, entry, "tasks/get")
+        if _per_request(entry.link) == ask.per_request:
             return raw
-        if ctx.envelope is None:
+        if not ask.per_request:
             return handshake_task(raw)
         return await self._detailed(entry, raw)
 
@@ -295,8 +361,8 @@ class ProxyTasks:
                 entry.outcome = exc
         return entry.outcome
 
-    async def _result(self, ctx: Context, entry: Forwarded) -> JSONObject:
-        if ctx.envelope is not None:
+    async def _result(self, ask: TaskAsk, entry: Forwarded) -> JSONObject:
+        if ask.per_request:
             raise MethodNotFound("tasks/result")
         if entry.done is not None:
             return wire.with_related(entry.done, entry.task_id)
@@ -315,31 +381,31 @@ class ProxyTasks:
             ) from None
         return wire.with_related(result, entry.task_id)
 
-    async def _cancel(self, ctx: Context, entry: Forwarded) -> JSONObject:
-        per_request = ctx.envelope is not None
+    async def _cancel(self, ask: TaskAsk, entry: Forwarded) -> JSONObject:
+        per_request = ask.per_request
         if entry.done is not None:
             if per_request:
                 return {}
             raise _terminal(entry.task_id, self._done_view(entry)["status"])
         upstream_per_request = _per_request(entry.link)
         if per_request == upstream_per_request:
-            return await self._upstream(ctx, entry, "tasks/cancel")
+            return await self._upstream(ask, entry, "tasks/cancel")
         if per_request:  # a 2025-11-25 upstream refuses an ended task; the extension acks
             with contextlib.suppress(ProtocolError):
-                await self._upstream(ctx, entry, "tasks/cancel")
+                await self._upstream(ask, entry, "tasks/cancel")
             return {}
-        before = await self._upstream(ctx, entry, "tasks/get")
+        before = await self._upstream(ask, entry, "tasks/get")
         if before.get("status") in wire.TERMINAL:
             raise _terminal(entry.task_id, str(before.get("status")))
-        await self._upstream(ctx, entry, "tasks/cancel")
-        return handshake_task(await self._upstream(ctx, entry, "tasks/get"))
+        await self._upstream(ask, entry, "tasks/cancel")
+        return handshake_task(await self._upstream(ask, entry, "tasks/get"))
 
-    async def _update(self, ctx: Context, entry: Forwarded) -> JSONObject:
-        if ctx.envelope is None:
+    async def _update(self, ask: TaskAsk, entry: Forwarded) -> JSONObject:
+        if not ask.per_request:
             raise MethodNotFound("tasks/update")
         if entry.done is not None or not _per_request(entry.link):
             return {}  # no question of a 2025-11-25 task reaches this client: keys unknown
-        return await self._upstream(ctx, entry, "tasks/update")
+        return await self._upstream(ask, entry, "tasks/update")
 
     async def _list(self, ctx: Context) -> JSONObject:
         """2025-11-25: the caller's tasks among the upstream's (a shared upstream session
@@ -354,7 +420,7 @@ class ProxyTasks:
         shared = ctx.state is None or proxy.share_upstream
         link = await proxy.upstreams.link_for(ctx.peer, shared, ctx.client_capabilities)
         params = upstream_params(ctx.params, keep_envelope=False)
-        raw = await self._related(ctx, link, link.client.request("tasks/list", params))
+        raw = await self._related(ctx.request_id, link, link.client.request("tasks/list", params))
         owner = owner_of(ctx)
         tasks = raw.get("tasks")
         mine = [
@@ -366,22 +432,25 @@ class ProxyTasks:
         ]
         return {**raw, "tasks": mine}
 
-    async def _upstream(self, ctx: Context, entry: Forwarded, method: str) -> JSONObject:
-        keep = ctx.envelope is not None and _per_request(entry.link)
-        params = upstream_params(ctx.params, keep_envelope=keep) or {}
+    async def _upstream(self, ask: TaskAsk, entry: Forwarded, method: str) -> JSONObject:
+        keep = ask.per_request and _per_request(entry.link)
+        params = upstream_params(ask.params, keep_envelope=keep) or {}
         return await entry.link.client.request(method, {**params, "taskId": entry.task_id})
 
-    async def _related(self, ctx: Context, link: Link, call: Awaitable[JSONObject]) -> JSONObject:
-        """Await `call` as one of the session's forwarded requests (an upstream question
-        asked meanwhile goes with it: see downstream.py)."""
+    async def _related(
+        self, request_id: Any, link: Link, call: Awaitable[JSONObject]
+    ) -> JSONObject:
+        """Await `call` as one of the session's forwarded requests `request_id` (an upstream
+        question asked meanwhile goes with it: see downstream.py; None: a request another
+        worker received, which has no stream here)."""
         downstream = link.downstream
-        if downstream is None:
+        if downstream is None or request_id is None:
             return await call
-        downstream.in_flight.append(ctx.request_id)
+        downstream.in_flight.append(request_id)
         try:
             return await call
         finally:
-            downstream.in_flight.remove(ctx.request_id)
+            downstream.in_flight.remove(request_id)
 
     # -- remembering and status ----------------------------------------------------------
 
@@ -391,6 +460,18 @@ class ProxyTasks:
         while len(self.known) > MAX_REMEMBERED:
             del self.known[next(iter(self.known))]
         return entry
+
+    async def _record(self, entry: Forwarded, task: JSONObject) -> None:
+        """With several workers: that this worker is the task's home, for as long as the
+        task lives upstream (its ttl, else `RECORD_TTL`). One Redis round trip, when the
+        task is created; never when a request lands here."""
+        if self.records is None:
+            return
+        ttl = task.get("ttl", task.get("ttlMs"))  # ms
+        seconds = RECORD_TTL
+        if isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl > 0:
+            seconds = ttl / 1000
+        await self.records.write(entry.task_id, seconds)
 
     async def _watch(self, entry: Forwarded) -> None:
         """A 2026-07-28 upstream's task: listen for its status and relay it (it sends
@@ -434,6 +515,14 @@ class ProxyTasks:
 
     def _upstream_era(self) -> Era:
         return self.proxy.upstreams.shared.client.era
+
+
+def _task_id(ask: TaskAsk) -> str:
+    """The task a tasks/* request names. Raises -32602 when it names none."""
+    try:
+        return wire.task_id_of(ask.params)
+    except ValueError as exc:
+        raise ProtocolError(INVALID_PARAMS, f"Invalid params: {exc}") from None
 
 
 def wire_state(raw: JSONObject) -> TaskState:

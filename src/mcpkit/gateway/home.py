@@ -1,0 +1,216 @@
+"""Home calls: a request served by the worker of a proxy that holds its state.
+
+With several workers (a shared `state`, docs/gateway.md "Several workers") some of a proxy's
+state lives in one worker only: a call of the input_required bridge waiting for its client's
+next round (asking.py), a forwarded task and the upstream link that holds it (tasks.py). That
+worker is the state's *home*. A request for it that lands on another worker is sent home over
+the workers' bus (`state.bus`, transports/http/redis_bus.py) and its answer comes back the same
+way:
+
+    B -> "hq" {to: A, i: call id, o: operation, p: payload}
+    A -> "hs" {to: B, i}                          at once, then every `beat` s while working
+    A -> "hs" {to: B, i, r: result} | {.., e: {code, message, data}}   the answer, as it is
+    B -> "hx" {to: A, i}                          B's request was cancelled: A cancels its work
+
+The bus is at most once and a worker may stop at any time, so B never waits for A without a
+sign: when `silence` s pass with none (no acknowledgement, no heartbeat, no answer) B gives up
+(`HomeSilent`) and its caller answers with a clear error. An operation is a coroutine function
+registered by name (`ops`); a gateway's upstreams share the bus, so their names carry the
+upstream's. A JSON-RPC error raised by the operation at home reaches B's caller unchanged
+(`ProtocolError` with the same code, message and data).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import secrets
+import weakref
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcpkit.errors import INTERNAL_ERROR, ProtocolError
+
+JSONObject = dict[str, Any]
+Operation = Callable[[JSONObject], Awaitable[JSONObject]]
+logger = logging.getLogger("mcpkit.gateway")
+
+SILENCE = 5.0  # seconds without a sign from home before giving up
+BEAT = 1.0  # seconds between a working home's heartbeats
+
+
+class HomeSilent(Exception):
+    """The home worker gave no sign for the allowed time (stopped, or the bus lost it)."""
+
+
+@dataclass(slots=True)
+class _Waiting:
+    answer: asyncio.Future[JSONObject]
+    last_sign: float
+    signed: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class HomeCalls:
+    """The home calls of the workers sharing `bus` (one per bus: `home_calls`)."""
+
+    def __init__(self, bus: Any, *, silence: float = SILENCE, beat: float = BEAT) -> None:
+        self.bus = bus
+        self.worker: str = bus.worker
+        self.silence = silence
+        self.beat = beat
+        self.ops: dict[str, Operation] = {}
+        self._waiting: dict[str, _Waiting] = {}
+        self._working: dict[str, asyncio.Task[None]] = {}
+        bus.handlers["hq"] = self._asked
+        bus.handlers["hs"] = self._signed
+        bus.handlers["hx"] = self._cancelled
+
+    async def call(self, home: str, op: str, payload: JSONObject) -> JSONObject:
+        """Run `op` with `payload` on worker `home` and return its result. Raises
+        ProtocolError as the operation raised it at home, HomeSilent when home gave no
+        sign for `silence` s; a cancel of the caller cancels the work at home."""
+        loop = asyncio.get_running_loop()
+        call_id = secrets.token_hex(12)
+        waiting = _Waiting(loop.create_future(), loop.time())
+        self._waiting[call_id] = waiting
+        self.bus.publish("hq", {"to": home, "i": call_id, "o": op, "p": payload})
+        try:
+            while True:
+                waiting.signed.clear()  # no await until the wait: no sign can slip between
+                if waiting.answer.done():
+                    return waiting.answer.result()
+                left = waiting.last_sign + self.silence - loop.time()
+                if left <= 0:
+                    raise HomeSilent(f"worker {home} gave no sign for {self.silence:g} s")
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(left):
+                        await waiting.signed.wait()
+        except asyncio.CancelledError:
+            if not waiting.answer.done():
+                self.bus.publish("hx", {"to": home, "i": call_id})
+            raise
+        finally:
+            self._waiting.pop(call_id, None)
+
+    # -- at home ----------------------------------------------------------------------------
+
+    def _asked(self, message: Mapping[str, Any]) -> None:
+        if message.get("to") != self.worker:
+            return
+        sender, call_id = message.get("w"), message.get("i")
+        op = self.ops.get(str(message.get("o")))
+        payload = message.get("p")
+        if type(sender) is not str or type(call_id) is not str or type(payload) is not dict:
+            return
+        if op is None:  # a worker of another version, or an upstream this one lacks
+            error = ProtocolError(INTERNAL_ERROR, f"unknown home call {message.get('o')!r}")
+            self._reply(sender, call_id, {"e": error.to_error_object()})
+            return
+        self._reply(sender, call_id, {})  # the acknowledgement: home has it
+        work = asyncio.ensure_future(self._work(sender, call_id, op, payload))
+        self._working[call_id] = work
+        work.add_done_callback(lambda _: self._working.pop(call_id, None))
+
+    async def _work(self, sender: str, call_id: str, op: Operation, payload: JSONObject) -> None:
+        beating = asyncio.ensure_future(self._beat(sender, call_id))
+        try:
+            reply: JSONObject = {"r": await op(payload)}
+        except ProtocolError as exc:
+            reply = {"e": exc.to_error_object()}
+        except asyncio.CancelledError:
+            raise  # the caller cancelled: it waits for nothing more
+        except Exception as exc:  # never silence: the caller would wait its full bound
+            logger.exception("a home call failed")
+            failed = f"the proxy worker holding the call failed: {type(exc).__name__}"
+            reply = {"e": ProtocolError(INTERNAL_ERROR, failed).to_error_object()}
+        finally:
+            beating.cancel()
+        self._reply(sender, call_id, reply)
+
+    async def _beat(self, sender: str, call_id: str) -> None:
+        while True:
+            await asyncio.sleep(self.beat)
+            self._reply(sender, call_id, {})
+
+    def _reply(self, to: str, call_id: str, body: JSONObject) -> None:
+        self.bus.publish("hs", {"to": to, "i": call_id, **body})
+
+    def _cancelled(self, message: Mapping[str, Any]) -> None:
+        if message.get("to") == self.worker:
+            work = self._working.get(str(message.get("i")))
+            if work is not None:
+                work.cancel()
+
+    # -- at the caller ----------------------------------------------------------------------
+
+    def _signed(self, message: Mapping[str, Any]) -> None:
+        if message.get("to") != self.worker:
+            return
+        waiting = self._waiting.get(str(message.get("i")))
+        if waiting is None:
+            return
+        waiting.last_sign = asyncio.get_running_loop().time()
+        waiting.signed.set()
+        if waiting.answer.done():
+            return
+        if "r" in message and type(message["r"]) is dict:
+            waiting.answer.set_result(message["r"])
+        elif "e" in message:
+            waiting.answer.set_exception(_error_from_wire(message["e"]))
+
+
+class HomeRecords:
+    """Which worker is home to what (`{prefix}home:{space}:{key}` -> its worker id, expiring)
+    in the Redis of `client`: written by the worker that holds the state, read by another
+    that has none for `key`."""
+
+    def __init__(self, client: Any, prefix: str, space: str, worker: str) -> None:
+        self.client = client
+        self.prefix = f"{prefix}home:{space}:"
+        self.worker = worker
+
+    async def write(self, key: str, ttl: float) -> None:
+        """This worker is home to `key` for `ttl` s. A failure is logged: the state is still
+        served here, only not from elsewhere."""
+        try:
+            await self.client.set(self.prefix + key, self.worker, ex=max(1, math.ceil(ttl)))
+        except Exception as exc:  # redis-py's errors: Redis away
+            logger.warning("could not record a home for the other workers: %s", exc)
+
+    async def home_of(self, key: str) -> str | None:
+        """The worker home to `key` (None: none recorded). Raises ProtocolError (-32603)
+        when the shared state cannot be read."""
+        try:
+            home = await self.client.get(self.prefix + key)
+        except Exception as exc:  # redis-py's errors: Redis away
+            name = type(exc).__name__
+            raise ProtocolError(INTERNAL_ERROR, f"the workers' shared state: {name}") from None
+        return home.decode() if isinstance(home, bytes) else home
+
+
+_BY_BUS: weakref.WeakKeyDictionary[Any, HomeCalls] = weakref.WeakKeyDictionary()
+
+
+def home_calls(options: Mapping[str, Any]) -> HomeCalls | None:
+    """The home calls of an HTTP app made with `options`: None unless its `state` is shared
+    and has a bus (one process keeps all its state: nothing to send home)."""
+    state = options.get("state")
+    bus = getattr(state, "bus", None)
+    if not getattr(state, "shared", False) or bus is None or not hasattr(bus, "worker"):
+        return None
+    calls = _BY_BUS.get(bus)
+    if calls is None:
+        calls = _BY_BUS[bus] = HomeCalls(bus)
+    return calls
+
+
+def _error_from_wire(error: Any) -> ProtocolError:
+    if type(error) is not dict or type(error.get("code")) is not int:
+        return ProtocolError(INTERNAL_ERROR, "the proxy worker holding the call failed")
+    return ProtocolError(error["code"], str(error.get("message", "")), error.get("data"))
+
+
+__all__ = ["HomeCalls", "HomeRecords", "HomeSilent", "home_calls"]

@@ -1,0 +1,57 @@
+"""An mcpkit server over stdio for tests/gateway/test_workers_home.py: task tools, and a tool
+that asks its client twice (a sampling, then an elicitation) mid-call."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from mcpkit import Server
+from mcpkit.server import Context
+
+server = Server("home-upstream", version="1.0.0")
+
+
+class Name(BaseModel):
+    name: str
+
+
+@server.tool()
+async def ask(question: str, ctx: Context) -> str:
+    """No task: asks the client's model, then the user's name."""
+    sampled = await ctx.sample(question)
+    answer = await ctx.elicit("Your name?", Name)
+    name = answer.data.name if answer.data is not None else "?"
+    return f"{sampled.content.text} / {name}"  # type: ignore[union-attr]
+
+
+@server.tool()
+async def ask_then_hold(mark: str, ctx: Context) -> str:
+    """No task: asks the client's model, then runs until cancelled, which it writes in the
+    file `mark` (the test's only view of this process, one of a worker's)."""
+    await ctx.sample("hold?")
+    try:
+        await asyncio.Event().wait()
+    except asyncio.CancelledError:
+        Path(mark).write_text("cancelled")
+        raise
+    return "never"
+
+
+@server.tool(task=True)
+async def report(topic: str) -> str:
+    """A short task."""
+    return f"report on {topic}"
+
+
+@server.tool(task="required")
+async def forever() -> str:
+    """A task that runs until cancelled."""
+    await asyncio.Event().wait()
+    return "never"
+
+
+if __name__ == "__main__":
+    server.run()
