@@ -5,9 +5,9 @@ and `exception` (the formatted traceback) when one is attached. The root logger 
 handler (on stderr), so mcpkit's loggers and uvicorn's (told to leave logging alone) write
 through it alike.
 
-uvicorn's access lines name the request's path without its query string: a query may carry
-what must not be logged (a legacy HTTP+SSE `session_id`, a token a misbehaving client put
-there), and a path is all an access line needs.
+uvicorn's access lines name the request's path without its query string, in this format as
+in uvicorn's text one: the server every mcpkit command serves with trims it on the access
+logger itself (`DropQuery`, transports/http/serving.py).
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ import sys
 from datetime import UTC, datetime
 
 __all__ = ["JSONFormatter", "configure"]
-
-_ACCESS_PATH = 2  # uvicorn.access's arguments: client, method, path with query, version, status
 
 
 class JSONFormatter(logging.Formatter):
@@ -39,25 +37,10 @@ class JSONFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False, default=str)
 
 
-class DropQuery(logging.Filter):
-    """An access line's path without its query string (module docstring)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        args = record.args
-        if isinstance(args, tuple) and len(args) > _ACCESS_PATH:
-            path = args[_ACCESS_PATH]
-            if isinstance(path, str) and "?" in path:
-                trimmed = list(args)
-                trimmed[_ACCESS_PATH] = path.partition("?")[0]
-                record.args = tuple(trimmed)
-        return True
-
-
 def configure(level: int = logging.INFO) -> None:
     """Make every log line JSON on stderr from now on (replacing the root's handlers)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JSONFormatter())
-    handler.addFilter(DropQuery())
     root = logging.getLogger()
     for old in root.handlers[:]:
         root.removeHandler(old)

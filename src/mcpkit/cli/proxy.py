@@ -134,31 +134,24 @@ def _check_sharing(args: argparse.Namespace) -> None:
 
 
 def _serve_workers(spec: dict[str, Any], args: argparse.Namespace) -> None:
-    """`args.workers` uvicorn worker processes on one port, each serving `worker_app()`.
-    Raises ValueError (from `http_app`) when the app cannot be made so."""
+    """`args.workers` worker processes on one port, each serving `worker_app()` and draining
+    on SIGTERM (transports/http/serving.py). Raises ValueError (from `http_app`) when the app
+    cannot be made so, OSError for an address that cannot be listened on."""
     import json
 
     from mcpkit._extras import optional_dependency
 
     with optional_dependency():  # uvicorn: the 'http' extra
-        import uvicorn
+        from mcpkit.transports.http.serving import serve as serve_http
     os.environ[_SPEC] = json.dumps({**spec, "redis": args.redis, "host": args.host})
     # Made once here first: a configuration error (no sealing keys, ...) stops the command
     # at once instead of each worker failing, and being restarted to fail again.
     worker_app()
-    uvicorn.run(
-        "mcpkit.cli.proxy:worker_app",
-        factory=True,
-        host=args.host,
-        port=args.port,
-        workers=args.workers,
-        log_level="warning",
-        lifespan="on",
-    )
+    serve_http("mcpkit.cli.proxy:worker_app", host=args.host, port=args.port, workers=args.workers)
 
 
 def worker_app() -> Any:
-    """The ASGI app of one worker (uvicorn calls this in each worker process): the proxy of
+    """The ASGI app of one worker (its server calls this in each worker process): the proxy of
     `$MCPKIT_PROXY_WORKER` on a `RedisState`."""
     import json
 

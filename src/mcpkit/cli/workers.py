@@ -1,12 +1,13 @@
 """`mcpkit run APP --transport http --redis URL [--workers N]`: one service on N processes.
 
-uvicorn starts N worker processes on one port, and each imports its app by name: `app()`
-here, a factory that loads the server named by the command line and gives it a `RedisState`,
-so every worker shares sessions and stream events through Redis (docs/scale-out.md). What
-the command line said reaches the workers in environment variables (they are new
-interpreters), read once by the factory; so does the rest of the environment, among it
-`$MCPKIT_REQUEST_STATE_KEYS`, the requestState sealing keys every worker must share (there is
-no command-line option for them: a secret in the arguments is visible to every local user).
+N worker processes serve one port (transports/http/serving.py: each drains on SIGTERM as
+one process does), and each imports its app by name: `app()` here, a factory that loads
+the server named by the command line and gives it a `RedisState`, so every worker shares
+sessions and stream events through Redis (docs/scale-out.md). What the command line said
+reaches the workers in environment variables (they are new interpreters), read once by the
+factory; so does the rest of the environment, among it `$MCPKIT_REQUEST_STATE_KEYS`, the
+requestState sealing keys every worker must share (there is no command-line option for
+them: a secret in the arguments is visible to every local user).
 """
 
 from __future__ import annotations
@@ -33,35 +34,33 @@ def serve(
     """Serve `spec` (FILE[:OBJ] or MODULE[:OBJ]) on `workers` processes sharing `redis`;
     `options`: `http_app`'s keywords (JSON values) and `log_format` ("json": every process's
     log lines as JSON). Raises ImportError naming the extra when uvicorn or redis is missing,
-    and what `Server.http_app` raises (ValueError without requestState sealing keys)."""
+    what `Server.http_app` raises (ValueError without requestState sealing keys), and
+    OSError for an address that cannot be listened on."""
     with optional_dependency():  # uvicorn: the 'http' extra
-        import uvicorn
+        from mcpkit.transports.http.serving import serve as serve_http
     location, colon, name = spec.partition(":")
     if os.path.exists(location):  # a file: the same one whatever a worker's directory
         spec = os.path.abspath(location) + colon + name
     options = dict(options or {})
     os.environ.update({_APP: spec, _REDIS: redis, _HOST: host, _OPTIONS: json.dumps(options)})
-    more: dict[str, Any] = {"log_level": "warning"}
+    logs: dict[str, Any] = {}
     if options.get("log_format") == "json":  # each worker sets it up itself (see app())
-        more = {"log_level": "info", "log_config": None}
-    if "drain_timeout" in options:  # calls in flight at SIGTERM get that long, then are cut
-        more["timeout_graceful_shutdown"] = max(1, round(options["drain_timeout"]))
+        logs = {"log_level": "info", "log_config": None}
     # Made once here first: a configuration error (no sealing keys, ...) stops the command
     # at once instead of each worker failing, and being restarted to fail again.
     app()
-    uvicorn.run(
+    serve_http(
         "mcpkit.cli.workers:app",
-        factory=True,
         host=host,
         port=port,
         workers=workers,
-        lifespan="on",
-        **more,
+        drain_timeout=options.get("drain_timeout", 5.0),
+        **logs,
     )
 
 
 def app() -> Any:
-    """The ASGI app of one worker (uvicorn calls this in each worker process)."""
+    """The ASGI app of one worker (its server calls this in each worker process)."""
     from mcpkit.cli.loading import load_server
     from mcpkit.transports.http.redis_state import RedisState
 

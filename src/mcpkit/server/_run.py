@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import socket
 import sys
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -136,46 +135,16 @@ def _serve_http(
     **options: Unpack[HTTPAppOptions],
 ) -> None:
     with optional_dependency():  # uvicorn: the 'http' extra
-        import uvicorn
+        from mcpkit.transports.http.serving import serve
 
     options.setdefault("bind_host", host)
     app = http_app(server, options)
-
-    class DrainingServer(uvicorn.Server):
-        # uvicorn waits for open responses before its lifespan shutdown: end the long-lived
-        # ones (2026-07-28 subscriptions) gracefully first, with their completion result.
-        async def shutdown(self, sockets: Any = None) -> None:
-            await app.drain()
-            await super().shutdown(sockets)
-
-    # SIGTERM: drain() waits up to drain_timeout for the requests in flight; uvicorn's own
-    # wait for open responses (streams a client reopened meanwhile) gets as long again,
-    # after which it cancels them: the process ends within about twice drain_timeout.
-    bound = app.config.drain_timeout
-    logging_given: dict[str, Any] = {} if log_config is ... else {"log_config": log_config}
-    config = uvicorn.Config(
+    # drains on SIGTERM before the socket closes (transports/http/serving.py)
+    serve(
         app,
         host=host,
         port=port,
+        drain_timeout=app.config.drain_timeout,
         log_level=log_level,
-        lifespan="on",
-        timeout_graceful_shutdown=max(1, round(bound)),
-        **logging_given,
+        log_config=log_config,
     )
-    DrainingServer(config).run(sockets=[_listening_socket(host, port)])
-
-
-def _listening_socket(host: str, port: int) -> socket.socket:
-    """The socket to serve on, bound here so that a port in use is an OSError naming it
-    (uvicorn would log its own error line and exit). Raises OSError."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        refused = OSError(f"cannot listen on {host}:{port}: {exc.strerror}")
-        refused.errno = exc.errno
-        raise refused from None
-    return sock

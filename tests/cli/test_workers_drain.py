@@ -1,0 +1,186 @@
+"""SIGTERM under `--workers N` (a real `mcpkit run` / `mcpkit proxy` on a real redis-server):
+each worker drains as one process does -- readiness 503, a new session refused with 503 and
+Retry-After, a subscription ended with its result, the calls in flight answered -- then
+exits, and the parent with them, within the bound. And a port in use is one line (exit 2)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import redis.asyncio as redis
+
+from mcpkit import Client
+from mcpkit.types import CallToolResult
+from tests.cli.http_process import Running, group_gone, mcpkit_http
+from tests.peers import redis_server
+
+SERVER = Path(__file__).with_name("drain_workers_server.py")
+HELD, RELEASE = "drain-test:held", "drain-test:release"
+KEYS = {"MCPKIT_REQUEST_STATE_KEYS": "drain-workers-tests-key-1"}
+ACCEPT = {"accept": "application/json, text/event-stream"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "drain-workers-test", "version": "1"},
+    },
+}
+
+pytestmark = pytest.mark.timeout(300)  # worker processes start slowly on a loaded machine
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str]:
+    with redis_server() as url:
+        yield url
+
+
+@pytest.fixture
+async def store(redis_url: str) -> AsyncIterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_url)
+    await client.delete(HELD, RELEASE)
+    yield client
+    await client.aclose()
+
+
+def run_workers(redis_url: str, *more: str) -> list[str]:
+    return ["run", str(SERVER), "--transport", "http", "--redis", redis_url,
+            "--workers", "2", *more]  # fmt: skip
+
+
+async def held(store: redis.Redis) -> int:
+    return sum(int(count) for count in (await store.hvals(HELD)))
+
+
+async def hold_on_every_worker(
+    client: Client, store: redis.Redis, workers: int
+) -> list[asyncio.Future[CallToolResult]]:
+    """Calls of `hold` started one by one (each on a connection of its own: the others are
+    busy) until every worker holds at least one."""
+    calls: list[asyncio.Future[CallToolResult]] = []
+    while await store.hlen(HELD) < workers:
+        assert len(calls) < 40, "the calls all landed on one worker"
+        calls.append(asyncio.ensure_future(client.call_tool("hold", {})))
+        while await held(store) < len(calls):
+            await asyncio.sleep(0.02)
+    return calls
+
+
+async def status_becomes(url: str, wanted: int, seconds: float = 30) -> httpx.Response:
+    """Probe `url` (as an orchestrator does, every 50 ms) until it answers `wanted`."""
+    deadline = time.monotonic() + seconds
+    async with httpx.AsyncClient(timeout=5) as http:
+        while True:
+            answer = await http.get(url)
+            if answer.status_code == wanted or time.monotonic() > deadline:
+                return answer
+            await asyncio.sleep(0.05)
+
+
+async def assert_draining(base: str) -> None:
+    """Readiness 503 and a new session refused with 503 + Retry-After."""
+    ready = await status_becomes(f"{base}/readyz", 503)
+    assert (ready.status_code, ready.json()) == (503, {"status": "draining"})
+    async with httpx.AsyncClient(timeout=10) as http:
+        refused = await http.post(f"{base}/mcp", json=INITIALIZE, headers=ACCEPT)
+    assert refused.status_code == 503
+    assert refused.headers["retry-after"] == "1"
+    assert "shutting down" in refused.json()["error"]["message"]
+
+
+async def exited(running: Running, seconds: float) -> None:
+    """The parent exited with 0 and no process of its group is left."""
+    assert await asyncio.wait_for(running.process.wait(), seconds) == 0
+    assert await group_gone(running.process.pid, 10)
+
+
+async def test_each_worker_drains_answers_its_calls_and_the_group_exits(
+    redis_url: str, store: redis.Redis
+) -> None:
+    env = {**KEYS, "DRAIN_TEST_REDIS": redis_url}
+    args = run_workers(redis_url, "--drain-timeout", "30")
+    async with mcpkit_http(args, env=env) as running:
+        url = f"{running.base}/mcp"
+        async with Client(url, mode="handshake", timeout=60) as client:
+            calls = await hold_on_every_worker(client, store, workers=2)
+            async with Client(url, mode="2026-07-28", timeout=60) as modern:
+                async with modern.listen(tools=True) as changes:
+                    running.process.terminate()  # the parent alone, as to a container's PID 1
+                    await assert_draining(running.base)
+                    seen = [note async for note in changes]  # ended by the drain, gracefully
+                assert seen == []
+            await store.rpush(RELEASE, *["go"] * len(calls))
+            answers = await asyncio.wait_for(asyncio.gather(*calls), 60)
+        assert len({answer.content[0].text for answer in answers}) == 2  # both workers' calls
+        await exited(running, 60)
+
+
+async def test_a_call_that_does_not_finish_is_cut_within_the_bound(
+    redis_url: str, store: redis.Redis
+) -> None:
+    env = {**KEYS, "DRAIN_TEST_REDIS": redis_url}
+    async with (
+        mcpkit_http(run_workers(redis_url, "--drain-timeout", "1"), env=env) as running,
+        Client(f"{running.base}/mcp", mode="handshake", timeout=60) as client,
+    ):
+        call = asyncio.ensure_future(client.call_tool("hold", {}))
+        while await held(store) < 1:
+            await asyncio.sleep(0.02)
+        started = time.monotonic()
+        running.process.terminate()
+        await exited(running, 60)
+        # drain_timeout (1 s) for the calls, as long again for uvicorn's own wait, and the
+        # parent's half-second look at its workers
+        assert time.monotonic() - started < 2 * 1 + 4
+        with pytest.raises(Exception):  # noqa: B017 - the connection ended, whichever way
+            await asyncio.wait_for(call, 30)
+
+
+async def test_proxy_workers_drain_too(redis_url: str, store: redis.Redis) -> None:
+    env = {**KEYS, "DRAIN_TEST_REDIS": redis_url}
+    args = ["proxy", str(SERVER), "--transport", "http", "--redis", redis_url, "--workers", "2"]
+    async with (
+        mcpkit_http(args, env=env) as running,
+        Client(f"{running.base}/mcp", mode="handshake", timeout=60) as client,
+    ):
+        call = asyncio.ensure_future(client.call_tool("hold", {}))
+        while await held(store) < 1:
+            await asyncio.sleep(0.02)
+        running.process.terminate()
+        await assert_draining(running.base)
+        await store.rpush(RELEASE, "go")
+        answer = await asyncio.wait_for(call, 60)
+        assert answer.content[0].text.isdigit()  # the upstream's process id: answered
+        await exited(running, 60)
+
+
+def test_workers_on_a_port_in_use_say_so(redis_url: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        argv = [sys.executable, "-m", "mcpkit", *run_workers(redis_url), "--port", str(port)]
+        done = subprocess.run(
+            argv,
+            check=False,
+            capture_output=True,
+            text=True,
+            env={**os.environ, **KEYS},
+            timeout=120,
+        )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        f"mcpkit: error: cannot listen on 127.0.0.1:{port}: Address already in use"
+    )
