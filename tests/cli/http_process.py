@@ -26,11 +26,11 @@ class Running:
     base: str  # http://127.0.0.1:PORT
 
     async def stop(self, seconds: float = 60) -> list[str]:
-        """SIGTERM to the parent alone; its stderr's lines (if captured) once it exited."""
+        """SIGTERM to the parent alone; its output's lines (if captured) once it exited."""
         self.process.send_signal(signal.SIGTERM)
         out = b""
-        if self.process.stderr is not None:
-            out = await asyncio.wait_for(self.process.stderr.read(), seconds)
+        if self.process.stdout is not None:
+            out = await asyncio.wait_for(self.process.stdout.read(), seconds)
         await asyncio.wait_for(self.process.wait(), seconds)
         return out.decode().splitlines()
 
@@ -42,15 +42,18 @@ async def mcpkit_http(
     env: dict[str, str] | None = None,
     probe: str = "/healthz",
     capture: bool = False,
+    program: Sequence[str] = ("-m", "mcpkit"),
 ) -> AsyncIterator[Running]:
-    """`python -m mcpkit ARGS --port P`, answering `probe`; `capture`: its stderr piped (read
-    it with `stop()`), else shared with the test's."""
+    """`python -m mcpkit ARGS --port P` (or `python PROGRAM ARGS --port P`), answering `probe`;
+    `capture`: its stderr and stdout (uvicorn's text access lines) piped together (read them
+    with `stop()`), else shared with the test's."""
     port = unused_port()
-    argv = [sys.executable, "-m", "mcpkit", *map(str, args), "--port", str(port)]
+    argv = [sys.executable, *program, *map(str, args), "--port", str(port)]
     process = await asyncio.create_subprocess_exec(
         *argv,
         env={**os.environ, **(env or {})},
-        stderr=asyncio.subprocess.PIPE if capture else None,
+        stdout=asyncio.subprocess.PIPE if capture else None,
+        stderr=asyncio.subprocess.STDOUT if capture else None,
         start_new_session=True,  # its workers (and their children) in a group of its own
     )
     running = Running(process, f"http://127.0.0.1:{port}")

@@ -1,20 +1,17 @@
 """`mcpkit run --log-format json`: every line on stderr one JSON object (time, level, logger,
-message, exception), uvicorn's lines too, and the access lines without query strings."""
+message, exception), uvicorn's lines too, and the access lines without query strings, in the
+text format (uvicorn's) as in JSON, with one process or several."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import signal
-import sys
 from datetime import datetime
 from pathlib import Path
 
 import httpx
 
 from mcpkit import Client
-from tests.http.servers import unused_port
+from tests.cli.http_process import Running, mcpkit_http
 from tests.peers import redis_server
 
 SERVER = Path(__file__).with_name("json_logs_server.py")
@@ -22,32 +19,24 @@ SECRET = "query-secret-4f1c9a"
 
 
 async def run_and_collect(*more: str) -> list[str]:
-    """Serve, call `fail`, send a request with a token in its query, stop: stderr's lines."""
-    port = unused_port()
-    argv = [sys.executable, "-m", "mcpkit", "run", str(SERVER), "--transport", "http",
-            "--port", str(port), *more]  # fmt: skip
-    process = await asyncio.create_subprocess_exec(*argv, stderr=asyncio.subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        async with httpx.AsyncClient(timeout=10) as http:
-            for _ in range(600):
-                try:
-                    await http.get(f"{base}/healthz")
-                    break
-                except httpx.TransportError:
-                    await asyncio.sleep(0.05)
-            await http.get(f"{base}/healthz?access_token={SECRET}")
-        async with Client(f"{base}/mcp", timeout=30) as client:
-            await client.call_tool("fail", {})
-        process.send_signal(signal.SIGTERM)
-        assert process.stderr is not None
-        out = await asyncio.wait_for(process.stderr.read(), 30)
-        await asyncio.wait_for(process.wait(), 30)
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-    return out.decode().splitlines()
+    """`mcpkit run` the server, `exercise` it: stderr's lines."""
+    async with mcpkit_http(["run", SERVER, "--transport", "http", *more], capture=True) as running:
+        return await exercise(running)
+
+
+async def exercise(running: Running, probe: str = "/healthz") -> list[str]:
+    """Send requests with secrets in their query (`?access_token=`, a legacy `?session_id=`),
+    call `fail`, stop: stderr's lines."""
+    await query_secrets(running.base, probe)
+    async with Client(f"{running.base}/mcp", timeout=30) as client:
+        await client.call_tool("fail", {})
+    return await running.stop()
+
+
+async def query_secrets(base: str, probe: str = "/healthz") -> None:
+    async with httpx.AsyncClient(timeout=10) as http:
+        await http.get(f"{base}{probe}?access_token={SECRET}")
+        await http.get(f"{base}/mcp?session_id={SECRET}", headers={"accept": "text/event-stream"})
 
 
 async def test_every_line_is_json_with_the_fields_and_no_query_string() -> None:
@@ -72,38 +61,31 @@ async def test_text_is_still_the_default() -> None:
     failed = [line for line in lines if "fail was called" in line]
     assert failed, lines
     assert not failed[0].startswith("{")
+    assert not any(SECRET in line for line in lines)
+
+
+async def test_text_access_lines_have_no_query_string() -> None:
+    """server.run("http") with uvicorn's text format at info: its access lines name the path
+    without the query (the same filter as the JSON format)."""
+    program = [str(Path(__file__).with_name("access_log_server.py"))]
+    async with mcpkit_http([], program=program, capture=True) as running:
+        await query_secrets(running.base)
+        lines = await running.stop()
+    assert any('"GET /healthz HTTP/1.1" 200' in line for line in lines), lines
+    assert any('"GET /mcp HTTP/1.1"' in line for line in lines), lines
+    assert not any(SECRET in line for line in lines)
 
 
 async def test_workers_log_json_and_serve_the_probe_paths_given() -> None:
+    env = {"MCPKIT_REQUEST_STATE_KEYS": "json-logs-tests-key-1"}
     with redis_server() as redis:
-        port = unused_port()
-        argv = [sys.executable, "-m", "mcpkit", "run", str(SERVER), "--transport", "http",
-                "--port", str(port), "--redis", redis, "--workers", "2",
+        args = ["run", SERVER, "--transport", "http", "--redis", redis, "--workers", "2",
                 "--log-format", "json", "--health-path", "/live"]  # fmt: skip
-        env = {**os.environ, "MCPKIT_REQUEST_STATE_KEYS": "json-logs-tests-key-1"}
-        process = await asyncio.create_subprocess_exec(
-            *argv, stderr=asyncio.subprocess.PIPE, env=env
-        )
-        base = f"http://127.0.0.1:{port}"
-        try:
+        async with mcpkit_http(args, env=env, probe="/live", capture=True) as running:
             async with httpx.AsyncClient(timeout=10) as http:
-                for _ in range(1200):
-                    try:
-                        live = await http.get(f"{base}/live")
-                        break
-                    except httpx.TransportError:
-                        await asyncio.sleep(0.05)
-                assert live.json() == {"status": "ok"}
-                assert (await http.get(f"{base}/healthz")).status_code == 404
-            async with Client(f"{base}/mcp", timeout=30) as client:
-                await client.call_tool("fail", {})
-            process.send_signal(signal.SIGTERM)
-            assert process.stderr is not None
-            out = await asyncio.wait_for(process.stderr.read(), 60)
-            await asyncio.wait_for(process.wait(), 60)
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-    records = [json.loads(line) for line in out.decode().splitlines()]
+                assert (await http.get(f"{running.base}/live")).json() == {"status": "ok"}
+                assert (await http.get(f"{running.base}/healthz")).status_code == 404
+            lines = await exercise(running, "/live")
+    records = [json.loads(line) for line in lines]
     assert {"uvicorn.error", "uvicorn.access", "json_logs_server"} <= {r["logger"] for r in records}
+    assert not any(SECRET in line for line in lines)
