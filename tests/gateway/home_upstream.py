@@ -40,6 +40,14 @@ async def ask_then_hold(mark: str, ctx: Context) -> str:
     return "never"
 
 
+@server.tool()
+async def ask_then_work(seconds: float, ctx: Context) -> str:
+    """No task: asks the client's model, then works for `seconds` before answering."""
+    await ctx.sample("work?")
+    await asyncio.sleep(seconds)
+    return "worked"
+
+
 @server.tool(task=True)
 async def report(topic: str) -> str:
     """A short task."""

@@ -26,6 +26,7 @@ import pytest
 from mcpkit import Client
 from mcpkit.client import HTTPOptions, InputRequired
 from mcpkit.errors import ProtocolError
+from mcpkit.gateway.home import SILENCE
 from tests.gateway.home_worker import TOKENS
 from tests.http.servers import unused_port, wait_until_listening
 from tests.peers import redis_server
@@ -163,6 +164,18 @@ async def test_another_principal_cannot_go_on_with_a_call_through_another_worker
         second = await round_on(alice_two, "ask", {"question": "q"}, first, alice_two)
         assert isinstance(second, InputRequired)
         assert text(await round_on(alice, "ask", {"question": "q"}, second, alice)) == "re q / Ada"
+
+
+async def test_a_retry_waits_as_long_as_its_home_works(proxy_workers: list[str]) -> None:
+    """The upstream works longer than a silent home would be given up: the heartbeats keep
+    the retry on worker 2 waiting for worker 1's answer."""
+    one, two = proxy_workers[:2]
+    arguments = {"seconds": SILENCE + 2}
+    async with client(one) as first_client, client(two) as second_client:
+        first = await round_on(first_client, "ask_then_work", arguments, None, first_client)
+        assert isinstance(first, InputRequired)
+        done = await round_on(second_client, "ask_then_work", arguments, first, second_client)
+        assert text(done) == "worked"
 
 
 async def test_a_cancelled_retry_cancels_the_call_at_its_home(
