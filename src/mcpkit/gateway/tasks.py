@@ -5,7 +5,10 @@ that is or may become a task, and every `tasks/*` request. It remembers each tas
 created (`Forwarded`: its owner, the upstream link that holds it, the upstream's era) and
 sends each later request for that id to that link only, after checking the caller is the
 owner (`owner_of`: the principal, else the handshake session). An id the proxy did not see
-created, or someone else's, is "Task not found", exactly as an upstream would say.
+created, or someone else's, is "Task not found", exactly as an upstream would say. With
+several workers (`share`) each task is recorded in Redis as the creating worker's; a
+request for it landing on another worker (a local miss) is sent there (home.py, the owner
+with it: checked there).
 
 The two shapes (mcpkit.protocol.tasks) meet here when the downstream client and the upstream
 speak different eras:
