@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sys
 import threading
 from collections.abc import Iterator
@@ -137,10 +138,10 @@ def request_state_keys() -> Iterator[None]:
         yield
 
 
-@pytest.fixture(scope="module")
-def workers(upstream: tuple[RecordingUpstream, str]) -> Iterator[tuple[str, str, str]]:
-    """Two proxy worker processes sharing a redis-server: (worker 1, worker 2, Redis URL)."""
-    _, target = upstream
+@contextlib.contextmanager
+def two_workers(target: str) -> Iterator[tuple[str, str, str]]:
+    """Two proxy worker processes of `target` (an upstream URL or an mcpServers file) sharing
+    a redis-server: (worker 1, worker 2, Redis URL)."""
     with redis_server() as redis_url:
         ports = [unused_port(), unused_port()]
         worker = [sys.executable, "-m", "tests.gateway.expiry_worker"]
@@ -150,6 +151,24 @@ def workers(upstream: tuple[RecordingUpstream, str]) -> Iterator[tuple[str, str,
             for url in (one, two):
                 wait_until_listening(url, 60)
             yield one, two, redis_url
+
+
+@pytest.fixture(scope="module")
+def workers(upstream: tuple[RecordingUpstream, str]) -> Iterator[tuple[str, str, str]]:
+    with two_workers(upstream[1]) as urls:
+        yield urls
+
+
+@pytest.fixture(scope="module")
+def gateway_workers(
+    upstream: tuple[RecordingUpstream, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, str, str]]:
+    """Two gateway workers of two servers, both the recording upstream."""
+    path = tmp_path_factory.mktemp("expiry") / "servers.json"
+    servers = {"notes": {"url": upstream[1]}, "memo": {"url": upstream[1]}}
+    path.write_text(json.dumps({"mcpServers": servers}))
+    with two_workers(str(path)) as urls:
+        yield urls
 
 
 def text(result: Any) -> str:
@@ -235,3 +254,26 @@ async def test_workers_a_session_still_used_keeps_its_upstream_session(
     finally:
         await resumed.close()  # DELETE: the session ends, and its upstream session with it
     assert await deletes(recording, session) == 1
+
+
+async def test_gateway_workers_an_expired_session_ends_each_upstream_session(
+    upstream: tuple[RecordingUpstream, str], gateway_workers: tuple[str, str, str]
+) -> None:
+    """A gateway's session with an upstream session on each of two servers: each server's
+    sweep ends its own (each DELETEd once)."""
+    recording, _ = upstream
+    one, two, _ = gateway_workers
+    before = recording.sessions()
+    async with Client(one, protocol_version="2025-11-25", timeout=20) as client:
+        await client.call_tool("notes__remember", {"value": "tea"})
+        opened = client.opened_session()
+        assert opened is not None
+        resumed = await Client(two, timeout=20).resume(opened)
+        await resumed.call_tool("memo__remember", {"value": "cake"})
+        assert text(await resumed.call_tool("notes__recall", {})) == "tea"
+        await resumed.detach()
+        await client.detach()
+    opened_here = recording.sessions() - before
+    assert len(opened_here) == 2  # one upstream session per server
+    for session in opened_here:
+        assert await deletes(recording, session) == 1
