@@ -103,6 +103,7 @@ if sealed then redis.call('HDEL', KEYS[3], ARGV[2]) end
 return sealed
 """
 SWEEP_BATCH = 100  # expired entries claimed per script pipeline
+SWEEP_BATCHES = 10  # at most this many per period (more: the next period goes on)
 CLOSING_WAIT = 10.0  # at most this long for an expired upstream session's DELETE (seconds)
 
 
@@ -343,7 +344,7 @@ class SharedUpstreams:
         claimed; how many. Two round trips when some are due (one when none are), then a
         DELETE to the upstream for each. Raises what redis-py raises."""
         ended = 0
-        while True:
+        for _ in range(SWEEP_BATCHES):
             now = _now_ms()
             due = await self.client.zrangebyscore(self.index, "-inf", now, 0, SWEEP_BATCH)
             if not due:
@@ -363,7 +364,8 @@ class SharedUpstreams:
             await asyncio.gather(*ending)
             ended += len(ending)
             if len(due) < SWEEP_BATCH:
-                return ended
+                break
+        return ended
 
     async def _refresh(self) -> None:
         """Every `period`: the records of the sessions held here live as long as their
