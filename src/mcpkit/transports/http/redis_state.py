@@ -311,6 +311,9 @@ class RedisSessions:
         restored: SessionSnapshot | None,
         gen: int,
     ) -> HTTPSession:
+        made = self.copies.get(session_id)
+        if made is not None:  # by a request that read the record at the same time: one copy
+            return made.session
         loop = asyncio.get_running_loop()
         numbering = _NUMBERING + secrets.randbelow(_NUMBERING)
         transport = HTTPSessionTransport(session_id, self.events, principal, numbering)
