@@ -2,23 +2,31 @@
 calls in flight, and whether every one of them got its answer (docs/deploy.md has the
 figures). A program you run and read, not a timed test:
 
-    .venv/bin/python bench/drain_time.py [--calls 0,10,100] [--work 1.0] [--reps 3]
+    .venv/bin/python bench/drain_time.py [--calls 0,10,100] [--work 1.0] [--reps 3] [--workers N]
 
 Each call runs a tool that sleeps `--work` s; SIGTERM is sent once the server holds all of
 them. The time printed is from SIGTERM to the process's exit; what the calls' own remaining
-work accounts for is up to `--work` s of it.
+work accounts for is up to `--work` s of it. With `--workers N` (N > 1) the server is
+`--workers N --redis URL` on a redis-server this program starts (it must be installed), the
+calls spread over the workers, SIGTERM goes to the parent alone (as to a container's PID 1)
+and the time is until the parent exits, which it does once every worker has.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
+import shutil
 import signal
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -27,22 +35,39 @@ from mcpkit import Client
 
 SERVER = """
 import asyncio
+import os
+
 from mcpkit import Server
 
 server = Server("drain-bench")
 held = []
+# with workers, counted where every worker counts
+shared = os.environ.get("DRAIN_BENCH_REDIS")
+
+
+async def count(more: int) -> int:
+    if shared is None:
+        held.extend([None] * more)
+        return len(held)
+    import redis.asyncio as redis
+
+    client = redis.Redis.from_url(shared)
+    try:
+        return int(await client.incrby("drain-bench:held", more))
+    finally:
+        await client.aclose()
 
 
 @server.tool()
 async def work(seconds: float) -> str:
-    held.append(None)
+    await count(1)
     await asyncio.sleep(seconds)
     return "done"
 
 
 @server.tool()
-def in_flight() -> int:
-    return len(held)
+async def in_flight() -> int:
+    return await count(0)
 """
 
 
@@ -52,12 +77,23 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def once(script: Path, calls: int, work: float) -> tuple[float, int]:
-    """Seconds from SIGTERM to exit, and how many calls were answered."""
+async def once(
+    script: Path, calls: int, work: float, workers: int, redis_url: str | None
+) -> tuple[float, int]:
+    """Seconds from SIGTERM to exit, and how many calls were answered (`redis_url`: the
+    workers' Redis when `workers` > 1)."""
     port = free_port()
     argv = [sys.executable, "-m", "mcpkit", "run", str(script), "--transport", "http",
             "--port", str(port), "--drain-timeout", "30"]  # fmt: skip
-    process = await asyncio.create_subprocess_exec(*argv, stderr=asyncio.subprocess.DEVNULL)
+    env = dict(os.environ)
+    if redis_url is not None:
+        argv += ["--redis", redis_url, "--workers", str(workers)]
+        env["DRAIN_BENCH_REDIS"] = redis_url
+        env.setdefault("MCPKIT_REQUEST_STATE_KEYS", "drain-bench-request-state-key")
+        await reset(redis_url)
+    process = await asyncio.create_subprocess_exec(
+        *argv, stderr=asyncio.subprocess.DEVNULL, env=env, start_new_session=True
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         async with httpx.AsyncClient() as http:
@@ -82,9 +118,44 @@ async def once(script: Path, calls: int, work: float) -> tuple[float, int]:
         answered = sum(1 for r in results if not isinstance(r, BaseException))
         return took, answered
     finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # its workers too, if any are left
+        await process.wait()
+
+
+async def reset(redis_url: str) -> None:
+    import redis.asyncio as redis
+
+    client = redis.Redis.from_url(redis_url)
+    try:
+        await client.delete("drain-bench:held")
+    finally:
+        await client.aclose()
+
+
+@contextlib.contextmanager
+def redis_server() -> Iterator[str]:
+    """A redis-server on an unused loopback port, no persistence; its URL."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise SystemExit("--workers needs redis-server (bash scripts/system-packages.sh)")
+    port = free_port()
+    process = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port)):
+                break
+            if time.monotonic() > deadline:
+                raise SystemExit("redis-server did not start")
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 async def main() -> None:
@@ -92,14 +163,21 @@ async def main() -> None:
     parser.add_argument("--calls", default="0,10,100")
     parser.add_argument("--work", type=float, default=1.0)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=1)
     options = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
+    with contextlib.ExitStack() as stack:
+        folder = stack.enter_context(tempfile.TemporaryDirectory())
+        redis_url = stack.enter_context(redis_server()) if options.workers > 1 else None
         script = Path(folder) / "drain_server.py"
         script.write_text(SERVER)
-        print(f"tool work {options.work} s per call; SIGTERM once all calls are held")
+        print(f"tool work {options.work} s per call; SIGTERM once all calls are held; "
+              f"{options.workers} worker process(es)")  # fmt: skip
         print("calls in flight | SIGTERM -> exit (median of runs, s) | answered")
         for calls in (int(c) for c in options.calls.split(",")):
-            runs = [await once(script, calls, options.work) for _ in range(options.reps)]
+            runs = [
+                await once(script, calls, options.work, options.workers, redis_url)
+                for _ in range(options.reps)
+            ]
             times = [t for t, _ in runs]
             answered = min(a for _, a in runs)
             print(f"{calls:>15} | {statistics.median(times):.2f} "
