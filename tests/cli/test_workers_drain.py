@@ -6,7 +6,9 @@ exits, and the parent with them, within the bound. And a port in use is one line
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -184,3 +186,52 @@ def test_workers_on_a_port_in_use_say_so(redis_url: str) -> None:
     assert done.stderr.strip() == (
         f"mcpkit: error: cannot listen on 127.0.0.1:{port}: Address already in use"
     )
+
+
+def workers_of(parent: int) -> set[int]:
+    """The worker processes `parent` started (not multiprocessing's resource tracker)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            fields = stat.read_text().rpartition(")")[2].split()
+            command = (stat.parent / "cmdline").read_bytes()
+            if int(fields[1]) == parent and fields[0] != "Z" and b"spawn_main" in command:
+                found.add(int(stat.parent.name))
+    return found
+
+
+async def test_a_worker_that_dies_is_replaced(redis_url: str) -> None:
+    async with mcpkit_http(run_workers(redis_url), env=KEYS) as running:
+        first = workers_of(running.process.pid)
+        assert len(first) == 2
+        os.kill(min(first), signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while min(first) in (now := workers_of(running.process.pid)) or len(now) < 2:
+            assert time.monotonic() < deadline, now
+            await asyncio.sleep(0.05)
+        assert max(first) in now and min(first) not in now
+        await status_becomes(f"{running.base}/readyz", 200)
+        async with Client(f"{running.base}/mcp", mode="handshake", timeout=60) as client:
+            for _ in range(4):  # on new connections too: whichever worker takes them
+                assert (await client.call_tool("hello", {})).content[0].text == "hi"
+        running.process.terminate()
+        await exited(running, 60)
+
+
+def test_a_worker_that_cannot_start_stops_the_command() -> None:
+    """A worker whose app fails at startup (its Redis refuses connections): the others are
+    stopped and the command exits 3 (uvicorn's startup failure), not started again forever."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        nowhere = f"redis://127.0.0.1:{closed.getsockname()[1]}/0"  # bound, not listening
+        argv = [sys.executable, "-m", "mcpkit", *run_workers(nowhere), "--port", "0"]
+        done = subprocess.run(
+            argv,
+            check=False,
+            capture_output=True,
+            text=True,
+            env={**os.environ, **KEYS},
+            timeout=120,
+        )
+    assert done.returncode == 3, done.stderr
+    assert "failed to start: stopping" in done.stderr
