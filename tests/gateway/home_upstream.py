@@ -1,9 +1,10 @@
-"""An mcpkit server over stdio for tests/gateway/test_workers_home.py: task tools, and a tool
-that asks its client twice (a sampling, then an elicitation) mid-call."""
+"""An mcpkit server for tests/gateway/test_workers_home.py (over stdio, or HTTP given a port):
+task tools, and tools that ask their client mid-call."""
 
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -61,5 +62,8 @@ async def forever() -> str:
     return "never"
 
 
-if __name__ == "__main__":
-    server.run()
+if __name__ == "__main__":  # stdio; `home_upstream.py PORT`: Streamable HTTP on PORT
+    if len(sys.argv) > 1:
+        server.run("http", host="127.0.0.1", port=int(sys.argv[1]))
+    else:
+        server.run()

@@ -246,6 +246,62 @@ async def test_a_handshake_sessions_task_through_the_balancer(proxy_workers: lis
         assert (await held.status()).status == "cancelled"
 
 
+async def test_a_listen_on_another_worker_hears_the_tasks_status(
+    proxy_workers: list[str],
+) -> None:
+    """A 2026-07-28 listen for a task created through another worker: accepted for its
+    owner only, and the status comes from the task's worker to the listen's."""
+    one, two = proxy_workers[:2]
+    async with client(one) as creator, client(two) as listener, client(two, MALLORY) as other:
+        handle = await creator.start_tool("forever", {})
+        async with other.listen(task_ids=[handle.task_id]) as refused:
+            assert "taskIds" not in refused.acknowledged
+        async with listener.listen(task_ids=[handle.task_id]) as subscription:
+            assert subscription.acknowledged["taskIds"] == [handle.task_id]
+            await handle.cancel()
+            async with asyncio.timeout(30):  # a status lost between workers: fail, not hang
+                async for note in subscription:
+                    assert note.params is not None and note.params["taskId"] == handle.task_id
+                    if note.params["status"] == "cancelled":
+                        break
+
+
+@pytest.fixture(scope="module")
+def http_upstream_workers() -> Iterator[list[str]]:
+    """Two workers in front of home_upstream.py over HTTP: a session's upstream session is
+    the same on both (resume.py), so its task list holds the tasks created through both."""
+    port = unused_port()
+    upstream = [sys.executable, str(Path(__file__).with_name("home_upstream.py")), str(port)]
+    with processes([upstream]):
+        url = f"http://127.0.0.1:{port}/mcp"
+        wait_until_listening(url, 20)
+        with workers(url, 2) as urls:
+            yield urls
+
+
+async def test_tasks_list_on_another_worker_shows_the_callers_tasks(
+    http_upstream_workers: list[str],
+) -> None:
+    """A 2025-11-25 session whose requests go to worker 1, then worker 2: the task created
+    on worker 1 is listed on worker 2 (it is the caller's), read there, and cancelled."""
+    one, two, _ = http_upstream_workers
+    async with Client(one, mode="handshake", http=as_(ALICE), timeout=30) as alice:
+        handle = await alice.start_tool("forever", {})
+        opened = alice.opened_session()
+        assert opened is not None
+        await alice.detach()
+    there = await Client(two, http=as_(ALICE), timeout=30).resume(opened)
+    try:
+        listed = await there.request("tasks/list", {})
+        assert [task["taskId"] for task in listed["tasks"]] == [handle.task_id]
+        task = {"taskId": handle.task_id}
+        assert (await there.request("tasks/get", task))["status"] == "working"
+        await there.request("tasks/cancel", task)
+        assert (await there.request("tasks/get", task))["status"] == "cancelled"
+    finally:
+        await there.close()
+
+
 # -- a worker that stops while it holds a call or a task -----------------------------------
 
 

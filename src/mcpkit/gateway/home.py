@@ -32,6 +32,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from mcpkit.errors import INTERNAL_ERROR, ProtocolError
 
 JSONObject = dict[str, Any]
@@ -163,32 +165,43 @@ class HomeCalls:
 
 
 class HomeRecords:
-    """Which worker is home to what (`{prefix}home:{space}:{key}` -> its worker id, expiring)
-    in the Redis of `client`: written by the worker that holds the state, read by another
-    that has none for `key`."""
+    """Which worker is home to what, in the Redis of `client`: `{prefix}home:{space}:{key}`
+    -> `{"w": worker id, ...what the holder adds}` (JSON, expiring). Written by the worker
+    that holds the state, read by another that has none for `key`."""
 
     def __init__(self, client: Any, prefix: str, space: str, worker: str) -> None:
         self.client = client
         self.prefix = f"{prefix}home:{space}:"
         self.worker = worker
 
-    async def write(self, key: str, ttl: float) -> None:
-        """This worker is home to `key` for `ttl` s. A failure is logged: the state is still
-        served here, only not from elsewhere."""
+    async def write(self, key: str, ttl: float, extra: JSONObject) -> None:
+        """This worker is home to `key` for `ttl` s (with `extra`). A failure is logged: the
+        state is still served here, only not from elsewhere."""
+        record = orjson.dumps({**extra, "w": self.worker})
         try:
-            await self.client.set(self.prefix + key, self.worker, ex=max(1, math.ceil(ttl)))
+            await self.client.set(self.prefix + key, record, ex=max(1, math.ceil(ttl)))
         except Exception as exc:  # redis-py's errors: Redis away
             logger.warning("could not record a home for the other workers: %s", exc)
 
-    async def home_of(self, key: str) -> str | None:
-        """The worker home to `key` (None: none recorded). Raises ProtocolError (-32603)
-        when the shared state cannot be read."""
+    async def read(self, keys: list[str]) -> list[JSONObject | None]:
+        """The records of `keys` (None: none recorded), in one round trip. Raises
+        ProtocolError (-32603) when the shared state cannot be read."""
+        if not keys:
+            return []
         try:
-            home = await self.client.get(self.prefix + key)
+            found = await self.client.mget([self.prefix + key for key in keys])
         except Exception as exc:  # redis-py's errors: Redis away
             name = type(exc).__name__
             raise ProtocolError(INTERNAL_ERROR, f"the workers' shared state: {name}") from None
-        return home.decode() if isinstance(home, bytes) else home
+        return [_record(value) for value in found]
+
+
+def _record(value: Any) -> JSONObject | None:
+    try:
+        record = orjson.loads(value) if value is not None else None
+    except orjson.JSONDecodeError:
+        return None
+    return record if type(record) is dict and type(record.get("w")) is str else None
 
 
 _BY_BUS: weakref.WeakKeyDictionary[Any, HomeCalls] = weakref.WeakKeyDictionary()

@@ -164,6 +164,11 @@ class ProxyServer(Server):
     def upstream_runs_tasks(self) -> bool:
         return capability(self._upstream_capabilities) is not None
 
+    def task_status(self, task_id: str, task: JSONObject) -> int:
+        """A forwarded task's status, to the 2026-07-28 listens following it: this worker's,
+        and (fanned out) the other workers'. Returns how many were told here."""
+        return self._task_status(task_id, task)
+
     def _adopt(self, link: Link) -> None:
         """Take on the upstream's identity and capabilities (new serving rules follow)."""
         client = link.client

@@ -129,6 +129,8 @@ class Forwarding(Protocol):
 
     def upstream_runs_tasks(self) -> bool: ...
 
+    def task_status(self, task_id: str, task: JSONObject) -> int: ...
+
 
 class ProxyTasks:
     """The tasks of one proxy (see the module docstring)."""
@@ -179,9 +181,9 @@ class ProxyTasks:
         ask = TaskAsk(method, ctx.params, ctx.envelope is not None, owner_of(ctx), ctx.request_id)
         task_id = _task_id(ask)
         if task_id not in self.known and self.records is not None:  # a miss: maybe elsewhere
-            home = await self.records.home_of(task_id)
-            if home is not None and home != self.records.worker:
-                return await self._at(home, ask, task_id)
+            (record,) = await self.records.read([task_id])
+            if record is not None and record["w"] != self.records.worker:
+                return await self._at(record["w"], ask, task_id)
         return await self._serve_known(ask)
 
     async def _serve_known(self, ask: TaskAsk) -> JSONObject:
@@ -235,9 +237,19 @@ class ProxyTasks:
             raise unreachable(exc, self.proxy.upstreams.name) from None
 
     async def followable(self, ctx: Context, task_ids: list[str]) -> list[str]:
-        """The ids a 2026-07-28 listen may follow: the caller's tasks the proxy knows."""
+        """The ids a 2026-07-28 listen may follow: the caller's tasks the proxy knows (with
+        several workers, also those another worker saw created: their status comes from
+        there, fanned out)."""
         owner = owner_of(ctx)
-        return [i for i in task_ids if i in self.known and self.known[i].owner == owner]
+        return await self._owned(owner, task_ids)
+
+    async def _owned(self, owner: str | None, task_ids: list[str]) -> list[str]:
+        """Those of `task_ids` that `owner` created through this proxy (any worker's)."""
+        known, elsewhere = self.known, [i for i in task_ids if i not in self.known]
+        records = await self.records.read(elsewhere) if self.records is not None else []
+        theirs = {i for i, r in zip(elsewhere, records, strict=True) if r and r.get("o") == owner}
+        mine = [i for i in task_ids if i in known and known[i].owner == owner]
+        return [i for i in task_ids if i in theirs or i in mine]
 
     def upstream_notification(self, method: str, params: JSONObject | None) -> None:
         """A shared upstream client's `notifications/tasks/status`: to the task's owner."""
@@ -424,16 +436,9 @@ class ProxyTasks:
         link = await proxy.upstreams.link_for(ctx.peer, shared, ctx.client_capabilities)
         params = upstream_params(ctx.params, keep_envelope=False)
         raw = await self._related(ctx.request_id, link, link.client.request("tasks/list", params))
-        owner = owner_of(ctx)
-        tasks = raw.get("tasks")
-        mine = [
-            task
-            for task in (tasks if type(tasks) is list else [])
-            if type(task) is dict
-            and (entry := self.known.get(str(task.get("taskId")))) is not None
-            and entry.owner == owner
-        ]
-        return {**raw, "tasks": mine}
+        tasks = [t for t in raw.get("tasks") or () if type(t) is dict]
+        mine = await self._owned(owner_of(ctx), [str(task.get("taskId")) for task in tasks])
+        return {**raw, "tasks": [task for task in tasks if str(task.get("taskId")) in mine]}
 
     async def _upstream(self, ask: TaskAsk, entry: Forwarded, method: str) -> JSONObject:
         keep = ask.per_request and _per_request(entry.link)
@@ -474,7 +479,7 @@ class ProxyTasks:
         seconds = RECORD_TTL
         if isinstance(ttl, int | float) and not isinstance(ttl, bool) and ttl > 0:
             seconds = ttl / 1000
-        await self.records.write(entry.task_id, seconds)
+        await self.records.write(entry.task_id, seconds, {"o": entry.owner})
 
     async def _watch(self, entry: Forwarded) -> None:
         """A 2026-07-28 upstream's task: listen for its status and relay it (it sends
@@ -509,7 +514,7 @@ class ProxyTasks:
             return
         if not upstream_per_request:
             task = await self._detailed(entry, task)
-        self.proxy.subscriptions.task_status(entry.task_id, task)
+        self.proxy.task_status(entry.task_id, task)
 
     def _spawn(self, work: Awaitable[None]) -> None:
         watcher = asyncio.ensure_future(work)
