@@ -30,9 +30,11 @@ async def ask(question: str, ctx: Context) -> str:
 
 @server.tool()
 async def ask_then_hold(mark: str, ctx: Context) -> str:
-    """No task: asks the client's model, then runs until cancelled, which it writes in the
-    file `mark` (the test's only view of this process, one of a worker's)."""
+    """No task: asks the client's model, then runs until cancelled. It writes "holding" in
+    the file `mark` once answered, then "cancelled" (the test's only view of this process,
+    one of a worker's)."""
     await ctx.sample("hold?")
+    Path(mark).write_text("holding")
     try:
         await asyncio.Event().wait()
     except asyncio.CancelledError:

@@ -119,6 +119,14 @@ async def round_on(
     )
 
 
+async def until_marked(mark: Path, text: str, pinging: Client) -> None:
+    """Until another process wrote `text` in the file `mark` (at most 20 s)."""
+    deadline = time.monotonic() + 20
+    while not (mark.exists() and mark.read_text() == text):
+        assert time.monotonic() < deadline, f"{mark} never said {text!r}"
+        await pinging.ping()
+
+
 # -- the input_required bridge -------------------------------------------------------------
 
 
@@ -192,15 +200,13 @@ async def test_a_cancelled_retry_cancels_the_call_at_its_home(
         assert isinstance(first, InputRequired)
         retry = round_on(second_client, "ask_then_hold", arguments, first, second_client)
         waiting = asyncio.ensure_future(retry)
-        for _ in range(3):  # the retry has gone through worker 2 to worker 1 and waits
-            await second_client.ping()
+        # Until the answer went through worker 2 to worker 1 and upstream (another process
+        # writes the mark): the retry waits at home.
+        await until_marked(mark, "holding", first_client)
         assert not waiting.done()
         waiting.cancel()  # its stream closes: worker 2 notices, and tells worker 1
         await asyncio.wait([waiting])
-        deadline = time.monotonic() + 20
-        while not mark.exists() and time.monotonic() < deadline:  # another process writes it
-            await first_client.ping()
-        assert mark.read_text() == "cancelled"
+        await until_marked(mark, "cancelled", first_client)
         with pytest.raises(ProtocolError) as gone:
             await round_on(first_client, "ask_then_hold", arguments, first, first_client)
         assert gone.value.code == -32602

@@ -27,7 +27,6 @@ import contextlib
 import logging
 import math
 import secrets
-import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -204,20 +203,16 @@ def _record(value: Any) -> JSONObject | None:
     return record if type(record) is dict and type(record.get("w")) is str else None
 
 
-_BY_BUS: weakref.WeakKeyDictionary[Any, HomeCalls] = weakref.WeakKeyDictionary()
-
-
 def home_calls(options: Mapping[str, Any]) -> HomeCalls | None:
     """The home calls of an HTTP app made with `options`: None unless its `state` is shared
-    and has a bus (one process keeps all its state: nothing to send home)."""
+    and has a bus (one process keeps all its state: nothing to send home). One per bus: a
+    gateway's upstreams share it."""
     state = options.get("state")
     bus = getattr(state, "bus", None)
     if not getattr(state, "shared", False) or bus is None or not hasattr(bus, "worker"):
         return None
-    calls = _BY_BUS.get(bus)
-    if calls is None:
-        calls = _BY_BUS[bus] = HomeCalls(bus)
-    return calls
+    existing = getattr(bus.handlers.get("hq"), "__self__", None)  # the bus's, if it has one
+    return existing if isinstance(existing, HomeCalls) else HomeCalls(bus)
 
 
 def _error_from_wire(error: Any) -> ProtocolError:
