@@ -26,6 +26,7 @@ import pytest
 from mcpkit import Client
 from mcpkit.client import HTTPOptions, InputRequired
 from mcpkit.errors import ProtocolError
+from mcpkit.gateway import proxy
 from mcpkit.gateway.home import SILENCE
 from tests.gateway.home_worker import TOKENS
 from tests.http.servers import unused_port, wait_until_listening
@@ -340,3 +341,35 @@ async def test_a_worker_killed_holding_a_call_or_a_task_is_a_clear_error_not_a_h
             finally:
                 first.kill()
                 first.wait(10)
+
+
+# -- one process: two retries of one round ---------------------------------------------------
+
+
+async def test_two_retries_of_one_round_end_the_call_once(tmp_path: Path) -> None:
+    """A requestState replayed while its first retry waits: both wait on the one call; when
+    the first is cancelled the second is told the state is gone (not a cancel it did not
+    ask for), and the call's upstream session is closed once, never lent again."""
+    server = proxy(UPSTREAM.split(" "), mode="handshake")
+    mark = tmp_path / "cancelled"
+    arguments = {"mark": str(mark)}
+    async with server.running(), client_of(server) as one:
+        first = await round_on(one, "ask_then_hold", arguments, None, one)
+        assert isinstance(first, InputRequired)
+        retries = [
+            asyncio.ensure_future(round_on(one, "ask_then_hold", arguments, first, one))
+            for _ in range(2)
+        ]
+        await until_marked(mark, "holding", one)
+        retries[0].cancel()
+        await asyncio.wait([retries[0]])
+        with pytest.raises(ProtocolError) as gone:
+            await retries[1]
+        assert gone.value.code == -32602
+        worked = await round_on(one, "ask_then_work", {"seconds": 0}, None, one)
+        worked = await round_on(one, "ask_then_work", {"seconds": 0}, worked, one)
+        assert text(worked) == "worked"
+
+
+def client_of(server: Any) -> Client:
+    return Client(server, mode="per-request", sampling=sample, elicitation=elicit, timeout=30)

@@ -69,6 +69,7 @@ class PendingCall:
         self.keys: set[str] = set()  # the upstream's own keys used so far
         self.given: dict[str, JSONObject] = {}  # answers sent before their ask (by key)
         self.expiry: asyncio.TimerHandle | None = None
+        self.finished = False  # its lease closed or given back
 
     async def ask(self, method: str, params: JSONObject | None) -> JSONObject:
         """The upstream asks: the answer given for its key already, else the downstream
@@ -198,6 +199,9 @@ class InputBridge:
     async def finish(self, pending: PendingCall) -> None:
         """Forget `pending`; its upstream call is cancelled if it still runs (its lease is
         then closed: the upstream may still be busy with it), else the lease is kept."""
+        if pending.finished:  # two rounds waited on it (a replayed requestState): once only
+            return
+        pending.finished = True
         self._stop_expiry(pending)
         self.pending.pop(pending.token, None)
         task, lease = pending.task, pending.lease
@@ -240,6 +244,8 @@ class InputBridge:
     async def _result(self, pending: PendingCall) -> JSONObject:
         assert pending.task is not None
         await self.finish(pending)
+        if pending.task.cancelled():  # another round of it was cancelled: the call is gone
+            raise InvalidParams("Invalid params: requestState is unknown or expired")
         return pending.task.result()  # raises the upstream's error as it came
 
     async def _lease(self, declared: JSONObject) -> Lease:
