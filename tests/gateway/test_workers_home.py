@@ -18,10 +18,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from redis.asyncio import Redis
 
 from mcpkit import Client
 from mcpkit.client import HTTPOptions, InputRequired
@@ -51,9 +53,16 @@ def worker(port: int, redis: str, target: str) -> list[str]:
     return [sys.executable, "-m", "tests.gateway.home_worker", str(port), redis, target]
 
 
+@dataclass(frozen=True)
+class Workers:
+    urls: list[str]  # each worker's /mcp
+    balanced: str  # haproxy's /mcp, round robin over them
+    redis: str
+
+
 @contextlib.contextmanager
-def workers(target: str, count: int) -> Iterator[list[str]]:
-    """`count` workers of `target` sharing a Redis; yields their /mcp URLs, then haproxy's."""
+def workers(target: str, count: int) -> Iterator[Workers]:
+    """`count` workers of `target` sharing a Redis of their own, behind haproxy."""
     with redis_server() as redis:
         ports = [unused_port() for _ in range(count)]
         with processes([worker(port, redis, target) for port in ports]):
@@ -61,17 +70,17 @@ def workers(target: str, count: int) -> Iterator[list[str]]:
             for url in urls:
                 wait_until_listening(url, 60)
             with haproxy(ports) as balanced:
-                yield [*urls, balanced]
+                yield Workers(urls, balanced, redis)
 
 
 @pytest.fixture(scope="module")
-def proxy_workers() -> Iterator[list[str]]:
+def proxy_workers() -> Iterator[Workers]:
     with workers(UPSTREAM, 3) as urls:
         yield urls
 
 
 @pytest.fixture(scope="module")
-def gateway_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
+def gateway_workers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workers]:
     path = tmp_path_factory.mktemp("home") / "servers.json"
     command, script = UPSTREAM.split(" ")
     path.write_text(json.dumps({"mcpServers": {"up": {"command": command, "args": [script]}}}))
@@ -133,11 +142,12 @@ async def until_marked(mark: Path, text: str, pinging: Client) -> None:
 
 @pytest.mark.parametrize("form", ["proxy", "gateway"])
 async def test_each_round_of_a_bridged_call_may_land_on_another_worker(
-    form: str, proxy_workers: list[str], gateway_workers: list[str]
+    form: str, proxy_workers: Workers, gateway_workers: Workers
 ) -> None:
     """The call starts on worker 1 (which holds it and its upstream process); its retries go
     to worker 2, then through the balancer: each is sent home to worker 1."""
-    urls = proxy_workers if form == "proxy" else gateway_workers
+    chosen = proxy_workers if form == "proxy" else gateway_workers
+    urls = [*chosen.urls, chosen.balanced]
     tool = "ask" if form == "proxy" else "up__ask"
     async with client(urls[0]) as one, client(urls[1]) as two, client(urls[-1]) as balanced:
         first = await round_on(one, tool, {"question": "tea?"}, None, one)
@@ -158,11 +168,11 @@ async def test_each_round_of_a_bridged_call_may_land_on_another_worker(
 
 
 async def test_another_principal_cannot_go_on_with_a_call_through_another_worker(
-    proxy_workers: list[str],
+    proxy_workers: Workers,
 ) -> None:
     """The requestState is bound to its caller where the call is: Mallory, holding Alice's
     state, is refused on another worker as on the same one; Alice then goes on."""
-    one, two = proxy_workers[:2]
+    one, two = proxy_workers.urls[:2]
     async with client(one) as alice, client(two, MALLORY) as mallory, client(two) as alice_two:
         first = await round_on(alice, "ask", {"question": "q"}, None, alice)
         assert isinstance(first, InputRequired)
@@ -175,10 +185,10 @@ async def test_another_principal_cannot_go_on_with_a_call_through_another_worker
         assert text(await round_on(alice, "ask", {"question": "q"}, second, alice)) == "re q / Ada"
 
 
-async def test_a_retry_waits_as_long_as_its_home_works(proxy_workers: list[str]) -> None:
+async def test_a_retry_waits_as_long_as_its_home_works(proxy_workers: Workers) -> None:
     """The upstream works longer than a silent home would be given up: the heartbeats keep
     the retry on worker 2 waiting for worker 1's answer."""
-    one, two = proxy_workers[:2]
+    one, two = proxy_workers.urls[:2]
     arguments = {"seconds": SILENCE + 2}
     async with client(one) as first_client, client(two) as second_client:
         first = await round_on(first_client, "ask_then_work", arguments, None, first_client)
@@ -188,12 +198,12 @@ async def test_a_retry_waits_as_long_as_its_home_works(proxy_workers: list[str])
 
 
 async def test_a_cancelled_retry_cancels_the_call_at_its_home(
-    proxy_workers: list[str], tmp_path: Path
+    proxy_workers: Workers, tmp_path: Path
 ) -> None:
     """A retry on worker 2 waits for worker 1's call (the upstream holds it); cancelling it
     cancels the call there, upstream too, as a cancel on worker 1 would: its requestState
     is then gone."""
-    one, two = proxy_workers[:2]
+    one, two = proxy_workers.urls[:2]
     mark = tmp_path / "cancelled"
     arguments = {"mark": str(mark)}
     async with client(one) as first_client, client(two) as second_client:
@@ -217,9 +227,9 @@ async def test_a_cancelled_retry_cancels_the_call_at_its_home(
 
 
 async def test_a_task_created_on_one_worker_is_read_and_cancelled_on_another(
-    proxy_workers: list[str],
+    proxy_workers: Workers,
 ) -> None:
-    one, two, three = proxy_workers[:3]
+    one, two, three = proxy_workers.urls[:3]
     async with client(one) as creator, client(two) as reader, client(three, MALLORY) as mallory:
         handle = await creator.start_tool("forever", {})
         task = {"taskId": handle.task_id}
@@ -238,10 +248,40 @@ async def test_a_task_created_on_one_worker_is_read_and_cancelled_on_another(
         assert unknown.value.code == -32602
 
 
-async def test_a_handshake_sessions_task_through_the_balancer(proxy_workers: list[str]) -> None:
+async def test_a_task_request_where_the_task_lives_costs_no_redis_round_trip(
+    proxy_workers: Workers,
+) -> None:
+    """The record is read only on a miss: never on the worker holding the task, once on
+    another (the other Redis traffic of these workers, on their own: no MGET)."""
+    one, two = proxy_workers.urls[:2]
+    redis = Redis.from_url(proxy_workers.redis)
+    try:
+        async with client(one) as home, client(two) as away:
+            handle = await home.start_tool("forever", {})
+            task = {"taskId": handle.task_id}
+            before = await record_reads(redis)
+            for _ in range(3):
+                await home.request("tasks/get", task)
+            at_home = await record_reads(redis)
+            await away.request("tasks/get", task)
+            elsewhere = await record_reads(redis)
+            await home.request("tasks/cancel", task)
+    finally:
+        await redis.aclose()
+    assert (at_home - before, elsewhere - at_home) == (0, 1)
+
+
+async def record_reads(redis: Any) -> int:
+    stats = await redis.info("commandstats")
+    return int(stats.get("cmdstat_mget", {}).get("calls", 0))
+
+
+async def test_a_handshake_sessions_task_through_the_balancer(proxy_workers: Workers) -> None:
     """A 2025-11-25 session through round-robin haproxy: every tasks/* request of its task
     lands on the three workers in turn, and reaches the one that created it."""
-    async with Client(proxy_workers[-1], mode="handshake", http=as_(ALICE), timeout=30) as alice:
+    async with Client(
+        proxy_workers.balanced, mode="handshake", http=as_(ALICE), timeout=30
+    ) as alice:
         handle = await alice.start_tool("report", {"topic": "tides"})
         for _ in range(3):
             assert (await handle.status()).status in ("working", "completed")
@@ -254,11 +294,11 @@ async def test_a_handshake_sessions_task_through_the_balancer(proxy_workers: lis
 
 
 async def test_a_listen_on_another_worker_hears_the_tasks_status(
-    proxy_workers: list[str],
+    proxy_workers: Workers,
 ) -> None:
     """A 2026-07-28 listen for a task created through another worker: accepted for its
     owner only, and the status comes from the task's worker to the listen's."""
-    one, two = proxy_workers[:2]
+    one, two = proxy_workers.urls[:2]
     async with client(one) as creator, client(two) as listener, client(two, MALLORY) as other:
         handle = await creator.start_tool("forever", {})
         async with other.listen(task_ids=[handle.task_id]) as refused:
@@ -274,7 +314,7 @@ async def test_a_listen_on_another_worker_hears_the_tasks_status(
 
 
 @pytest.fixture(scope="module")
-def http_upstream_workers() -> Iterator[list[str]]:
+def http_upstream_workers() -> Iterator[Workers]:
     """Two workers in front of home_upstream.py over HTTP: a session's upstream session is
     the same on both (resume.py), so its task list holds the tasks created through both."""
     port = unused_port()
@@ -287,11 +327,11 @@ def http_upstream_workers() -> Iterator[list[str]]:
 
 
 async def test_tasks_list_on_another_worker_shows_the_callers_tasks(
-    http_upstream_workers: list[str],
+    http_upstream_workers: Workers,
 ) -> None:
     """A 2025-11-25 session whose requests go to worker 1, then worker 2: the task created
     on worker 1 is listed on worker 2 (it is the caller's), read there, and cancelled."""
-    one, two, _ = http_upstream_workers
+    one, two = http_upstream_workers.urls
     async with Client(one, mode="handshake", http=as_(ALICE), timeout=30) as alice:
         handle = await alice.start_tool("forever", {})
         opened = alice.opened_session()
