@@ -278,9 +278,20 @@ async def record_reads(redis: Any) -> int:
 
 async def test_a_handshake_sessions_task_through_the_balancer(proxy_workers: Workers) -> None:
     """A 2025-11-25 session through round-robin haproxy: every tasks/* request of its task
-    lands on the three workers in turn, and reaches the one that created it."""
+    lands on the three workers in turn, and reaches the one that created it; the task's
+    status notifications reach the session's stream, wherever it is open."""
+    statuses: asyncio.Queue[JSONObject] = asyncio.Queue()
+
+    def heard(method: str, params: JSONObject | None) -> None:
+        if method == "notifications/tasks/status" and params is not None:
+            statuses.put_nowait(params)
+
     async with Client(
-        proxy_workers.balanced, mode="handshake", http=as_(ALICE), timeout=30
+        proxy_workers.balanced,
+        mode="handshake",
+        http=as_(ALICE),
+        timeout=30,
+        on_notification=heard,
     ) as alice:
         handle = await alice.start_tool("report", {"topic": "tides"})
         for _ in range(3):
@@ -291,6 +302,11 @@ async def test_a_handshake_sessions_task_through_the_balancer(proxy_workers: Wor
             assert (await held.status()).status == "working"
         await held.cancel()
         assert (await held.status()).status == "cancelled"
+        async with asyncio.timeout(20):  # the notification's way: worker to stream
+            while True:
+                note = await statuses.get()
+                if (note["taskId"], note["status"]) == (held.task_id, "cancelled"):
+                    break
 
 
 async def test_a_listen_on_another_worker_hears_the_tasks_status(
