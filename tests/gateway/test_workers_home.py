@@ -185,6 +185,32 @@ async def test_another_principal_cannot_go_on_with_a_call_through_another_worker
         assert text(await round_on(alice, "ask", {"question": "q"}, second, alice)) == "re q / Ada"
 
 
+async def test_a_requeststate_no_worker_made_is_refused_at_once(
+    proxy_workers: Workers,
+) -> None:
+    """A requestState names its worker under a MAC of the workers' shared key: one naming a
+    worker that does not exist (or a real worker, with the MAC changed) is refused where it
+    lands, without a home call that would wait for a sign that never comes (SILENCE s)."""
+    one, two = proxy_workers.urls[:2]
+    async with client(one) as alice, client(two) as alice_two:
+        first = await round_on(alice, "ask", {"question": "q"}, None, alice)
+        assert isinstance(first, InputRequired)
+        named, _, mac = first.request_state.rpartition(".")
+        random = named.partition(".")[2]
+        forged = [f"{named}.{mac[::-1]}", f"0123456789abcdef.{random}.{mac}"]
+        for state in forged:
+            began = time.monotonic()
+            with pytest.raises(ProtocolError) as refused:
+                await alice_two.call_tool(
+                    "ask", {"question": "q"}, input_required="return", request_state=state
+                )
+            assert refused.value.code == -32602
+            assert time.monotonic() - began < SILENCE - 2  # no wait for a silent home
+        # The real one still goes on, through the other worker.
+        second = await round_on(alice_two, "ask", {"question": "q"}, first, alice_two)
+        assert isinstance(second, InputRequired)
+
+
 async def test_a_retry_waits_as_long_as_its_home_works(proxy_workers: Workers) -> None:
     """The upstream works longer than a silent home would be given up: the heartbeats keep
     the retry on worker 2 waiting for worker 1's answer."""

@@ -29,6 +29,9 @@ another worker is sent home to it (home.py; `home_of` says where).
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
+import hmac
 import logging
 import secrets
 from collections.abc import Callable, Coroutine
@@ -127,6 +130,7 @@ class InputBridge:
         self.upstreams = upstreams
         self.ttl = ttl
         self.worker: str | None = None  # this worker's id, with several (home.py)
+        self.signing: list[bytes] = []  # the workers' shared keys that sign the worker's name
         self.pending: dict[str, PendingCall] = {}
         self._idle: dict[bytes, list[Lease]] = {}
         self._background: set[asyncio.Task[None]] = set()
@@ -221,17 +225,27 @@ class InputBridge:
         self.pending[pending.token] = pending
 
     def _token(self) -> str:
-        """A new requestState: 192 random bits, after this worker's id when there are
-        several (the other workers send a retry home to it)."""
+        """A new requestState: 192 random bits; with several workers, after this worker's
+        id and followed by a MAC of both under the workers' shared key (the other workers
+        send a retry home to it, and only to a worker one of them named)."""
         token = secrets.token_urlsafe(24)
-        return token if self.worker is None else f"{self.worker}.{token}"
+        if self.worker is None:
+            return token
+        named = f"{self.worker}.{token}"
+        return f"{named}.{_mac(self.signing[0], named)}"
 
     def home_of(self, token: Any) -> str | None:
-        """The other worker a requestState names (None: this one's, or none at all)."""
+        """The other worker a requestState names (None: this one's, none at all, or a
+        requestState no worker made: its MAC does not check, so it costs no home call)."""
         if self.worker is None or type(token) is not str:
             return None
-        home, dot, _ = token.partition(".")
-        return home if dot and home != self.worker else None
+        named, dot, mac = token.rpartition(".")
+        home = named.partition(".")[0]
+        if not dot or home == self.worker:
+            return None
+        if not any(hmac.compare_digest(mac, _mac(key, named)) for key in self.signing):
+            return None
+        return home
 
     async def aclose(self) -> None:
         for pending in list(self.pending.values()):
@@ -279,6 +293,11 @@ class InputBridge:
         if pending.expiry is not None:
             pending.expiry.cancel()
             pending.expiry = None
+
+
+def _mac(key: bytes, named: str) -> str:
+    digest = hmac.new(key, named.encode(), hashlib.sha256).digest()[:16]
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 def _responses(given: Any) -> dict[str, JSONObject]:

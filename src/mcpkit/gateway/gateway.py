@@ -141,7 +141,7 @@ class GatewayServer(Server):
         keys = self.request_state().keys
         for name, upstream in self.upstreams.items():
             upstream.upstreams.sharing = sharing(options, keys, name)
-            upstream.share_homes(options)
+            upstream.share_homes(options, keys)
 
     def _handle_request(
         self, peer: Peer, request: RequestReceived

@@ -16,6 +16,7 @@ the client and the server each speak both: see docs/gateway.md for the table.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, Unpack
@@ -50,6 +51,7 @@ from mcpkit.server import Context, Server
 from mcpkit.server.mrtr import principal_id
 
 if TYPE_CHECKING:
+    from mcpkit.server.request_state import RequestStateKeys
     from mcpkit.transports.http.app import MCPHTTPApp
     from mcpkit.transports.http.options import HTTPAppOptions
 
@@ -129,15 +131,21 @@ class ProxyServer(Server):
         self.upstreams.sharing = sharing(options, self.request_state().keys, self.upstreams.name)
         self.share_homes(options)
 
-    def share_homes(self, options: Mapping[str, Any]) -> None:
+    def share_homes(self, options: Mapping[str, Any], keys: RequestStateKeys | None = None) -> None:
         """With a shared `state` in an HTTP app's `options` (several workers): what one
         worker holds (a bridged call between rounds, a forwarded task) is reached from the
-        others by a home call (home.py). Else nothing changes."""
+        others by a home call (home.py); `keys` (default: this server's requestState keys,
+        which every worker shares) sign which worker a bridged call's requestState names.
+        Else nothing changes."""
         homes = home_calls(options)
         if homes is None:
             return
         self.homes = homes
         self.bridge.worker = homes.worker
+        shared = (keys or self.request_state().keys).aes_keys
+        self.bridge.signing = [
+            hashlib.sha256(b"mcpkit bridge home v1\0" + k).digest() for k in shared
+        ]
         homes.ops["bridge:" + (self.upstreams.name or "")] = self._bridge_at_home
         self.forwarded_tasks.share(options, homes)
 
