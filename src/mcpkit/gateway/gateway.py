@@ -22,10 +22,11 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Mapping
-from typing import TYPE_CHECKING, Any, Unpack
+from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from mcpkit.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, ProtocolError
+from mcpkit.gateway.forwarding import ForwardingServer
 from mcpkit.gateway.limits import LIMITS_KEY, limits_from_config
 from mcpkit.gateway.proxy_server import ProxyServer, proxy
 from mcpkit.gateway.resume import sharing
@@ -34,13 +35,11 @@ from mcpkit.host.aggregate import prefix_owner, public_name, server_prefixes
 from mcpkit.host.config import ConfigError, HostConfig, ServerConfig, load_config
 from mcpkit.host.resources import uri_fits
 from mcpkit.protocol import Prepared, RequestReceived
-from mcpkit.protocol.snapshot import SessionSnapshot
-from mcpkit.runtime import MessageTransport, Peer
+from mcpkit.runtime import Peer
 from mcpkit.server import Context, Server
 
 if TYPE_CHECKING:
-    from mcpkit.transports.http.app import MCPHTTPApp
-    from mcpkit.transports.http.options import HTTPAppOptions
+    from mcpkit.gateway.upstreams import Upstreams
 
 JSONObject = dict[str, Any]
 logger = logging.getLogger("mcpkit.gateway")
@@ -67,7 +66,7 @@ _CAPABILITIES: JSONObject = {
 }
 
 
-class GatewayServer(Server):
+class GatewayServer(ForwardingServer):
     """A `Server` serving every enabled server of a configuration (see `gateway`)."""
 
     def __init__(self, config: HostConfig, client_options: JSONObject) -> None:
@@ -110,29 +109,8 @@ class GatewayServer(Server):
         an upstream session of its own): ListCache then keeps them per session, with a ttl."""
         return any(not upstream.share_upstream for upstream in self.upstreams.values())
 
-    async def serve(
-        self, transport: MessageTransport, restored: SessionSnapshot | None = None
-    ) -> None:
-        """Serve one downstream connection; its upstream clients close when it ends."""
-        try:
-            await super().serve(transport, restored)
-        finally:
-            for upstream in self.upstreams.values():
-                await upstream.upstreams.close_ended()
-                await upstream.upstreams.session_ended(transport)
-
-    def http_app(self, **options: Unpack[HTTPAppOptions]) -> MCPHTTPApp:
-        """As `Server.http_app`; with a shared `state` (several workers), each server's HTTP
-        upstream sessions follow their downstream session (resume.py)."""
-        app = super().http_app(**options)
-        self.share_upstreams(options)
-        return app
-
-    def run(self, transport: str = "stdio", **options: Any) -> None:
-        """As `Server.run`; over HTTP with a shared `state`, as `http_app`."""
-        if transport == "http":
-            self.share_upstreams(options)
-        super().run(transport, **options)  # type: ignore[call-overload]
+    def upstream_sets(self) -> Iterable[Upstreams]:
+        return [upstream.upstreams for upstream in self.upstreams.values()]
 
     def share_upstreams(self, options: Mapping[str, Any]) -> None:
         """Every server's HTTP upstream sessions shared through `options`' state, sealed

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Unpack
 
 from mcpkit.client import ClientKeywords, ClientOptions, Era
@@ -30,6 +30,7 @@ from mcpkit.errors import (
     RequestTimeout,
 )
 from mcpkit.gateway.asking import InputBridge, asks_input
+from mcpkit.gateway.forwarding import ForwardingServer
 from mcpkit.gateway.home import HomeCalls, HomeSilent, home_calls
 from mcpkit.gateway.limits import UpstreamGuard, UpstreamLimits
 from mcpkit.gateway.progress import progress_relay
@@ -45,14 +46,12 @@ from mcpkit.gateway.wire import (
 )
 from mcpkit.protocol import Prepared, RequestReceived
 from mcpkit.protocol.per_request import INPUT_REQUIRED_METHODS
-from mcpkit.protocol.snapshot import SessionSnapshot
-from mcpkit.runtime import MessageTransport, Peer
+from mcpkit.runtime import Peer
 from mcpkit.server import Context, Server
 from mcpkit.server.mrtr import principal_id
 
 if TYPE_CHECKING:
     from mcpkit.server.request_state import RequestStateKeys
-    from mcpkit.transports.http.app import MCPHTTPApp
     from mcpkit.transports.http.options import HTTPAppOptions
 
 JSONObject = dict[str, Any]
@@ -81,7 +80,7 @@ TASKS_MAYBE = frozenset({"tools/call", *TASK_METHODS})
 _PROXY_OPTIONS = ("sampling", "elicitation", "roots", "on_log", "on_list_changed")
 
 
-class ProxyServer(Server):
+class ProxyServer(ForwardingServer):
     """A `Server` forwarding every request to the server at `target` (see `proxy`)."""
 
     def __init__(self, target: Any, options: ClientOptions) -> None:
@@ -94,15 +93,8 @@ class ProxyServer(Server):
         super().__init__("proxy", lifespan=_connected)
         self.forwarded_tasks = ProxyTasks(self)  # task calls and tasks/* (gateway/tasks.py)
 
-    async def serve(
-        self, transport: MessageTransport, restored: SessionSnapshot | None = None
-    ) -> None:
-        """Serve one downstream connection; its upstream client is closed when it ends."""
-        try:
-            await super().serve(transport, restored)
-        finally:
-            await self.upstreams.close_ended()
-            await self.upstreams.session_ended(transport)
+    def upstream_sets(self) -> Iterable[Upstreams]:
+        return (self.upstreams,)
 
     @property
     def lists_per_session(self) -> bool:
@@ -110,20 +102,8 @@ class ProxyServer(Server):
         upstream session of its own): ListCache then keeps them per session, with a ttl."""
         return not self.share_upstream
 
-    def http_app(self, **options: Unpack[HTTPAppOptions]) -> MCPHTTPApp:
-        """As `Server.http_app`; with a shared `state` (several workers), HTTP upstream
-        sessions follow their downstream session from worker to worker (resume.py)."""
+    def http_options(self, options: HTTPAppOptions) -> None:
         options.setdefault("tool_headers", self.tool_headers)  # the upstream's tools'
-        app = super().http_app(**options)
-        self.share_upstreams(options)
-        return app
-
-    def run(self, transport: str = "stdio", **options: Any) -> None:
-        """As `Server.run`; over HTTP with a shared `state`, as `http_app`."""
-        if transport == "http":
-            options.setdefault("tool_headers", self.tool_headers)  # the upstream's tools'
-            self.share_upstreams(options)
-        super().run(transport, **options)  # type: ignore[call-overload]
 
     def share_upstreams(self, options: Mapping[str, Any]) -> None:
         """Share HTTP upstream sessions through the `state` of an HTTP app's `options`, when
