@@ -118,8 +118,9 @@ async def once(
         answered = sum(1 for r in results if not isinstance(r, BaseException))
         return took, answered
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)  # its workers too, if any are left
+        if process.returncode is None:  # not reaped: the group id is still its own
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)  # its workers too
         await process.wait()
 
 

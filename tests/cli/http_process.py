@@ -61,8 +61,11 @@ async def mcpkit_http(
         await _answering(running, probe)
         yield running
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
+        # Only while the group's id is still its own: once the parent is reaped and its
+        # group empty, the number may be another process's (a killpg would end that one).
+        if process.returncode is None or group_alive(process.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
         await process.wait()
 
 

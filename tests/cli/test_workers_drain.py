@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -91,12 +92,50 @@ async def status_becomes(url: str, wanted: int, seconds: float = 30) -> httpx.Re
             await asyncio.sleep(0.05)
 
 
-async def assert_draining(base: str) -> None:
-    """Readiness 503 and a new session refused with 503 + Retry-After."""
-    ready = await status_becomes(f"{base}/readyz", 503)
-    assert (ready.status_code, ready.json()) == (503, {"status": "draining"})
+async def pinned_to_each_worker(
+    stack: contextlib.AsyncExitStack, base: str, workers: int
+) -> list[httpx.AsyncClient]:
+    """An HTTP client per worker, each on one kept-alive connection: every request it sends
+    reaches the same worker (a new connection goes to whichever worker accepts it first).
+    One session asks each connection which worker it reached (sessions live in Redis)."""
+    url = f"{base}/mcp"
     async with httpx.AsyncClient(timeout=10) as http:
-        refused = await http.post(f"{base}/mcp", json=INITIALIZE, headers=ACCEPT)
+        opened = await http.post(url, json=INITIALIZE, headers=ACCEPT)
+        session = {**ACCEPT, "mcp-session-id": opened.headers["mcp-session-id"],
+                   "mcp-protocol-version": "2025-11-25"}  # fmt: skip
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await http.post(url, json=note, headers=session)).status_code == 202
+    pinned: dict[str, httpx.AsyncClient] = {}
+    for _ in range(40):
+        http = await stack.enter_async_context(
+            httpx.AsyncClient(timeout=10, limits=httpx.Limits(max_connections=1))
+        )
+        pinned.setdefault(await worker_of(http, url, session), http)
+        if len(pinned) == workers:
+            return list(pinned.values())
+    raise AssertionError("every connection landed on the same worker")
+
+
+async def worker_of(http: httpx.AsyncClient, url: str, session: dict[str, str]) -> str:
+    """The worker at the other end of `http`'s connection."""
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "worker", "arguments": {}}}  # fmt: skip
+    answer = await http.post(url, json=call, headers=session)
+    body = answer.text
+    if answer.headers["content-type"].startswith("text/event-stream"):
+        body = [line for line in body.splitlines() if line.startswith("data:")][-1][5:]
+    return str(json.loads(body)["result"]["content"][0]["text"])
+
+
+async def assert_draining(http: httpx.AsyncClient, base: str) -> None:
+    """Readiness 503 and a new session refused with 503 + Retry-After, on `http`'s worker
+    (probed as an orchestrator does, every 50 ms, until it drains)."""
+    deadline = time.monotonic() + 30
+    while (ready := await http.get(f"{base}/readyz")).status_code != 503:
+        assert time.monotonic() < deadline, ready
+        await asyncio.sleep(0.05)
+    assert ready.json() == {"status": "draining"}
+    refused = await http.post(f"{base}/mcp", json=INITIALIZE, headers=ACCEPT)
     assert refused.status_code == 503
     assert refused.headers["retry-after"] == "1"
     assert "shutting down" in refused.json()["error"]["message"]
@@ -115,12 +154,17 @@ async def test_each_worker_drains_answers_its_calls_and_the_group_exits(
     args = run_workers(redis_url, "--drain-timeout", "30")
     async with mcpkit_http(args, env=env) as running:
         url = f"{running.base}/mcp"
-        async with Client(url, mode="handshake", timeout=60) as client:
+        async with (
+            contextlib.AsyncExitStack() as stack,
+            Client(url, mode="handshake", timeout=60) as client,
+        ):
             calls = await hold_on_every_worker(client, store, workers=2)
+            pinned = await pinned_to_each_worker(stack, running.base, workers=2)
             async with Client(url, mode="2026-07-28", timeout=60) as modern:
                 async with modern.listen(tools=True) as changes:
                     running.process.terminate()  # the parent alone, as to a container's PID 1
-                    await assert_draining(running.base)
+                    for http in pinned:
+                        await assert_draining(http, running.base)
                     seen = [note async for note in changes]  # ended by the drain, gracefully
                 assert seen == []
             await store.rpush(RELEASE, *["go"] * len(calls))
@@ -151,20 +195,21 @@ async def test_a_call_that_does_not_finish_is_cut_within_the_bound(
 
 
 async def test_proxy_workers_drain_too(redis_url: str, store: redis.Redis) -> None:
-    env = {**KEYS, "DRAIN_TEST_REDIS": redis_url}
+    env = {**KEYS, "DRAIN_TEST_REDIS": redis_url, "DRAIN_TEST_BEHIND_PROXY": "1"}
     args = ["proxy", str(SERVER), "--transport", "http", "--redis", redis_url, "--workers", "2"]
     async with (
         mcpkit_http(args, env=env) as running,
+        contextlib.AsyncExitStack() as stack,
         Client(f"{running.base}/mcp", mode="handshake", timeout=60) as client,
     ):
-        call = asyncio.ensure_future(client.call_tool("hold", {}))
-        while await held(store) < 1:
-            await asyncio.sleep(0.02)
+        calls = await hold_on_every_worker(client, store, workers=2)
+        pinned = await pinned_to_each_worker(stack, running.base, workers=2)
         running.process.terminate()
-        await assert_draining(running.base)
-        await store.rpush(RELEASE, "go")
-        answer = await asyncio.wait_for(call, 60)
-        assert answer.content[0].text.isdigit()  # the upstream's process id: answered
+        for http in pinned:
+            await assert_draining(http, running.base)
+        await store.rpush(RELEASE, *["go"] * len(calls))
+        answers = await asyncio.wait_for(asyncio.gather(*calls), 60)
+        assert len({answer.content[0].text for answer in answers}) == 2  # both workers' calls
         await exited(running, 60)
 
 
@@ -213,7 +258,7 @@ async def test_a_worker_that_dies_is_replaced(redis_url: str) -> None:
         await status_becomes(f"{running.base}/readyz", 200)
         async with Client(f"{running.base}/mcp", mode="handshake", timeout=60) as client:
             for _ in range(4):  # on new connections too: whichever worker takes them
-                assert (await client.call_tool("hello", {})).content[0].text == "hi"
+                assert int((await client.call_tool("worker", {})).content[0].text) in now
         running.process.terminate()
         await exited(running, 60)
 
