@@ -5,6 +5,7 @@ text format (uvicorn's) as in JSON, with one process or several."""
 from __future__ import annotations
 
 import json
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -89,3 +90,22 @@ async def test_workers_log_json_and_serve_the_probe_paths_given() -> None:
     records = [json.loads(line) for line in lines]
     assert {"uvicorn.error", "uvicorn.access", "json_logs_server"} <= {r["logger"] for r in records}
     assert not any(SECRET in line for line in lines)
+
+
+async def test_proxy_takes_the_production_options_in_one_process_and_with_workers() -> None:
+    """`mcpkit proxy` (a gateway's usual deployment) logs JSON, serves the probe paths given
+    and keeps query strings out of its access lines, as `mcpkit run` does."""
+    upstream = f"{sys.executable} -m mcpkit run {SERVER}"  # over stdio
+    env = {"MCPKIT_REQUEST_STATE_KEYS": "json-logs-tests-key-2"}
+    with redis_server() as redis:
+        for more in ([], ["--redis", redis, "--workers", "2"]):
+            production = ["--log-format", "json", "--health-path", "/live", "--drain-timeout", "2"]
+            args = ["proxy", upstream, "--transport", "http", *more, *production]
+            async with mcpkit_http(args, env=env, probe="/live", capture=True) as running:
+                async with httpx.AsyncClient(timeout=10) as http:
+                    assert (await http.get(f"{running.base}/live")).json() == {"status": "ok"}
+                    assert (await http.get(f"{running.base}/healthz")).status_code == 404
+                lines = await exercise(running, "/live")
+            records = [json.loads(line) for line in lines]  # every line, or this raises
+            assert "uvicorn.access" in {r["logger"] for r in records}, more
+            assert not any(SECRET in line for line in lines)

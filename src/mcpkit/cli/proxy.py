@@ -7,6 +7,9 @@
 
     mcpkit proxy URL --transport http --redis redis://... --workers 4   several workers
 
+Over HTTP it takes `mcpkit run`'s production options too (cli/run_options.py): --log-format,
+--health-path, --ready-path, --drain-timeout, for one process and for workers alike.
+
 `--redis URL [--workers N]` works as for `mcpkit run`: the downstream sessions live in Redis
 and any worker serves any request; each session's HTTP upstream sessions follow it from
 worker to worker (`mcpkit.gateway.resume`). Every worker needs the same requestState keys
@@ -25,6 +28,15 @@ import argparse
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from mcpkit.cli.run_options import (
+    add_run_options,
+    configure_from,
+    run_options,
+    worker_logging,
+    worker_options,
+    worker_setup,
+)
 
 if TYPE_CHECKING:
     from mcpkit.server import Server
@@ -55,6 +67,7 @@ def add_parser(commands: Any) -> None:
     proxy.add_argument(
         "--workers", type=int, default=1, help="HTTP: worker processes on the port (needs --redis)"
     )
+    add_run_options(proxy)
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -67,6 +80,7 @@ def serve(args: argparse.Namespace) -> int:
 
     spec = _spec(args)
     _check_sharing(args)
+    configure_from(args)
     if args.redis is not None and args.workers > 1:
         try:
             _serve_workers(spec, args)
@@ -77,7 +91,7 @@ def serve(args: argparse.Namespace) -> int:
     if args.transport != "http":
         server.run()
         return 0
-    options: dict[str, Any] = {"host": args.host, "port": args.port}
+    options: dict[str, Any] = {"host": args.host, "port": args.port, **run_options(args)}
     if args.redis is not None:
         from mcpkit.transports.http.redis_state import RedisState
 
@@ -143,11 +157,20 @@ def _serve_workers(spec: dict[str, Any], args: argparse.Namespace) -> None:
 
     with optional_dependency():  # uvicorn: the 'http' extra
         from mcpkit.transports.http.serving import serve as serve_http
-    os.environ[_SPEC] = json.dumps({**spec, "redis": args.redis, "host": args.host})
+    options = worker_options(args)
+    shared = {**spec, "redis": args.redis, "host": args.host, "options": options}
+    os.environ[_SPEC] = json.dumps(shared)
     # Made once here first: a configuration error (no sealing keys, ...) stops the command
     # at once instead of each worker failing, and being restarted to fail again.
     worker_app()
-    serve_http("mcpkit.cli.proxy:worker_app", host=args.host, port=args.port, workers=args.workers)
+    serve_http(
+        "mcpkit.cli.proxy:worker_app",
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        drain_timeout=args.drain_timeout,
+        **worker_logging(options),
+    )
 
 
 def worker_app() -> Any:
@@ -158,8 +181,9 @@ def worker_app() -> Any:
     from mcpkit.transports.http.redis_state import RedisState
 
     spec = json.loads(os.environ[_SPEC])
+    options = worker_setup(spec.get("options") or {})
     state = RedisState(spec["redis"])
-    return _server(spec).http_app(state=state, bind_host=spec["host"])
+    return _server(spec).http_app(state=state, bind_host=spec["host"], **options)
 
 
 def is_configuration(target: str) -> bool:

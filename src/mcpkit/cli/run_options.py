@@ -1,4 +1,4 @@
-"""`mcpkit run`'s production options: log format, probe paths, drain bound.
+"""`mcpkit run`'s and `mcpkit proxy`'s production options: log format, probe paths, drain bound.
 
 --log-format text|json      json: one JSON object per line (json_logs.py), uvicorn's too
 --health-path PATH          HTTP: the liveness probe (default /healthz; "" turns it off)
@@ -11,7 +11,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-__all__ = ["add_run_options", "configure_from", "run_options", "worker_options"]
+__all__ = [
+    "add_run_options",
+    "configure_from",
+    "run_options",
+    "worker_logging",
+    "worker_options",
+    "worker_setup",
+]
 
 
 def add_run_options(run: argparse.ArgumentParser) -> None:
@@ -63,4 +70,22 @@ def worker_options(args: argparse.Namespace) -> dict[str, Any]:
     options.pop("log_config", None)
     options.pop("log_level", None)
     options["log_format"] = args.log_format
+    return options
+
+
+def worker_logging(options: dict[str, Any]) -> dict[str, Any]:
+    """The parent's uvicorn logging keywords for `worker_options` (json: each worker sets
+    its handler up itself, `worker_setup`; uvicorn must neither replace it nor hide the
+    access lines)."""
+    return {"log_level": "info", "log_config": None} if options.get("log_format") == "json" else {}
+
+
+def worker_setup(options: dict[str, Any]) -> dict[str, Any]:
+    """In a worker: set up logging as `worker_options` said; the rest are `http_app`'s
+    keywords."""
+    options = dict(options)
+    if options.pop("log_format", "text") == "json":
+        from mcpkit.cli.json_logs import configure
+
+        configure()
     return options

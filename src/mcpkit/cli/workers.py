@@ -17,6 +17,7 @@ import os
 from typing import Any
 
 from mcpkit._extras import optional_dependency
+from mcpkit.cli.run_options import worker_logging, worker_setup
 
 _APP, _REDIS, _HOST = "MCPKIT_WORKER_APP", "MCPKIT_WORKER_REDIS", "MCPKIT_WORKER_HOST"
 _OPTIONS = "MCPKIT_WORKER_OPTIONS"  # http_app's keywords from the command line, and log_format
@@ -43,9 +44,6 @@ def serve(
         spec = os.path.abspath(location) + colon + name
     options = dict(options or {})
     os.environ.update({_APP: spec, _REDIS: redis, _HOST: host, _OPTIONS: json.dumps(options)})
-    logs: dict[str, Any] = {}
-    if options.get("log_format") == "json":  # each worker sets it up itself (see app())
-        logs = {"log_level": "info", "log_config": None}
     # Made once here first: a configuration error (no sealing keys, ...) stops the command
     # at once instead of each worker failing, and being restarted to fail again.
     app()
@@ -55,7 +53,7 @@ def serve(
         port=port,
         workers=workers,
         drain_timeout=options.get("drain_timeout", 5.0),
-        **logs,
+        **worker_logging(options),
     )
 
 
@@ -64,11 +62,7 @@ def app() -> Any:
     from mcpkit.cli.loading import load_server
     from mcpkit.transports.http.redis_state import RedisState
 
-    options = json.loads(os.environ.get(_OPTIONS) or "{}")
-    if options.pop("log_format", "text") == "json":
-        from mcpkit.cli.json_logs import configure
-
-        configure()
+    options = worker_setup(json.loads(os.environ.get(_OPTIONS) or "{}"))
     server = load_server(os.environ[_APP])
     return server.http_app(
         state=RedisState(os.environ[_REDIS]), bind_host=os.environ[_HOST], **options
