@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import webbrowser
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -90,8 +89,10 @@ class Inspector:
         with optional_dependency():
             import uvicorn
 
-        sock = _listening_socket(port)
-        sandbox_sock = _listening_socket(0)
+            from mcpkit.transports.http.serving import listening_socket
+
+        sock = listening_socket(LOOPBACK, port)
+        sandbox_sock = listening_socket(LOOPBACK, 0)
         self.guard.port = sock.getsockname()[1]
         self.sandbox.configure(sandbox_sock.getsockname()[1], self.guard.port)
         server = uvicorn.Server(_config(uvicorn, self.app))
@@ -168,15 +169,3 @@ async def _started(server: Any, task: asyncio.Task[None]) -> None:
             task.result()  # startup failed: raise its error
             raise OSError("the inspector's server stopped at startup")
         await asyncio.sleep(0.005)
-
-
-def _listening_socket(port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((LOOPBACK, port))
-        sock.listen(128)
-    except OSError as exc:
-        sock.close()
-        raise OSError(exc.errno, f"cannot listen on {LOOPBACK}:{port}: {exc.strerror}") from None
-    return sock

@@ -127,7 +127,9 @@ def listening_socket(host: str, port: int) -> socket.socket:
     """The socket to serve on, bound here so that a port in use is an OSError naming it
     (uvicorn would log its own error line and exit). Raises OSError."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, not 0: asyncio sets TCP_NODELAY only on sockets that say TCP, and
+    # without it every answer waits ~40 ms for Nagle and the peer's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
