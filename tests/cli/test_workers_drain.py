@@ -24,6 +24,7 @@ import redis.asyncio as redis
 from mcpkit import Client
 from mcpkit.types import CallToolResult
 from tests.cli.http_process import Running, group_gone, mcpkit_http
+from tests.http.servers import status_becomes
 from tests.peers import redis_server
 
 SERVER = Path(__file__).with_name("drain_workers_server.py")
@@ -79,17 +80,6 @@ async def hold_on_every_worker(
         while await held(store) < len(calls):
             await asyncio.sleep(0.02)
     return calls
-
-
-async def status_becomes(url: str, wanted: int, seconds: float = 30) -> httpx.Response:
-    """Probe `url` (as an orchestrator does, every 50 ms) until it answers `wanted`."""
-    deadline = time.monotonic() + seconds
-    async with httpx.AsyncClient(timeout=5) as http:
-        while True:
-            answer = await http.get(url)
-            if answer.status_code == wanted or time.monotonic() > deadline:
-                return answer
-            await asyncio.sleep(0.05)
 
 
 async def pinned_to_each_worker(

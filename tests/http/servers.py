@@ -68,6 +68,17 @@ def wait_until_listening(url: str, seconds: float = 6.0) -> None:
             time.sleep(0.02)
 
 
+async def status_becomes(url: str, wanted: int, seconds: float = 30) -> httpx.Response:
+    """Probe `url` (as an orchestrator does, every 50 ms) until it answers `wanted`."""
+    deadline = time.monotonic() + seconds
+    async with httpx.AsyncClient(timeout=5) as http:
+        while True:
+            answer = await http.get(url)
+            if answer.status_code == wanted or time.monotonic() > deadline:
+                return answer
+            await asyncio.sleep(0.05)
+
+
 def unused_port() -> int:
     """A port nothing listens on (bound, then released)."""
     with socket.socket() as sock:

@@ -22,7 +22,7 @@ from mcpkit.errors import ProtocolError
 from mcpkit.transports.http.health import StateProbe
 from tests.clock import FakeClock
 
-from .servers import unused_port
+from .servers import status_becomes, unused_port
 
 SERVER = Path(__file__).with_name("health_server.py")
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,17 +69,6 @@ async def answering(url: str, process: asyncio.subprocess.Process) -> None:
                 if process.returncode is not None or time.monotonic() > deadline:
                     raise
                 await asyncio.sleep(0.05)
-
-
-async def status_becomes(url: str, wanted: int, seconds: float = 30) -> httpx.Response:
-    """Probe `url` (as an orchestrator does, every 50 ms) until it answers `wanted`."""
-    deadline = time.monotonic() + seconds
-    async with httpx.AsyncClient(timeout=5) as http:
-        while True:
-            answer = await http.get(url)
-            if answer.status_code == wanted or time.monotonic() > deadline:
-                return answer
-            await asyncio.sleep(0.05)
 
 
 async def in_flight(client: Client, count: int) -> None:
