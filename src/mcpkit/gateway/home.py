@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 
-from mcpkit.errors import INTERNAL_ERROR, ProtocolError
+from mcpkit.errors import INTERNAL_ERROR, MCPError, ProtocolError
 
 JSONObject = dict[str, Any]
 Operation = Callable[[JSONObject], Awaitable[JSONObject]]
@@ -43,7 +43,7 @@ SILENCE = 5.0  # seconds without a sign from home before giving up
 BEAT = 1.0  # seconds between a working home's heartbeats
 
 
-class HomeSilent(Exception):
+class HomeSilent(MCPError):
     """The home worker gave no sign for the allowed time (stopped, or the bus lost it)."""
 
 
