@@ -18,18 +18,16 @@ import argparse
 import asyncio
 import contextlib
 import os
-import shutil
 import signal
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+from scaleout import redis_server
 
 from mcpkit import Client
 
@@ -134,31 +132,6 @@ async def reset(redis_url: str) -> None:
         await client.aclose()
 
 
-@contextlib.contextmanager
-def redis_server() -> Iterator[str]:
-    """A redis-server on an unused loopback port, no persistence; its URL."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        raise SystemExit("--workers needs redis-server (bash scripts/system-packages.sh)")
-    port = free_port()
-    process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port)):
-                break
-            if time.monotonic() > deadline:
-                raise SystemExit("redis-server did not start")
-            time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(10)
-
-
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", default="0,10,100")
@@ -168,7 +141,8 @@ async def main() -> None:
     options = parser.parse_args()
     with contextlib.ExitStack() as stack:
         folder = stack.enter_context(tempfile.TemporaryDirectory())
-        redis_url = stack.enter_context(redis_server()) if options.workers > 1 else None
+        # scaleout.py's redis-server (an unused port, no persistence): its URL
+        redis_url = stack.enter_context(redis_server())[0] if options.workers > 1 else None
         script = Path(folder) / "drain_server.py"
         script.write_text(SERVER)
         print(f"tool work {options.work} s per call; SIGTERM once all calls are held; "

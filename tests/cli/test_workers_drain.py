@@ -24,23 +24,12 @@ import redis.asyncio as redis
 from mcpkit import Client
 from mcpkit.types import CallToolResult
 from tests.cli.http_process import Running, group_gone, mcpkit_http
-from tests.http.servers import status_becomes
+from tests.http.servers import ACCEPT, INITIALIZE, status_becomes
 from tests.peers import redis_server
 
 SERVER = Path(__file__).with_name("drain_workers_server.py")
 HELD, RELEASE = "drain-test:held", "drain-test:release"
 KEYS = {"MCPKIT_REQUEST_STATE_KEYS": "drain-workers-tests-key-1"}
-ACCEPT = {"accept": "application/json, text/event-stream"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "drain-workers-test", "version": "1"},
-    },
-}
 
 pytestmark = pytest.mark.timeout(300)  # worker processes start slowly on a loaded machine
 
@@ -203,20 +192,19 @@ async def test_proxy_workers_drain_too(redis_url: str, store: redis.Redis) -> No
         await exited(running, 60)
 
 
+def command(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """`argv` run to its end with the workers' keys; its output as text."""
+    env = {**os.environ, **KEYS}
+    return subprocess.run(argv, check=False, capture_output=True, text=True, env=env, timeout=120)
+
+
 def test_workers_on_a_port_in_use_say_so(redis_url: str) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         argv = [sys.executable, "-m", "mcpkit", *run_workers(redis_url), "--port", str(port)]
-        done = subprocess.run(
-            argv,
-            check=False,
-            capture_output=True,
-            text=True,
-            env={**os.environ, **KEYS},
-            timeout=120,
-        )
+        done = command(argv)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip() == (
         f"mcpkit: error: cannot listen on 127.0.0.1:{port}: Address already in use"
@@ -260,13 +248,6 @@ def test_a_worker_that_cannot_start_stops_the_command() -> None:
         closed.bind(("127.0.0.1", 0))
         nowhere = f"redis://127.0.0.1:{closed.getsockname()[1]}/0"  # bound, not listening
         argv = [sys.executable, "-m", "mcpkit", *run_workers(nowhere), "--port", "0"]
-        done = subprocess.run(
-            argv,
-            check=False,
-            capture_output=True,
-            text=True,
-            env={**os.environ, **KEYS},
-            timeout=120,
-        )
+        done = command(argv)
     assert done.returncode == 3, done.stderr
     assert "failed to start: stopping" in done.stderr

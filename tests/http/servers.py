@@ -16,6 +16,19 @@ from typing import Any
 import httpx
 import uvicorn
 
+# A handshake-era initialize POST (headers and body), for tests that speak raw HTTP.
+ACCEPT = {"accept": "application/json, text/event-stream"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "http-test", "version": "1"},
+    },
+}
+
 
 @contextlib.asynccontextmanager
 async def serving(app: Any, port: int = 0, host: str = "127.0.0.1") -> AsyncIterator[str]:

@@ -22,21 +22,10 @@ from mcpkit.errors import ProtocolError
 from mcpkit.transports.http.health import StateProbe
 from tests.clock import FakeClock
 
-from .servers import status_becomes, unused_port
+from .servers import ACCEPT, INITIALIZE, status_becomes, unused_port
 
 SERVER = Path(__file__).with_name("health_server.py")
 ROOT = Path(__file__).resolve().parents[2]
-ACCEPT = {"accept": "application/json, text/event-stream"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "health-test", "version": "1"},
-    },
-}
 
 
 @contextlib.asynccontextmanager
