@@ -54,6 +54,7 @@ from mcpkit.client.resume import OpenedSession
 from mcpkit.errors import MCPError
 from mcpkit.protocol import Outgoing
 from mcpkit.protocol.jsonrpc import encode_notification
+from mcpkit.stores.redis_sessions import session_key
 from mcpkit.transports.http.sessions import FANNED_OUT
 
 if TYPE_CHECKING:
@@ -156,7 +157,7 @@ class SharedUpstreams:
     ) -> None:
         self.client = client
         self.prefix = prefix + "upstreams:"
-        self.sessions = prefix + "session:"  # the downstream records (redis_sessions.py)
+        self.service = prefix  # its downstream sessions' records: `session_key`
         self.index = f"{prefix}upstream-expiry:{name}"
         self.sealer = Sealer(keys)
         self.ttl_ms = None if ttl is None else max(1, round(ttl * 1000))
@@ -352,7 +353,7 @@ class SharedUpstreams:
             ids = [_text(session_id) for session_id in due]
             async with self.client.pipeline(transaction=False) as pipe:
                 for session_id in ids:
-                    keys = [self.sessions + session_id, self.index, self.key(session_id)]
+                    keys = [session_key(self.service, session_id), self.index, self.key(session_id)]
                     args = [session_id, self.field, now, self.grace_ms]
                     await self._claim(keys=keys, args=args, client=pipe)  # queued
                 claimed = await pipe.execute()
@@ -383,7 +384,7 @@ class SharedUpstreams:
         now = _now_ms()
         async with self.client.pipeline(transaction=False) as pipe:
             for session_id in held:
-                keys = [self.sessions + session_id, self.key(session_id), self.index]
+                keys = [session_key(self.service, session_id), self.key(session_id), self.index]
                 args = [session_id, now, self.grace_ms]
                 await self._refresh_one(keys=keys, args=args, client=pipe)  # queued
             await pipe.execute()

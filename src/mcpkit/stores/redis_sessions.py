@@ -94,6 +94,12 @@ def owner_key(principal_key: str | None) -> str:
     return "" if principal_key is None else "p:" + principal_key
 
 
+def session_key(prefix: str, session_id: str) -> str:
+    """Where the session `session_id` of the service under `prefix` is kept (the hash above);
+    also read by what lives as long as a session (gateway/resume.py)."""
+    return f"{prefix}session:{session_id}"
+
+
 class RedisSessionStore:
     """Session records in Redis (see the module docstring). `client`: a `redis.asyncio.Redis`;
     `ttl`: the idle timeout in seconds (None: sessions never expire); `max_sessions`: the cap
@@ -122,7 +128,7 @@ class RedisSessionStore:
         self._update = client.register_script(_UPDATE)
 
     def key(self, session_id: str) -> str:
-        return f"{self._prefix}session:{session_id}"
+        return session_key(self._prefix, session_id)
 
     def _now_ms(self) -> int:
         return round(self._clock() * 1000)
