@@ -2,13 +2,14 @@
 
     python examples/files_server.py          # stdio
 
-Tools `read` and `delete_file`, the resources file:///notes.md and memo://shared, the template
-notes://{id} with completion of its ids, and a `review` prompt with completion of `language`.
+Tools `read` and `delete_file` (which asks the user to confirm: a form elicitation), the
+resources file:///notes.md and memo://shared, the template notes://{id} with completion of its
+ids, and a `review` prompt with completion of `language`.
 """
 
 from __future__ import annotations
 
-from mcpkit import Server
+from mcpkit import Context, Server
 
 server = Server("files", version="1.0.0", instructions="Notes, read and reviewed.")
 NOTES = {"notes.md": "# Notes\nBuy milk.", "alpha": "First note.", "also": "Second note."}
@@ -20,9 +21,15 @@ def read(path: str) -> str:
     return NOTES[path]
 
 
+CONFIRM = {"type": "object", "properties": {"sure": {"type": "boolean"}}, "required": ["sure"]}
+
+
 @server.tool(annotations={"destructiveHint": True})
-def delete_file(path: str) -> str:
-    """Delete a note."""
+async def delete_file(path: str, ctx: Context) -> str:
+    """Delete a note, once the user confirms it."""
+    answer = await ctx.elicit(f"Delete {path}?", CONFIRM)
+    if answer.action != "accept" or not answer.data["sure"]:
+        return f"{path} kept: the user answered {answer.action}"
     NOTES.pop(path, None)
     return f"deleted {path}"
 

@@ -14,6 +14,7 @@ import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self, Unpack
 
+from mcpkit.host import labelled
 from mcpkit.host.config import HostConfig, ServerConfig, load_config
 from mcpkit.host.consent import ConsentDenied, ConsentPolicy
 from mcpkit.host.resources import HostResources
@@ -33,6 +34,13 @@ JSONObject = dict[str, Any]
 ElicitCallback = Callable[[str, JSONObject], "Awaitable[JSONObject] | JSONObject"]
 
 
+# What a Host answers itself, so that the consent policy stands in front of it.
+_ANSWERED_BY_THE_HOST = {
+    "sampling": "the host's models answer servers' sampling (Host(provider=...))",
+    "elicitation": "give Host(elicit=...), called (server, params) after the consent policy",
+}
+
+
 class Host:
     """Many servers under one application (see the module docstring).
 
@@ -42,9 +50,13 @@ class Host:
     whenever the consent policy says "ask" (without it, "ask" means no). `elicit`: shows a
     server's form (or URL) to the user; without it servers are not offered elicitation.
     `auth(server_config)`: each remote server's `httpx.Auth` (an `OAuth()` of its own).
+    `client_options`: as `HostServers` takes them, but without `sampling` / `elicitation`
+    (the host answers those itself, after the consent policy).
 
-    Errors (each an `mcpkit.errors.MCPError`): the constructor raises ConfigError for a
-    configuration it cannot use; `async with` raises DecisionStoreError (a corrupt consent
+    Errors: the constructor raises TypeError for an `elicit` that cannot take (server,
+    params) and for `sampling` / `elicitation` in `client_options`. Each of the others is an
+    `mcpkit.errors.MCPError`: the constructor raises ConfigError for a configuration it
+    cannot use; `async with` raises DecisionStoreError (a corrupt consent
     store); a call on a server that is not ready raises ServerUnavailable, a tool call the user
     or the policy refuses ConsentDenied, and the client's errors (ProtocolError,
     ConnectionClosed, RequestTimeout, ...) pass through.
@@ -66,6 +78,9 @@ class Host:
         auth: Callable[[ServerConfig], HTTPAuth | None] | None = None,
         separator: str = "__",
     ) -> None:
+        labelled.refused(client_options, _ANSWERED_BY_THE_HOST)
+        if elicit is not None:
+            labelled.check("elicit", elicit, ("params",))
         self.config = config if isinstance(config, HostConfig) else load_config(config)
         self.consent = consent or ConsentPolicy.from_config(self.config, approve, store=store)
         self.context = SharedContext()

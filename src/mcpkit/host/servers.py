@@ -13,9 +13,10 @@ says how many attempts in a row to make (then `failed`). `disable(name)` closes 
 keeps it configured; `enable(name)` starts it again. Each change of state is told to
 `status_listeners` (a front end shows it; a test awaits it).
 
-What a server asks of the host goes to handlers that are told which server asks: `sampling`
-and `elicitation` get `(server, params)`, so a person (or a policy) always sees who wants
-what, and no server can pass itself off as another. A server's log messages are kept in a
+What a server asks or tells the host goes to callbacks that are told which server it is:
+`sampling` and `elicitation` get `(server, params)`, wherever they are given (`labelled.py`),
+so a person (or a policy) always sees who wants what, and no server can pass itself off as
+another. A server's log messages are kept in a
 bounded buffer of its own (`logs(name)`), so a server that floods them costs memory for the
 last `log_limit` lines and nothing else.
 """
@@ -28,19 +29,19 @@ import dataclasses
 import functools
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from mcpkit.client import Client, ClientKeywords, Elicitation, Era, HTTPAuth, Sampling
+from mcpkit.client import Client, ClientKeywords, Era, HTTPAuth
 from mcpkit.errors import ConnectionClosed, MCPError
+from mcpkit.host import labelled
 from mcpkit.host.config import HostConfig, ServerConfig
+from mcpkit.host.labelled import LabelledHandler
 
 logger = logging.getLogger("mcpkit.host")
 JSONObject = dict[str, Any]
-# (server name, the request's params as sent) -> the answer, as the Client's handlers return it
-LabelledHandler = Callable[[str, Any], Awaitable[Any]]
 
 
 class ServerState(StrEnum):
@@ -91,10 +92,14 @@ class HostServers:
     """The configured servers, connected concurrently (see the module docstring).
 
     `client_options` are keyword arguments every `Client` gets (timeout, ...), under each
-    server's own (env, cwd, headers, roots). `sampling` / `elicitation`: handlers told which
-    server asks (see the module docstring); a server is offered sampling (with tools and
-    context) or elicitation (form and URL) only when they are given. `log_level`: the level
-    of log messages asked of each server (None: ask for none); the last `log_limit` are kept.
+    server's own (env, cwd, headers, roots). `sampling` / `elicitation`: handlers called
+    `(server, params)`, given here or in `client_options` (there also as a `Sampling` /
+    `Elicitation` saying which modes to offer); the `on_*` callbacks of `client_options` get
+    the server first too (`mcpkit.host.labelled`). A server is offered sampling (with tools
+    and context) or elicitation (form and URL) only when a handler is given. Raises TypeError
+    for a callback that cannot take those arguments, or a handler given both ways.
+    `log_level`: the level of log messages asked of each server (None: ask for none); the last
+    `log_limit` are kept.
     `auth(server_config)`: the `httpx.Auth` for a remote server (e.g. an `OAuth()` of its own:
     one serves one server), or None; not asked for a server whose configured headers already
     carry an Authorization.
@@ -118,8 +123,7 @@ class HostServers:
         self.config = config
         self.timing = timing or Timing()
         self._options: dict[str, Any] = dict(client_options or {})
-        self._sampling = sampling
-        self._elicitation = elicitation
+        self._callbacks = labelled.collect(self._options, sampling, elicitation)
         self.log_level = log_level
         self._auth = auth
         self._slots = {name: _Slot(self, server) for name, server in config.servers.items()}
@@ -199,12 +203,8 @@ class HostServers:
             auth = None if "authorization" in headers else self._auth(config)
             if auth is not None:
                 options["http"] = dataclasses.replace(options["http"], auth=auth)
-        if self._sampling is not None:
-            handler = functools.partial(self._sampling, name)
-            options["sampling"] = Sampling(handler, tools=True, context=True)
-        if self._elicitation is not None:
-            handler = functools.partial(self._elicitation, name)
-            options["elicitation"] = Elicitation(handler, form=True, url=True)
+        for option, callback in self._callbacks.items():
+            options[option] = labelled.for_server(callback, name)
         options["on_log"] = functools.partial(self._log, name, options.get("on_log"))
         theirs = options.get("on_list_changed")
 
