@@ -3,9 +3,11 @@
 How this works. mcpkit never configures OpenTelemetry: it uses the global tracer and meter
 providers, so an application that sets up the SDK (or runs under `opentelemetry-instrument`)
 gets mcpkit's spans and metrics with no mcpkit-specific code. Until a provider is set nothing
-is imported and nothing is recorded: `current()` looks for a configured provider in modules
-the application already imported (two attribute reads), so a server or client with no SDK
-pays a function call per request. Once a provider appears, `current()` returns the
+is imported and nothing is recorded: `current()` asks the API modules the application
+already imported for their global providers (`get_tracer_provider()`, `get_meter_provider()`)
+and takes the API's own (its proxy, its no-op) for none, so a server or client with no SDK
+pays a few function calls per request, and one that never imported opentelemetry a dict
+lookup. Once a provider appears, `current()` returns the
 `Instrumentation` (mcpkit.telemetry._otel, which imports opentelemetry-api) for good.
 
 Turned off for the process by `MCPKIT_OTEL=off` (also `0`, `false`, `no`), per server by
@@ -57,14 +59,24 @@ def current() -> Instrumentation | None:
 
 
 def _probe() -> Instrumentation | None:
-    # A provider can only have been set by a module the application imported already.
+    # A provider can only have been set through a module the application imported already;
+    # asked through the API's public getters, never its private globals.
     trace = sys.modules.get("opentelemetry.trace")
-    metrics = sys.modules.get("opentelemetry.metrics._internal")
-    traced = trace is not None and getattr(trace, "_TRACER_PROVIDER", None) is not None
-    measured = metrics is not None and getattr(metrics, "_METER_PROVIDER", None) is not None
+    metrics = sys.modules.get("opentelemetry.metrics")
+    traced = trace is not None and _records(trace.get_tracer_provider(), trace.__name__)
+    measured = metrics is not None and _records(metrics.get_meter_provider(), metrics.__name__)
     if not (traced or measured):
         return None
     return _start()
+
+
+def _records(provider: object, api: str) -> bool:
+    """Whether `provider` is a real one (the SDK's, a vendor's): not one of the API's own,
+    the proxy it hands out until a provider is set and its no-op, which record nothing. The
+    API names its tracer proxy (`ProxyTracerProvider`) but not its meter proxy, so the test
+    is where the class is defined: in the API's module itself."""
+    module = type(provider).__module__
+    return module != api and not module.startswith(api + ".")
 
 
 def _start() -> Instrumentation:
