@@ -11,20 +11,22 @@ it (invisible when the Markdown is rendered) say what it needs, `;` between dire
                                               a server started before the block, stopped after;
                                               {port} is a free port, {root} the repository; the
                                               block's 8000 becomes that port
-    <!-- docs: listens -->                    the block serves forever (on 8000): it passes
-                                              once it answers HTTP, and is stopped then
+    <!-- docs: listens -->                    the block serves forever (on 8000, or the port
+                                              given: `listens 9000`, which becomes a free
+                                              port as 8000 does): it passes once it answers
+                                              HTTP, and is stopped then
     <!-- docs: llm -->                        ANTHROPIC_BASE_URL / OPENAI_BASE_URL point at the
                                               fake API (tests/docs/llm_server.py)
     <!-- docs: redis -->                      a real redis-server; the block's redis://... URL
                                               becomes its URL
-    <!-- docs: replace OLD NEW -->            text replaced before the block runs
     <!-- docs: stdin TEXT -->                 what the block reads (\n for a newline)
-    <!-- docs: args A B -->                   its command-line arguments
+    <!-- docs: args A B -->                   its command-line arguments ({port} as above)
     <!-- docs: pytest -->                     run with pytest (a test file)
     <!-- docs: expect TEXT -->                its output must contain TEXT
     <!-- docs: skip REASON -->                not run, for the reason given (shown as a skip)
 
-A ```python block without directives runs as a program (`python block.py`) in the page's
+Nothing else of a block is changed: it runs as a reader runs it (no directive rewrites its
+text). A ```python block without directives runs as a program (`python block.py`) in the page's
 folder and must exit 0. A ```bash block runs only when it has directives (`<!-- docs: sh -->`
 at least): it runs with bash -e in the page's folder, where `examples/` is the repository's, with
 .venv/bin first on PATH.
