@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -183,3 +184,40 @@ def test_no_directive_rewrites_a_block() -> None:
     every = [block for page in PAGES for block in blocks_of(page)]
     unknown = {(b.id, name) for b in every for name, _ in b.directives if name not in KNOWN}
     assert not unknown
+
+
+def test_readme_and_architecture_name_every_package() -> None:
+    packages = [p.name for p in (ROOT / "src" / "mcpkit").iterdir() if (p / "__init__.py").exists()]
+    readme = (ROOT / "README.md").read_text()
+    built = readme[readme.index("## How it is built") :]
+    architecture = (ROOT / "docs" / "architecture.md").read_text()
+    assert len(packages) >= 14
+    for name in packages:
+        assert f"  {name}/ " in built, name
+        assert f"**{name}/**" in architecture, name
+
+
+# A Markdown link's target, or a path out of the page's folder named in backquotes.
+_LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)|`(\.\./[^`\s]+)`")
+
+
+def test_relative_links_point_inside_the_repository() -> None:
+    """A link that works on GitHub works in any clone: no path out of the repository."""
+    broken = []
+    for page in PAGES:
+        for link, quoted in _LINK.findall(page.read_text()):
+            target = link or quoted
+            if re.match(r"[a-z]+:", target):  # https:, mailto:
+                continue
+            resolved = (page.parent / target).resolve()
+            if not resolved.is_relative_to(ROOT) or not resolved.exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert not broken
+
+
+def test_a_page_importing_the_otel_sdk_says_to_install_it() -> None:
+    for page in PAGES:
+        text = page.read_text()
+        if "from opentelemetry.sdk" in text:
+            installs = [line for line in text.splitlines() if "pip install" in line]
+            assert any("opentelemetry-sdk" in line for line in installs), page
