@@ -24,6 +24,7 @@ from mcpkit.errors import MCPError, ProtocolError
 from mcpkit.inspector.asks import Asks
 from mcpkit.inspector.history import History
 from mcpkit.inspector.observe import InspectorClient, watching_headers
+from mcpkit.inspector.task_questions import TaskQuestions
 
 JSONObject = dict[str, Any]
 MODES = {"auto": "auto", "legacy": "handshake", "handshake": "handshake",
@@ -80,6 +81,7 @@ class InspectedServer:
     ) -> None:
         self.history = history
         self.asks = Asks(history.publish)
+        self._task_questions = TaskQuestions(history.publish)
         self.target: str | None = None
         self.mode = "auto"
         self.error: str | None = None
@@ -219,6 +221,7 @@ class InspectedServer:
         self.asks.cancel_all()
         if watch is not None:
             watch.cancel()
+        await self._task_questions.close()
         if client is not None:
             with contextlib.suppress(MCPError, OSError):
                 await client.close()
@@ -250,7 +253,10 @@ class InspectedServer:
             await client.set_logging_level(str((params or {}).get("level")))
             return {}
         progress = _ignore_progress if method == "tools/call" else None
-        return await client.request(method, params, on_progress=progress)
+        result = await client.request(method, params, on_progress=progress)
+        if method == "tasks/get":  # a 2026-07-28 task's questions come with it
+            self._task_questions.seen(client, result)
+        return result
 
     async def close(self) -> None:
         async with self._lock:

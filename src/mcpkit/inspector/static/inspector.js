@@ -126,7 +126,7 @@ function onState(next) {
     status.textContent = next.error ? `not connected: ${next.error}` : "not connected";
   }
   if (next.target && !$("target").value) $("target").value = next.target;
-  if (next.mode) $("mode").value = next.mode === "handshake" ? "legacy" : next.mode;
+  if (next.mode) $("mode").value = next.mode === "legacy" ? "handshake" : next.mode; // the old name
   $("disconnect").disabled = !next.connected;
   renderServer();
   const key = next.connected ? `${next.target}|${next.mode}|${JSON.stringify(next.server.info)}` : null;
@@ -1085,6 +1085,7 @@ function onEvent(event) {
     case "notification": return onNotification(event);
     case "ask": return onAsk(event);
     case "ask-cancelled": return dropAsk(event.id, `the server withdrew its request ${event.id}`);
+    case "note": return logLine("notice", "inspector", event.text);
     default: return undefined;
   }
 }
