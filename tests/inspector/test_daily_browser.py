@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +20,13 @@ driver, inspector_url, page = test_browser.driver, test_browser.inspector_url, t
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.common.by import By  # noqa: E402
 
-LONG_TASK = f"{shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'examples' / 'long_task.py'))}"
+
+def _script(path: Path) -> str:
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(path))}"
+
+
+LONG_TASK = _script(ROOT / "examples" / "long_task.py")
+BIDI = _script(Path(__file__).parent / "bidi_server.py")
 pytestmark = MARKS
 
 
@@ -42,3 +49,55 @@ def test_a_tasks_question_is_asked_and_answered_in_the_page(page: Page, mode: st
     page.text_of("#task-view", "Report on tides with charts: 4 stages done.")
     page.text_of("#task-rows .task-status", "completed")
     page.shot(f"task-answered-{mode}", "#panel-tasks")
+
+
+# The horizontal order in which `parts` (each found once in `css`'s text) are drawn.
+DRAWN_ORDER = """
+const [css, parts] = arguments;
+const root = document.querySelector(css);
+const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+const left = {};
+for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+  for (const part of parts) {
+    const at = node.data.indexOf(part);
+    if (at < 0 || part in left) continue;
+    const range = document.createRange();
+    range.setStart(node, at);
+    range.setEnd(node, at + 1);
+    left[part] = range.getBoundingClientRect().left;
+  }
+}
+return parts.filter((p) => p in left).sort((a, b) => left[a] - left[b]);
+"""
+
+
+def test_bidi_overrides_are_isolated_and_marked(page: Page) -> None:
+    page.connect(BIDI, "handshake")
+    status = page.text_of("#status", "connected:")
+    # drawn left to right as written: "(handshake, 2025-11-25)", not "(52-11-5202 ,ekahsdnah)"
+    parts = ["(", "handshake", "2025", ")"]
+    assert page.driver.execute_script(DRAWN_ORDER, "#status", parts) == parts
+    assert [m.text for m in status.find_elements(By.CSS_SELECTOR, ".bidi-mark")] == ["U+202E"]
+    page.tab("log")  # the server's log lines: asked for
+    page.find("#log-level-set").click()
+    page.text_of("#log-list", "level set to")
+    page.open_tool("echo")
+    page.until(
+        lambda d: (
+            d.execute_script(DRAWN_ORDER, "#tool-view .description", ["then", "(more)"])
+            == ["then", "(more)"]
+        )
+    )
+    page.find("#tool-view .description .bidi-mark")
+    page.fill("text", "abc (x)")
+    page.call()
+    order = ["abc", "(x)"]
+    assert page.driver.execute_script(DRAWN_ORDER, "#tool-view .output", order) == order
+    page.tab("log")
+    page.text_of("#log-list", "line (after)")
+    assert page.driver.execute_script(DRAWN_ORDER, "#log-list", ["line", "(after)"]) == [
+        "line",
+        "(after)",
+    ]
+    page.tab("tools")
+    page.shot("bidi", None)

@@ -22,9 +22,33 @@ function el(tag, attrs, ...children) {
   }
   for (const child of children.flat()) {
     if (child === undefined || child === null || child === false) continue;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    node.append(child instanceof Node ? child : textNode(String(child)));
   }
   return node;
+}
+
+// Bidi: a server's string with right-to-left letters or direction controls is isolated in a
+// <bdi> (it cannot reorder the text around it), and each control (U+202E reverses all that
+// follows) is shown as a mark instead of acting.
+const BIDI_CONTROL = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
+const RTL = /[\u0590-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFF]|\uD802[\uDC00-\uDFFF]|\uD803[\uDC00-\uDFFF]|\uD83A[\uDC00-\uDFFF]|\uD83B[\uDC00-\uDFFF]/;
+
+function textNode(text) {
+  if (!BIDI_CONTROL.test(text) && !RTL.test(text)) return document.createTextNode(text);
+  const isolated = document.createElement("bdi");
+  for (const part of text.split(new RegExp(`(${BIDI_CONTROL.source})`))) {
+    if (!BIDI_CONTROL.test(part)) {
+      if (part) isolated.append(part);
+      continue;
+    }
+    const code = `U+${part.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
+    const mark = document.createElement("span");
+    mark.className = "bidi-mark";
+    mark.title = `a text direction control (${code}), shown instead of applied`;
+    mark.textContent = code;
+    isolated.append(mark);
+  }
+  return isolated;
 }
 
 function clear(node, ...children) {
@@ -121,9 +145,11 @@ function onState(next) {
   status.className = `status ${next.connected ? "ok" : next.error ? "bad" : ""}`;
   if (next.connected) {
     const info = (next.server && next.server.info) || {};
-    status.textContent = `connected: ${info.name || "?"} ${info.version || ""} (${next.server.era}, ${next.server.protocolVersion})`;
+    // each server string a node of its own (isolated by `el` when it needs it)
+    clear(status, el("span", {}, "connected: ", info.name || "?", " ", info.version || "", " (", next.server.era, ", ",
+      next.server.protocolVersion, ")"));
   } else {
-    status.textContent = next.error ? `not connected: ${next.error}` : "not connected";
+    clear(status, el("span", {}, next.error ? "not connected: " : "not connected", next.error || null));
   }
   if (next.target && !$("target").value) $("target").value = next.target;
   if (next.mode) $("mode").value = next.mode === "legacy" ? "handshake" : next.mode; // the old name
@@ -873,7 +899,7 @@ function onProgress(params) {
   } else {
     entry.bar.removeAttribute("value"); // unknown total: an indeterminate bar
   }
-  entry.label.textContent = `${params.progress}${params.total ? ` / ${params.total}` : ""} ${params.message || ""}`;
+  clear(entry.label, el("span", {}, `${params.progress}${params.total ? ` / ${params.total}` : ""} `, params.message || ""));
 }
 
 function logLine(level, logger, data) {
