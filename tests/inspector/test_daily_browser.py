@@ -5,6 +5,7 @@ to the mode that works, and long texts clipped. Screenshots go to test-artifacts
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -27,6 +28,7 @@ def _script(path: Path) -> str:
 
 LONG_TASK = _script(ROOT / "examples" / "long_task.py")
 BIDI = _script(Path(__file__).parent / "bidi_server.py")
+DAILY = _script(Path(__file__).parent / "daily_server.py")
 pytestmark = MARKS
 
 
@@ -101,3 +103,26 @@ def test_bidi_overrides_are_isolated_and_marked(page: Page) -> None:
     ]
     page.tab("tools")
     page.shot("bidi", None)
+
+
+def test_a_recursive_schema_is_expanded_on_demand(page: Page) -> None:
+    page.connect(DAILY)
+    page.open_tool("tree")
+    values = "#tool-view input[name='value']"
+    page.find(values).send_keys("a")
+    assert len(page.driver.find_elements(By.CSS_SELECTOR, values)) == 1  # one level shown
+    page.find("#tool-view .recursive button.expand").click()  # Set child: one level more
+    page.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, values)) == 2)
+    page.driver.find_elements(By.CSS_SELECTOR, values)[1].send_keys("b")
+    page.shot("recursive-form", "#tool-view")
+    assert "a: depth 2" in page.call().text
+    page.find("#tool-view .raw-switch").click()  # the raw JSON, and back to the form from it
+    raw = page.find("#tool-view textarea.raw-json")
+    assert json.loads(raw.get_attribute("value")) == {
+        "root": {"value": "a", "child": {"value": "b"}}
+    }
+    raw.clear()
+    raw.send_keys('{"root": {"value": "x", "child": {"value": "y", "child": {"value": "z"}}}}')
+    page.find("#tool-view .raw-switch").click()
+    page.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, values)) == 3)
+    assert "x: depth 3" in page.call().text

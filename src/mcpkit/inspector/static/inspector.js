@@ -302,13 +302,18 @@ function schemaType(schema) {
 }
 
 // A field: {node, get()} where get() returns the value or undefined for "not given".
-function field(name, schema, root, required, initial) {
+// `trail`: the $refs being expanded above it; one met again (a recursive schema, such as a
+// tree's Node holding an Optional Node) is expanded only on demand, one level a click.
+function field(name, schema, root, required, initial, trail = new Set(), eager = false) {
+  const ref = refOf(schema);
+  if (ref && trail.has(ref) && !eager) return lazyField(name, schema, root, required, initial, trail);
+  const inner = ref ? new Set([...trail, ref]) : trail;
   const s = resolve(schema, root);
   const value = initial !== undefined ? initial : s.default;
-  const label = el("span", { class: "field-name" }, name, required ? el("span", { class: "required", title: "required" }, " *") : null);
+  const label = fieldLabel(name, schema, required);
   const help = s.description ? el("small", { class: "help" }, s.description) : null;
   const type = schemaType(s);
-  const editor = editorFor(type, s, root, value, required);
+  const editor = editorFor(type, s, root, value, required, inner);
   if (editor.input) editor.input.name = name;
   const wrapper = type === "object" || type === "array"
     ? el("fieldset", { class: "field nested" }, el("legend", {}, label), help, editor.node)
@@ -316,7 +321,47 @@ function field(name, schema, root, required, initial) {
   return { node: wrapper, get: editor.get, input: editor.input };
 }
 
-function editorFor(type, s, root, value, required) {
+// The schema's own title when it has one (the key beside it), else the key.
+function fieldLabel(name, schema, required) {
+  const title = schema && typeof schema.title === "string" && schema.title.trim() ? schema.title : null;
+  return el("span", { class: "field-name" }, title || name,
+    title && title !== name ? el("code", { class: "field-key" }, name) : null,
+    required ? el("span", { class: "required", title: "required" }, " *") : null);
+}
+
+// The local $ref a schema stands for, directly or as the one real choice of an Optional.
+function refOf(schema) {
+  if (!schema || typeof schema !== "object") return null;
+  if (typeof schema.$ref === "string") return schema.$ref;
+  const variants = schema.anyOf || schema.oneOf;
+  if (!Array.isArray(variants)) return null;
+  const refs = variants.filter((v) => v && typeof v.$ref === "string");
+  return refs.length === 1 ? refs[0].$ref : null;
+}
+
+function lazyField(name, schema, root, required, initial, trail) {
+  const node = el("div", { class: "field recursive" });
+  let shown = null;
+  const note = el("small", { class: "help" }, `${refName(refOf(schema))} again (recursive): set it to fill it in`);
+  const set = el("button", { type: "button", class: "small expand" }, `Set ${name}`);
+  const unset = el("button", { type: "button", class: "small unset", title: "leave it out" }, `Unset ${name}`);
+  const collapse = () => { shown = null; clear(node, fieldLabel(name, schema, required), note, set); };
+  const expand = (value) => {
+    shown = field(name, schema, root, required, value, trail, true);
+    clear(node, shown.node, unset);
+  };
+  set.addEventListener("click", () => expand(undefined));
+  unset.addEventListener("click", collapse);
+  if (initial !== undefined && initial !== null) expand(initial);
+  else collapse();
+  return { node, get: () => (shown ? shown.get() : undefined) };
+}
+
+function refName(ref) {
+  return String(ref).split("/").pop();
+}
+
+function editorFor(type, s, root, value, required, trail) {
   switch (type) {
     case "enum": return enumEditor(s, value, required);
     case "const": return { node: el("code", {}, JSON.stringify(s.const)), get: () => s.const };
@@ -324,8 +369,8 @@ function editorFor(type, s, root, value, required) {
     case "integer":
     case "number": return numberEditor(type, s, value);
     case "string": return stringEditor(s, value);
-    case "array": return arrayEditor(s, root, value);
-    case "object": return s.properties ? objectEditor(s, root, value) : jsonEditor(value);
+    case "array": return arrayEditor(s, root, value, trail);
+    case "object": return s.properties ? objectEditor(s, root, value, trail) : jsonEditor(value);
     default: return jsonEditor(value);
   }
 }
@@ -363,11 +408,11 @@ function inputType(format) {
   return { email: "email", uri: "url", date: "date", "date-time": "datetime-local" }[format] || "text";
 }
 
-function arrayEditor(s, root, value) {
+function arrayEditor(s, root, value, trail) {
   const items = [];
   const list = el("ol", { class: "array-items" });
   const add = (initial) => {
-    const item = field(`item ${items.length + 1}`, s.items || {}, root, true, initial);
+    const item = field(`item ${items.length + 1}`, s.items || {}, root, true, initial, trail);
     const remove = el("button", { type: "button", class: "small", title: "remove this item" }, "Remove");
     const row = el("li", {}, item.node, remove);
     const entry = { item, row };
@@ -390,14 +435,14 @@ function arrayEditor(s, root, value) {
   };
 }
 
-function objectEditor(s, root, value) {
-  const fields = objectFields(s, root, value || {});
+function objectEditor(s, root, value, trail) {
+  const fields = objectFields(s, root, value || {}, trail);
   return { node: el("div", { class: "fields" }, fields.map(([, f]) => f.node)), get: () => collect(fields) };
 }
 
-function objectFields(s, root, value) {
+function objectFields(s, root, value, trail) {
   const required = new Set(s.required || []);
-  return Object.entries(s.properties || {}).map(([name, sub]) => [name, field(name, sub, root, required.has(name), value[name])]);
+  return Object.entries(s.properties || {}).map(([name, sub]) => [name, field(name, sub, root, required.has(name), value[name], trail)]);
 }
 
 function collect(fields) {
@@ -426,8 +471,16 @@ function schemaForm(schema, root) {
     clear(body, fields.map(([, f]) => f.node));
     if (!fields.length) body.append(el("p", { class: "empty" }, "No arguments."));
   };
-  build(undefined);
   const problem = el("p", { class: "error", hidden: true });
+  try {
+    build(undefined);
+  } catch (error) { // a schema the form cannot show: the arguments as JSON still can be given
+    fields = [];
+    toggle.checked = true;
+    raw.value = "{}";
+    [raw.hidden, body.hidden, problem.hidden] = [false, true, false];
+    problem.textContent = `This schema cannot be shown as a form (${error.message}): give the arguments as JSON.`;
+  }
   toggle.addEventListener("change", () => {
     problem.hidden = true;
     try {
