@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.cli.inspector_process import running
+from tests.cli.test_dev import APP as CLI_APP
+from tests.cli.test_dev import NEW_TOOL
 from tests.inspector import test_browser
 from tests.inspector.test_browser import MARKS, ROOT, Page
 
@@ -126,3 +131,21 @@ def test_a_recursive_schema_is_expanded_on_demand(page: Page) -> None:
     page.find("#tool-view .raw-switch").click()
     page.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, values)) == 3)
     assert "x: depth 3" in page.call().text
+
+
+@pytest.mark.timeout(180)  # a dev server, started twice
+def test_the_page_follows_a_dev_restart_by_itself(driver: Any, tmp_path: Path) -> None:
+    app = tmp_path / "app.py"
+    shutil.copy(CLI_APP, app)
+    with running("dev", "app.py", "--no-browser", cwd=tmp_path) as dev:
+        dev.line("mcpkit dev: connected to app.py")
+        page = Page(driver, f"{dev.base}/?token={dev.token}")
+        page.open_tool("add")
+        assert not driver.find_elements(By.CSS_SELECTOR, "#tool-list li[data-name='fresh']")
+        app.write_text(app.read_text() + NEW_TOOL)
+        page.find("#tool-list li[data-name='fresh']")  # no Refresh pressed
+        page.text_of("#status", "app.py changed: restarted")
+        page.tab("log")
+        page.text_of("#log-list", "app.py changed: restarted; lists reloaded")
+        page.shot("dev-restart", None)
+        driver.get("about:blank")

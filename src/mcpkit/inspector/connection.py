@@ -86,6 +86,8 @@ class InspectedServer:
         self.mode = "auto"
         self.error: str | None = None
         self.headers: dict[str, str] = {}
+        self.connections = 0  # connections made: the page reloads its lists on each new one
+        self.reason: str | None = None  # why the last one was made by the program (dev)
         self._options = dict(client_options or {})
         self._resolve = resolve
         self._oauth = oauth
@@ -108,6 +110,8 @@ class InspectedServer:
             "mode": self.mode,
             "server": None if client is None else self._server(client),
             "error": self.error,
+            "connection": self.connections,
+            "reason": self.reason,
         }
 
     def _server(self, client: InspectorClient) -> JSONObject:
@@ -125,15 +129,19 @@ class InspectedServer:
 
     # -- connecting ------------------------------------------------------------------------
 
-    async def connect(self, target: str | list[str], mode: str = "auto") -> JSONObject:
+    async def connect(
+        self, target: str | list[str], mode: str = "auto", reason: str | None = None
+    ) -> JSONObject:
         """Close the connection there is and connect to `target`; the new state (a failure is
-        its `error`). Raises ValueError for an unknown mode."""
+        its `error`). `reason`: why the program (not the person) connects again, which the
+        page shows ("app.py changed: restarted"). Raises ValueError for an unknown mode."""
         if mode not in MODES:
             raise ValueError(f"mode is one of {', '.join(MODES)}, not {mode!r}")
         async with self._lock:
             await self._close()
             self.target = target if isinstance(target, str) else " ".join(target)
             self.mode, self.error, self.headers = mode, None, {}
+            self.connections, self.reason = self.connections + 1, reason
             try:
                 self.history.start({"target": self.target, "mode": mode})
                 self._client = await self._open(target, MODES[mode])

@@ -147,22 +147,30 @@ function onState(next) {
     const info = (next.server && next.server.info) || {};
     // each server string a node of its own (isolated by `el` when it needs it)
     clear(status, el("span", {}, "connected: ", info.name || "?", " ", info.version || "", " (", next.server.era, ", ",
-      next.server.protocolVersion, ")"));
+      next.server.protocolVersion, ")"), restartNote(next));
   } else {
-    clear(status, el("span", {}, next.error ? "not connected: " : "not connected", next.error || null));
+    clear(status, el("span", {}, next.error ? "not connected: " : "not connected", next.error || null), restartNote(next));
   }
   if (next.target && !$("target").value) $("target").value = next.target;
   if (next.mode) $("mode").value = next.mode === "legacy" ? "handshake" : next.mode; // the old name
   $("disconnect").disabled = !next.connected;
   renderServer();
-  const key = next.connected ? `${next.target}|${next.mode}|${JSON.stringify(next.server.info)}` : null;
+  const key = next.connected ? `${next.connection}|${next.target}|${next.mode}` : null; // each connection anew
   if (key !== lastConnection) {
     lastConnection = key;
     clearLists(next.connected ? "Choose one." : "Not connected.");
     if (next.connected) loadLists();
+    if (next.reason) logLine("notice", "inspector", next.connected ? `${next.reason}; lists reloaded` : `${next.reason}; it did not start`);
   } else if (next.connected && next.server) {
     renderServer();
   }
+}
+
+// Why the program connected again (mcpkit dev: a file changed), and when.
+function restartNote(next) {
+  if (!next.reason) return null;
+  return el("span", { class: "restart", title: "the inspector connected again by itself" },
+    ` · ${next.reason} at ${new Date().toLocaleTimeString()}`);
 }
 
 function loadLists() {
