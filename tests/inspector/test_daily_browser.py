@@ -18,7 +18,8 @@ from tests.cli.inspector_process import running
 from tests.cli.test_dev import APP as CLI_APP
 from tests.cli.test_dev import NEW_TOOL
 from tests.inspector import test_browser
-from tests.inspector.test_browser import MARKS, ROOT, Page
+from tests.inspector.test_browser import MARKS, ROOT, Page, _done_output
+from tests.peers import fastmcp_python
 
 # test_browser.py's fixtures: its browser, its `mcpkit inspect`, its page
 driver, inspector_url, page = test_browser.driver, test_browser.inspector_url, test_browser.page
@@ -149,3 +150,24 @@ def test_the_page_follows_a_dev_restart_by_itself(driver: Any, tmp_path: Path) -
         page.text_of("#log-list", "app.py changed: restarted; lists reloaded")
         page.shot("dev-restart", None)
         driver.get("about:blank")
+
+
+@pytest.mark.parametrize("sdk", ["fastmcp", "sdk"])
+def test_a_server_that_cannot_ask_at_2026_07_28_gets_a_hint_to_reconnect(
+    page: Page, sdk: str
+) -> None:
+    server = [str(fastmcp_python()), str(Path(__file__).parent / "peer_ask_server.py"), sdk]
+    page.connect(shlex.join(server), "auto")
+    page.text_of("#status", "per-request")  # auto chose 2026-07-28
+    page.open_tool("ask")
+    output = page.call()
+    assert "handshake" in output.find_element(By.CSS_SELECTOR, ".era-hint").text
+    page.shot(f"era-hint-{sdk}", "#tool-view")
+    output.find_element(By.CSS_SELECTOR, "button.reconnect-handshake").click()
+    page.text_of("#status", "(handshake, ")
+    page.open_tool("ask")
+    page.find("#tool-view button[type=submit]").click()
+    ask = page.find("#asks .ask[data-method='elicitation/create']")
+    ask.find_element(By.CSS_SELECTOR, "input[name='charts']").click()
+    ask.find_element(By.CSS_SELECTOR, "button.primary").click()
+    assert "answer: accept" in page.until(_done_output).text

@@ -608,6 +608,24 @@ function renderCallResult(result, outputSchema) {
   return el("div", { class: "result" }, parts);
 }
 
+// Other SDKs' servers send elicitation, sampling and roots requests only in the handshake
+// era: at 2026-07-28 they fail with these words (the official SDK's "no back-channel",
+// FastMCP's "unavailable on 2026-07-28 connections"). Say which mode works, offer it.
+const NO_BACK_CHANNEL = /no back-channel|server-initiated requests?.{0,40}unavailable/i;
+
+function eraHint(answer) {
+  const failed = answer.error ? [errorText(answer.error)]
+    : answer.result && answer.result.isError ? (answer.result.content || []).map((block) => String(block.text || "")) : [];
+  const era = state.server && state.server.era;
+  if (era !== "per-request" || !failed.some((text) => NO_BACK_CHANNEL.test(text))) return null;
+  const reconnect = () => { $("mode").value = "handshake"; $("connect-form").requestSubmit(); };
+  return el("div", { class: "hint era-hint" },
+    el("p", {}, "This server cannot send its requests (elicitation, sampling, roots) in the 2026-07-28 era, ",
+      $("mode").value === "auto" ? "which auto mode chose" : "the mode chosen",
+      ": it sends them in the handshake era (2025-11-25), where the page answers them."),
+    el("button", { type: "button", class: "reconnect-handshake primary", on: { click: reconnect } }, "Reconnect in handshake mode"));
+}
+
 function timing(answer) {
   return el("small", { class: "timing" }, `${answer.ms} ms`);
 }
@@ -656,10 +674,10 @@ function showTool(tool, item) {
     clear(output, el("p", { class: "empty" }, "calling…"));
     try {
       const answer = await request("tools/call", params);
-      if (answer.error) clear(output, errorBox(answer.error), timing(answer));
+      if (answer.error) clear(output, errorBox(answer.error), eraHint(answer), timing(answer));
       else if (asTask.checked) clear(output, taskCreated(answer.result), timing(answer));
       else {
-        clear(output, renderCallResult(answer.result, tool.outputSchema), timing(answer));
+        clear(output, renderCallResult(answer.result, tool.outputSchema), eraHint(answer), timing(answer));
         apps.then((views) => views.showView(tool, args, answer.result, output));
       }
     } finally {
@@ -916,7 +934,7 @@ function showPrompt(prompt, item) {
   const submit = async (event) => {
     event.preventDefault();
     const answer = await request("prompts/get", { name: prompt.name, arguments: stringArguments(fields) });
-    if (answer.error) return clear(output, errorBox(answer.error), timing(answer));
+    if (answer.error) return clear(output, errorBox(answer.error), eraHint(answer), timing(answer));
     clear(output, answer.result.description ? el("p", {}, answer.result.description) : null,
       (answer.result.messages || []).map((message) => el("div", { class: `message ${message.role}` },
         el("span", { class: "role" }, message.role), renderContent(message.content))), timing(answer));
