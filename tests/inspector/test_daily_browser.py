@@ -171,3 +171,58 @@ def test_a_server_that_cannot_ask_at_2026_07_28_gets_a_hint_to_reconnect(
     ask.find_element(By.CSS_SELECTOR, "input[name='charts']").click()
     ask.find_element(By.CSS_SELECTOR, "button.primary").click()
     assert "answer: accept" in page.until(_done_output).text
+
+
+def height(page: Page, css: str) -> float:
+    return float(
+        page.driver.execute_script(
+            "return document.querySelector(arguments[0]).getBoundingClientRect().height", css
+        )
+    )
+
+
+def test_titles_app_tags_clipped_texts_and_the_history_copy_button(page: Page) -> None:
+    page.connect(DAILY)
+    page.open_tool("titled")  # labelled by the schema's title, the key beside it
+    label = page.find("#tool-view label.field:has(input[name='seconds_per_stage']) .field-name")
+    assert label.text.startswith("Seconds per stage") and "seconds_per_stage" in label.text
+    assert page.find("#tool-view label.field:has(input[name='plain']) .field-name").text == "plain"
+    page.shot("titles", "#tool-view")
+
+    tags = {
+        name: page.find(f"#tool-list li[data-name='{name}']").text
+        for name in ("app_only", "with_view", "tree")
+    }
+    assert "app only" in tags["app_only"] and "view" in tags["with_view"]
+    assert "app only" not in tags["tree"] and "view" not in tags["tree"]
+
+    chatty = "#tool-list li[data-name='chatty']"
+    assert height(page, chatty) < 120  # a 240,000-character description, clipped
+    page.open_tool("chatty")
+    description = "#tool-view .description"
+    assert height(page, description) < 300
+    page.shot("clipped", "#panel-tools")
+    page.find("#tool-view button.more").click()  # and shown whole on demand
+    page.until(lambda d: height(page, description) > 3000)
+
+    page.tab("log")
+    page.find("#log-level-set").click()
+    page.text_of("#log-list", "level set to")
+    page.open_tool("chatty")
+    page.call()
+    page.tab("log")
+    line = "#log-list li.level-warning"
+    page.find(line)
+    assert height(page, line) < 300
+    page.find(f"{line} button.more").click()
+    page.until(lambda d: height(page, line) > 3000)
+
+    page.tab("history")  # the Copy button on one line at 1280 px
+    button = page.find("#history-rows tr.msg button")
+    single = page.driver.execute_script(
+        "const b = arguments[0], r = document.createRange(); r.selectNodeContents(b);"
+        "return r.getClientRects().length",
+        button,
+    )
+    assert single == 1, "the Copy button's text wraps"
+    page.shot("history-copy", "#panel-history")

@@ -639,11 +639,36 @@ async function loadTools() {
   state.tools = answer.result.tools || [];
   clear($("tool-list"), state.tools.map((tool) => {
     const item = el("li", { tabindex: 0, "data-name": tool.name, class: tool.name === state.shownTool ? "selected" : null },
-      el("strong", {}, tool.title || tool.name), el("small", {}, tool.description || ""));
+      el("strong", {}, tool.title || tool.name), toolTags(tool), el("small", {}, tool.description || ""));
     item.addEventListener("click", () => showTool(tool, item));
     item.addEventListener("keydown", (e) => { if (e.key === "Enter") showTool(tool, item); });
     return item;
   }));
+}
+
+// MCP Apps marks: a tool only its view may call (visibility without "model"), a tool whose
+// results render in a view (`_meta.ui.resourceUri`, or the older flat key).
+function toolTags(tool) {
+  const meta = (tool && tool._meta) || {};
+  const ui = (meta.ui && typeof meta.ui === "object") ? meta.ui : {};
+  const view = ui.resourceUri || meta["ui/resourceUri"];
+  const appOnly = Array.isArray(ui.visibility) && !ui.visibility.includes("model");
+  return [
+    appOnly ? el("span", { class: "tag app-only", title: "visibility: app: its view calls it, no model is offered it" }, "app only") : null,
+    typeof view === "string" ? el("span", { class: "tag has-view", title: `its results render in ${view}` }, "view") : null,
+  ];
+}
+
+// A long text (a pasted manual, a dumped log) is clipped, with a button to show it whole.
+function clipped(node, text) {
+  if (String(text).length <= 600 && String(text).split("\n").length <= 8) return node;
+  node.classList.add("clip");
+  const more = el("button", { type: "button", class: "small more" }, "Show all");
+  more.addEventListener("click", (event) => {
+    event.stopPropagation();
+    more.textContent = node.classList.toggle("open") ? "Show less" : "Show all";
+  });
+  return el("div", { class: "clipped" }, node, more);
 }
 
 function select(list, item) {
@@ -686,8 +711,8 @@ function showTool(tool, item) {
   };
   clear($("tool-view"),
     el("h2", {}, tool.title || tool.name), tool.title ? el("code", {}, tool.name) : null,
-    el("p", { class: "description" }, tool.description || ""),
-    el("div", { class: "tags" }, annotations),
+    clipped(el("p", { class: "description" }, tool.description || ""), tool.description || ""),
+    el("div", { class: "tags" }, toolTags(tool), annotations),
     el("form", { class: "tool-form", on: { submit } }, form.node,
       el("div", { class: "actions" }, call,
         taskSupport && taskSupport !== "forbidden" ? el("label", {}, asTask, " run as a task") : null)),
@@ -839,7 +864,7 @@ function showResource(resource, item) {
   const read = el("button", { type: "button", class: "primary" }, "Read");
   read.addEventListener("click", () => readInto(resource.uri, output));
   clear($("resource-view"), el("h2", {}, resource.title || resource.name || resource.uri), safeLink(resource.uri),
-    el("p", { class: "description" }, resource.description || ""),
+    clipped(el("p", { class: "description" }, resource.description || ""), resource.description || ""),
     resource.mimeType ? el("p", {}, el("span", { class: "tag" }, resource.mimeType)) : null,
     el("div", { class: "actions" }, read), output);
   readInto(resource.uri, output);
@@ -939,7 +964,7 @@ function showPrompt(prompt, item) {
       (answer.result.messages || []).map((message) => el("div", { class: `message ${message.role}` },
         el("span", { class: "role" }, message.role), renderContent(message.content))), timing(answer));
   };
-  clear($("prompt-view"), el("h2", {}, prompt.title || prompt.name), el("p", { class: "description" }, prompt.description || ""),
+  clear($("prompt-view"), el("h2", {}, prompt.title || prompt.name), clipped(el("p", { class: "description" }, prompt.description || ""), prompt.description || ""),
     el("form", { on: { submit } }, el("div", { class: "fields" }, fields.map(([, f]) => f.node)),
       el("div", { class: "actions" }, el("button", { type: "submit", class: "primary" }, "Get prompt"))),
     output);
@@ -984,7 +1009,8 @@ function onProgress(params) {
 function logLine(level, logger, data) {
   const text = typeof data === "string" ? data : json(data);
   const line = el("li", { class: `level-${level}` }, el("time", {}, new Date().toLocaleTimeString()),
-    el("span", { class: "level" }, level), logger ? el("span", { class: "logger" }, String(logger)) : null, el("span", { class: "data" }, text));
+    el("span", { class: "level" }, level), logger ? el("span", { class: "logger" }, String(logger)) : null,
+    clipped(el("span", { class: "data" }, text), text));
   $("log-list").prepend(line);
   if ($("panel-log").hidden) $("log-count").textContent = String(Number($("log-count").textContent || 0) + 1);
 }
