@@ -26,6 +26,7 @@ driver, inspector_url, page = test_browser.driver, test_browser.inspector_url, t
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import Select  # noqa: E402
 
 
 def _script(path: Path) -> str:
@@ -226,3 +227,21 @@ def test_titles_app_tags_clipped_texts_and_the_history_copy_button(page: Page) -
     )
     assert single == 1, "the Copy button's text wraps"
     page.shot("history-copy", "#panel-history")
+
+
+CONNECT = """
+const [target, done] = arguments;
+const token = new URLSearchParams(location.search).get("token");
+fetch("/api/connect", {method: "POST", body: JSON.stringify({target, mode: "legacy"}),
+  headers: {Authorization: `Bearer ${token}`, "Content-Type": "application/json"}})
+  .then((answer) => answer.json()).then(done);
+"""
+
+
+def test_the_mode_is_called_handshake_and_the_old_name_still_connects(page: Page) -> None:
+    modes = [option.text for option in Select(page.find("#mode")).options]
+    assert modes == ["auto", "handshake (2025-11-25)", "per-request (2026-07-28)"]
+    state = page.driver.execute_async_script(CONNECT, DAILY)  # the API's old spelling
+    assert state["connected"] and state["server"]["era"] == "handshake"
+    page.text_of("#status", "(handshake, ")
+    assert Select(page.find("#mode")).first_selected_option.text == "handshake (2025-11-25)"
