@@ -1,7 +1,8 @@
 // The mcpkit inspector's page: talks to the inspector's HTTP API (docs/inspector.md).
 //
 // Security: everything a server sends is data. It reaches the page only through
-// textContent / createTextNode (the `el` helper below), never innerHTML; a URL becomes a
+// textContent / createTextNode (the `el` helper below; bidi controls shown as marks, not
+// applied), never innerHTML; a URL becomes a
 // link only when it is http(s); images and audio are built from data: URLs this script
 // makes after checking the MIME type and the base64.
 
@@ -921,7 +922,11 @@ function showTemplate(template, item) {
   const output = el("div", { class: "output" });
   const uri = el("code", { class: "uri" });
   const values = () => Object.fromEntries(fields.map(([name, f]) => [name, f.input.value]));
-  const update = () => { uri.textContent = expandTemplate(template.uriTemplate, values()); };
+  let expanded = "";
+  const update = () => { // shown as any server text (isolated), read as typed
+    expanded = expandTemplate(template.uriTemplate, values());
+    clear(uri, textNode(expanded));
+  };
   const ref = { type: "ref/resource", uri: template.uriTemplate };
   for (const [name, f] of fields) {
     f.input.addEventListener("input", update);
@@ -929,10 +934,11 @@ function showTemplate(template, item) {
   }
   const submit = (event) => {
     event.preventDefault();
-    readInto(uri.textContent, output);
+    readInto(expanded, output);
   };
   clear($("resource-view"), el("h2", {}, template.title || template.name || template.uriTemplate),
-    el("code", {}, template.uriTemplate), el("p", { class: "description" }, template.description || ""),
+    el("code", {}, template.uriTemplate),
+    clipped(el("p", { class: "description" }, template.description || ""), template.description || ""),
     el("form", { class: "template-form", on: { submit } }, el("div", { class: "fields" }, fields.map(([, f]) => f.node)),
       el("p", {}, "URI: ", uri), el("div", { class: "actions" }, el("button", { type: "submit", class: "primary" }, "Read"))),
     output);
