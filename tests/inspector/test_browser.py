@@ -61,7 +61,7 @@ class Page(BasePage):
         element: WebElement = self.until(found)
         return element
 
-    def connect(self, target: str, mode: str = "legacy") -> None:
+    def connect(self, target: str, mode: str = "handshake") -> None:
         field = self.find("#target")
         field.clear()
         field.send_keys(target)
@@ -188,7 +188,7 @@ def test_a_progress_bar_moves(page: Page) -> None:
     page.shot("progress", "#panel-log")
 
 
-@pytest.mark.parametrize("mode", ["legacy", "per-request"])
+@pytest.mark.parametrize("mode", ["handshake", "per-request"])
 def test_run_a_task_and_get_its_result(page: Page, mode: str) -> None:
     page.connect(TASKS, mode)
     page.open_tool("count")

@@ -3,7 +3,8 @@ file under its folder (or `--watch DIR`) changes.
 
 The inspector's connection runs the server (a stdio subprocess, as `mcpkit inspect app.py`
 does); after a change it connects again, which stops the old process and starts a new one
-with the new code, and the page follows (its state event). `--no-inspector` serves the app
+with the new code, and the page follows (its state event, which says why: the page reloads
+its lists and shows the restart). `--no-inspector` serves the app
 over Streamable HTTP on `--server-port` instead (for another client), restarted the same
 way. Watching needs the `watch` extra (watchfiles).
 """
@@ -68,11 +69,13 @@ async def _with(args: argparse.Namespace, folders: list[Path]) -> None:
         await _connect(inspector, args.app, "connected to")
         async for changed in _changes(folders):
             _say(f"changed: {', '.join(changed)}")
-            await _connect(inspector, args.app, "reconnected to")
+            names = ", ".join(Path(path).name for path in changed)
+            await _connect(inspector, args.app, "reconnected to", f"{names} changed: restarted")
 
 
-async def _connect(inspector: Any, app: str, done: str) -> None:
-    state = await inspector.connect(app)
+async def _connect(inspector: Any, app: str, done: str, reason: str | None = None) -> None:
+    # the page says why it reconnected and reloads its lists (the state's reason)
+    state = await inspector.connection.connect(app, reason=reason)
     if state["connected"]:
         _say(f"{done} {app}")
     else:  # a syntax error, say: shown, and the next change tries again

@@ -24,6 +24,7 @@ from mcpkit.errors import MCPError, ProtocolError
 from mcpkit.inspector.asks import Asks
 from mcpkit.inspector.history import History
 from mcpkit.inspector.observe import InspectorClient, watching_headers
+from mcpkit.inspector.task_questions import TaskQuestions
 
 JSONObject = dict[str, Any]
 MODES = {"auto": "auto", "legacy": "handshake", "handshake": "handshake",
@@ -80,10 +81,13 @@ class InspectedServer:
     ) -> None:
         self.history = history
         self.asks = Asks(history.publish)
+        self._task_questions = TaskQuestions(history.publish)
         self.target: str | None = None
         self.mode = "auto"
         self.error: str | None = None
         self.headers: dict[str, str] = {}
+        self.connections = 0  # connections made: the page reloads its lists on each new one
+        self.reason: str | None = None  # why the last one was made by the program (dev)
         self._options = dict(client_options or {})
         self._resolve = resolve
         self._oauth = oauth
@@ -106,6 +110,8 @@ class InspectedServer:
             "mode": self.mode,
             "server": None if client is None else self._server(client),
             "error": self.error,
+            "connection": self.connections,
+            "reason": self.reason,
         }
 
     def _server(self, client: InspectorClient) -> JSONObject:
@@ -123,15 +129,19 @@ class InspectedServer:
 
     # -- connecting ------------------------------------------------------------------------
 
-    async def connect(self, target: str | list[str], mode: str = "auto") -> JSONObject:
+    async def connect(
+        self, target: str | list[str], mode: str = "auto", reason: str | None = None
+    ) -> JSONObject:
         """Close the connection there is and connect to `target`; the new state (a failure is
-        its `error`). Raises ValueError for an unknown mode."""
+        its `error`). `reason`: why the program (not the person) connects again, which the
+        page shows ("app.py changed: restarted"). Raises ValueError for an unknown mode."""
         if mode not in MODES:
             raise ValueError(f"mode is one of {', '.join(MODES)}, not {mode!r}")
         async with self._lock:
             await self._close()
             self.target = target if isinstance(target, str) else " ".join(target)
             self.mode, self.error, self.headers = mode, None, {}
+            self.connections, self.reason = self.connections + 1, reason
             try:
                 self.history.start({"target": self.target, "mode": mode})
                 self._client = await self._open(target, MODES[mode])
@@ -219,6 +229,7 @@ class InspectedServer:
         self.asks.cancel_all()
         if watch is not None:
             watch.cancel()
+        await self._task_questions.close()
         if client is not None:
             with contextlib.suppress(MCPError, OSError):
                 await client.close()
@@ -250,7 +261,10 @@ class InspectedServer:
             await client.set_logging_level(str((params or {}).get("level")))
             return {}
         progress = _ignore_progress if method == "tools/call" else None
-        return await client.request(method, params, on_progress=progress)
+        result = await client.request(method, params, on_progress=progress)
+        if method == "tasks/get":  # a 2026-07-28 task's questions come with it
+            self._task_questions.seen(client, result)
+        return result
 
     async def close(self) -> None:
         async with self._lock:

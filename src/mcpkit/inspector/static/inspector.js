@@ -1,7 +1,8 @@
 // The mcpkit inspector's page: talks to the inspector's HTTP API (docs/inspector.md).
 //
 // Security: everything a server sends is data. It reaches the page only through
-// textContent / createTextNode (the `el` helper below), never innerHTML; a URL becomes a
+// textContent / createTextNode (the `el` helper below; bidi controls shown as marks, not
+// applied), never innerHTML; a URL becomes a
 // link only when it is http(s); images and audio are built from data: URLs this script
 // makes after checking the MIME type and the base64.
 
@@ -22,9 +23,33 @@ function el(tag, attrs, ...children) {
   }
   for (const child of children.flat()) {
     if (child === undefined || child === null || child === false) continue;
-    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    node.append(child instanceof Node ? child : textNode(String(child)));
   }
   return node;
+}
+
+// Bidi: a server's string with right-to-left letters or direction controls is isolated in a
+// <bdi> (it cannot reorder the text around it), and each control (U+202E reverses all that
+// follows) is shown as a mark instead of acting.
+const BIDI_CONTROL = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
+const RTL = /[\u0590-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFF]|\uD802[\uDC00-\uDFFF]|\uD803[\uDC00-\uDFFF]|\uD83A[\uDC00-\uDFFF]|\uD83B[\uDC00-\uDFFF]/;
+
+function textNode(text) {
+  if (!BIDI_CONTROL.test(text) && !RTL.test(text)) return document.createTextNode(text);
+  const isolated = document.createElement("bdi");
+  for (const part of text.split(new RegExp(`(${BIDI_CONTROL.source})`))) {
+    if (!BIDI_CONTROL.test(part)) {
+      if (part) isolated.append(part);
+      continue;
+    }
+    const code = `U+${part.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
+    const mark = document.createElement("span");
+    mark.className = "bidi-mark";
+    mark.title = `a text direction control (${code}), shown instead of applied`;
+    mark.textContent = code;
+    isolated.append(mark);
+  }
+  return isolated;
 }
 
 function clear(node, ...children) {
@@ -121,22 +146,32 @@ function onState(next) {
   status.className = `status ${next.connected ? "ok" : next.error ? "bad" : ""}`;
   if (next.connected) {
     const info = (next.server && next.server.info) || {};
-    status.textContent = `connected: ${info.name || "?"} ${info.version || ""} (${next.server.era}, ${next.server.protocolVersion})`;
+    // each server string a node of its own (isolated by `el` when it needs it)
+    clear(status, el("span", {}, "connected: ", info.name || "?", " ", info.version || "", " (", next.server.era, ", ",
+      next.server.protocolVersion, ")"), restartNote(next));
   } else {
-    status.textContent = next.error ? `not connected: ${next.error}` : "not connected";
+    clear(status, el("span", {}, next.error ? "not connected: " : "not connected", next.error || null), restartNote(next));
   }
   if (next.target && !$("target").value) $("target").value = next.target;
-  if (next.mode) $("mode").value = next.mode === "handshake" ? "legacy" : next.mode;
+  if (next.mode) $("mode").value = next.mode === "legacy" ? "handshake" : next.mode; // the old name
   $("disconnect").disabled = !next.connected;
   renderServer();
-  const key = next.connected ? `${next.target}|${next.mode}|${JSON.stringify(next.server.info)}` : null;
+  const key = next.connected ? `${next.connection}|${next.target}|${next.mode}` : null; // each connection anew
   if (key !== lastConnection) {
     lastConnection = key;
     clearLists(next.connected ? "Choose one." : "Not connected.");
     if (next.connected) loadLists();
+    if (next.reason) logLine("notice", "inspector", next.connected ? `${next.reason}; lists reloaded` : `${next.reason}; it did not start`);
   } else if (next.connected && next.server) {
     renderServer();
   }
+}
+
+// Why the program connected again (mcpkit dev: a file changed), and when.
+function restartNote(next) {
+  if (!next.reason) return null;
+  return el("span", { class: "restart", title: "the inspector connected again by itself" },
+    ` · ${next.reason} at ${new Date().toLocaleTimeString()}`);
 }
 
 function loadLists() {
@@ -276,13 +311,18 @@ function schemaType(schema) {
 }
 
 // A field: {node, get()} where get() returns the value or undefined for "not given".
-function field(name, schema, root, required, initial) {
+// `trail`: the $refs being expanded above it; one met again (a recursive schema, such as a
+// tree's Node holding an Optional Node) is expanded only on demand, one level a click.
+function field(name, schema, root, required, initial, trail = new Set(), eager = false) {
+  const ref = refOf(schema);
+  if (ref && trail.has(ref) && !eager) return lazyField(name, schema, root, required, initial, trail);
+  const inner = ref ? new Set([...trail, ref]) : trail;
   const s = resolve(schema, root);
   const value = initial !== undefined ? initial : s.default;
-  const label = el("span", { class: "field-name" }, name, required ? el("span", { class: "required", title: "required" }, " *") : null);
+  const label = fieldLabel(name, schema, required);
   const help = s.description ? el("small", { class: "help" }, s.description) : null;
   const type = schemaType(s);
-  const editor = editorFor(type, s, root, value, required);
+  const editor = editorFor(type, s, root, value, required, inner);
   if (editor.input) editor.input.name = name;
   const wrapper = type === "object" || type === "array"
     ? el("fieldset", { class: "field nested" }, el("legend", {}, label), help, editor.node)
@@ -290,7 +330,47 @@ function field(name, schema, root, required, initial) {
   return { node: wrapper, get: editor.get, input: editor.input };
 }
 
-function editorFor(type, s, root, value, required) {
+// The schema's own title when it has one (the key beside it), else the key.
+function fieldLabel(name, schema, required) {
+  const title = schema && typeof schema.title === "string" && schema.title.trim() ? schema.title : null;
+  return el("span", { class: "field-name" }, title || name,
+    title && title !== name ? el("code", { class: "field-key" }, name) : null,
+    required ? el("span", { class: "required", title: "required" }, " *") : null);
+}
+
+// The local $ref a schema stands for, directly or as the one real choice of an Optional.
+function refOf(schema) {
+  if (!schema || typeof schema !== "object") return null;
+  if (typeof schema.$ref === "string") return schema.$ref;
+  const variants = schema.anyOf || schema.oneOf;
+  if (!Array.isArray(variants)) return null;
+  const refs = variants.filter((v) => v && typeof v.$ref === "string");
+  return refs.length === 1 ? refs[0].$ref : null;
+}
+
+function lazyField(name, schema, root, required, initial, trail) {
+  const node = el("div", { class: "field recursive" });
+  let shown = null;
+  const note = el("small", { class: "help" }, `${refName(refOf(schema))} again (recursive): set it to fill it in`);
+  const set = el("button", { type: "button", class: "small expand" }, `Set ${name}`);
+  const unset = el("button", { type: "button", class: "small unset", title: "leave it out" }, `Unset ${name}`);
+  const collapse = () => { shown = null; clear(node, fieldLabel(name, schema, required), note, set); };
+  const expand = (value) => {
+    shown = field(name, schema, root, required, value, trail, true);
+    clear(node, shown.node, unset);
+  };
+  set.addEventListener("click", () => expand(undefined));
+  unset.addEventListener("click", collapse);
+  if (initial !== undefined && initial !== null) expand(initial);
+  else collapse();
+  return { node, get: () => (shown ? shown.get() : undefined) };
+}
+
+function refName(ref) {
+  return String(ref).split("/").pop();
+}
+
+function editorFor(type, s, root, value, required, trail) {
   switch (type) {
     case "enum": return enumEditor(s, value, required);
     case "const": return { node: el("code", {}, JSON.stringify(s.const)), get: () => s.const };
@@ -298,8 +378,8 @@ function editorFor(type, s, root, value, required) {
     case "integer":
     case "number": return numberEditor(type, s, value);
     case "string": return stringEditor(s, value);
-    case "array": return arrayEditor(s, root, value);
-    case "object": return s.properties ? objectEditor(s, root, value) : jsonEditor(value);
+    case "array": return arrayEditor(s, root, value, trail);
+    case "object": return s.properties ? objectEditor(s, root, value, trail) : jsonEditor(value);
     default: return jsonEditor(value);
   }
 }
@@ -337,11 +417,11 @@ function inputType(format) {
   return { email: "email", uri: "url", date: "date", "date-time": "datetime-local" }[format] || "text";
 }
 
-function arrayEditor(s, root, value) {
+function arrayEditor(s, root, value, trail) {
   const items = [];
   const list = el("ol", { class: "array-items" });
   const add = (initial) => {
-    const item = field(`item ${items.length + 1}`, s.items || {}, root, true, initial);
+    const item = field(`item ${items.length + 1}`, s.items || {}, root, true, initial, trail);
     const remove = el("button", { type: "button", class: "small", title: "remove this item" }, "Remove");
     const row = el("li", {}, item.node, remove);
     const entry = { item, row };
@@ -364,14 +444,14 @@ function arrayEditor(s, root, value) {
   };
 }
 
-function objectEditor(s, root, value) {
-  const fields = objectFields(s, root, value || {});
+function objectEditor(s, root, value, trail) {
+  const fields = objectFields(s, root, value || {}, trail);
   return { node: el("div", { class: "fields" }, fields.map(([, f]) => f.node)), get: () => collect(fields) };
 }
 
-function objectFields(s, root, value) {
+function objectFields(s, root, value, trail) {
   const required = new Set(s.required || []);
-  return Object.entries(s.properties || {}).map(([name, sub]) => [name, field(name, sub, root, required.has(name), value[name])]);
+  return Object.entries(s.properties || {}).map(([name, sub]) => [name, field(name, sub, root, required.has(name), value[name], trail)]);
 }
 
 function collect(fields) {
@@ -400,8 +480,16 @@ function schemaForm(schema, root) {
     clear(body, fields.map(([, f]) => f.node));
     if (!fields.length) body.append(el("p", { class: "empty" }, "No arguments."));
   };
-  build(undefined);
   const problem = el("p", { class: "error", hidden: true });
+  try {
+    build(undefined);
+  } catch (error) { // a schema the form cannot show: the arguments as JSON still can be given
+    fields = [];
+    toggle.checked = true;
+    raw.value = "{}";
+    [raw.hidden, body.hidden, problem.hidden] = [false, true, false];
+    problem.textContent = `This schema cannot be shown as a form (${error.message}): give the arguments as JSON.`;
+  }
   toggle.addEventListener("change", () => {
     problem.hidden = true;
     try {
@@ -521,6 +609,24 @@ function renderCallResult(result, outputSchema) {
   return el("div", { class: "result" }, parts);
 }
 
+// Other SDKs' servers send elicitation, sampling and roots requests only in the handshake
+// era: at 2026-07-28 they fail with these words (the official SDK's "no back-channel",
+// FastMCP's "unavailable on 2026-07-28 connections"). Say which mode works, offer it.
+const NO_BACK_CHANNEL = /no back-channel|server-initiated requests?.{0,40}unavailable/i;
+
+function eraHint(answer) {
+  const failed = answer.error ? [errorText(answer.error)]
+    : answer.result && answer.result.isError ? (answer.result.content || []).map((block) => String(block.text || "")) : [];
+  const era = state.server && state.server.era;
+  if (era !== "per-request" || !failed.some((text) => NO_BACK_CHANNEL.test(text))) return null;
+  const reconnect = () => { $("mode").value = "handshake"; $("connect-form").requestSubmit(); };
+  return el("div", { class: "hint era-hint" },
+    el("p", {}, "This server cannot send its requests (elicitation, sampling, roots) in the 2026-07-28 era, ",
+      $("mode").value === "auto" ? "which auto mode chose" : "the mode chosen",
+      ": it sends them in the handshake era (2025-11-25), where the page answers them."),
+    el("button", { type: "button", class: "reconnect-handshake primary", on: { click: reconnect } }, "Reconnect in handshake mode"));
+}
+
 function timing(answer) {
   return el("small", { class: "timing" }, `${answer.ms} ms`);
 }
@@ -534,11 +640,36 @@ async function loadTools() {
   state.tools = answer.result.tools || [];
   clear($("tool-list"), state.tools.map((tool) => {
     const item = el("li", { tabindex: 0, "data-name": tool.name, class: tool.name === state.shownTool ? "selected" : null },
-      el("strong", {}, tool.title || tool.name), el("small", {}, tool.description || ""));
+      el("strong", {}, tool.title || tool.name), toolTags(tool), el("small", {}, tool.description || ""));
     item.addEventListener("click", () => showTool(tool, item));
     item.addEventListener("keydown", (e) => { if (e.key === "Enter") showTool(tool, item); });
     return item;
   }));
+}
+
+// MCP Apps marks: a tool only its view may call (visibility without "model"), a tool whose
+// results render in a view (`_meta.ui.resourceUri`, or the older flat key).
+function toolTags(tool) {
+  const meta = (tool && tool._meta) || {};
+  const ui = (meta.ui && typeof meta.ui === "object") ? meta.ui : {};
+  const view = ui.resourceUri || meta["ui/resourceUri"];
+  const appOnly = Array.isArray(ui.visibility) && !ui.visibility.includes("model");
+  return [
+    appOnly ? el("span", { class: "tag app-only", title: "visibility: app: its view calls it, no model is offered it" }, "app only") : null,
+    typeof view === "string" ? el("span", { class: "tag has-view", title: `its results render in ${view}` }, "view") : null,
+  ];
+}
+
+// A long text (a pasted manual, a dumped log) is clipped, with a button to show it whole.
+function clipped(node, text) {
+  if (String(text).length <= 600 && String(text).split("\n").length <= 8) return node;
+  node.classList.add("clip");
+  const more = el("button", { type: "button", class: "small more" }, "Show all");
+  more.addEventListener("click", (event) => {
+    event.stopPropagation();
+    more.textContent = node.classList.toggle("open") ? "Show less" : "Show all";
+  });
+  return el("div", { class: "clipped" }, node, more);
 }
 
 function select(list, item) {
@@ -569,10 +700,10 @@ function showTool(tool, item) {
     clear(output, el("p", { class: "empty" }, "calling…"));
     try {
       const answer = await request("tools/call", params);
-      if (answer.error) clear(output, errorBox(answer.error), timing(answer));
+      if (answer.error) clear(output, errorBox(answer.error), eraHint(answer), timing(answer));
       else if (asTask.checked) clear(output, taskCreated(answer.result), timing(answer));
       else {
-        clear(output, renderCallResult(answer.result, tool.outputSchema), timing(answer));
+        clear(output, renderCallResult(answer.result, tool.outputSchema), eraHint(answer), timing(answer));
         apps.then((views) => views.showView(tool, args, answer.result, output));
       }
     } finally {
@@ -581,8 +712,8 @@ function showTool(tool, item) {
   };
   clear($("tool-view"),
     el("h2", {}, tool.title || tool.name), tool.title ? el("code", {}, tool.name) : null,
-    el("p", { class: "description" }, tool.description || ""),
-    el("div", { class: "tags" }, annotations),
+    clipped(el("p", { class: "description" }, tool.description || ""), tool.description || ""),
+    el("div", { class: "tags" }, toolTags(tool), annotations),
     el("form", { class: "tool-form", on: { submit } }, form.node,
       el("div", { class: "actions" }, call,
         taskSupport && taskSupport !== "forbidden" ? el("label", {}, asTask, " run as a task") : null)),
@@ -734,7 +865,7 @@ function showResource(resource, item) {
   const read = el("button", { type: "button", class: "primary" }, "Read");
   read.addEventListener("click", () => readInto(resource.uri, output));
   clear($("resource-view"), el("h2", {}, resource.title || resource.name || resource.uri), safeLink(resource.uri),
-    el("p", { class: "description" }, resource.description || ""),
+    clipped(el("p", { class: "description" }, resource.description || ""), resource.description || ""),
     resource.mimeType ? el("p", {}, el("span", { class: "tag" }, resource.mimeType)) : null,
     el("div", { class: "actions" }, read), output);
   readInto(resource.uri, output);
@@ -791,7 +922,11 @@ function showTemplate(template, item) {
   const output = el("div", { class: "output" });
   const uri = el("code", { class: "uri" });
   const values = () => Object.fromEntries(fields.map(([name, f]) => [name, f.input.value]));
-  const update = () => { uri.textContent = expandTemplate(template.uriTemplate, values()); };
+  let expanded = "";
+  const update = () => { // shown as any server text (isolated), read as typed
+    expanded = expandTemplate(template.uriTemplate, values());
+    clear(uri, textNode(expanded));
+  };
   const ref = { type: "ref/resource", uri: template.uriTemplate };
   for (const [name, f] of fields) {
     f.input.addEventListener("input", update);
@@ -799,10 +934,11 @@ function showTemplate(template, item) {
   }
   const submit = (event) => {
     event.preventDefault();
-    readInto(uri.textContent, output);
+    readInto(expanded, output);
   };
   clear($("resource-view"), el("h2", {}, template.title || template.name || template.uriTemplate),
-    el("code", {}, template.uriTemplate), el("p", { class: "description" }, template.description || ""),
+    el("code", {}, template.uriTemplate),
+    clipped(el("p", { class: "description" }, template.description || ""), template.description || ""),
     el("form", { class: "template-form", on: { submit } }, el("div", { class: "fields" }, fields.map(([, f]) => f.node)),
       el("p", {}, "URI: ", uri), el("div", { class: "actions" }, el("button", { type: "submit", class: "primary" }, "Read"))),
     output);
@@ -829,12 +965,12 @@ function showPrompt(prompt, item) {
   const submit = async (event) => {
     event.preventDefault();
     const answer = await request("prompts/get", { name: prompt.name, arguments: stringArguments(fields) });
-    if (answer.error) return clear(output, errorBox(answer.error), timing(answer));
+    if (answer.error) return clear(output, errorBox(answer.error), eraHint(answer), timing(answer));
     clear(output, answer.result.description ? el("p", {}, answer.result.description) : null,
       (answer.result.messages || []).map((message) => el("div", { class: `message ${message.role}` },
         el("span", { class: "role" }, message.role), renderContent(message.content))), timing(answer));
   };
-  clear($("prompt-view"), el("h2", {}, prompt.title || prompt.name), el("p", { class: "description" }, prompt.description || ""),
+  clear($("prompt-view"), el("h2", {}, prompt.title || prompt.name), clipped(el("p", { class: "description" }, prompt.description || ""), prompt.description || ""),
     el("form", { on: { submit } }, el("div", { class: "fields" }, fields.map(([, f]) => f.node)),
       el("div", { class: "actions" }, el("button", { type: "submit", class: "primary" }, "Get prompt"))),
     output);
@@ -873,13 +1009,14 @@ function onProgress(params) {
   } else {
     entry.bar.removeAttribute("value"); // unknown total: an indeterminate bar
   }
-  entry.label.textContent = `${params.progress}${params.total ? ` / ${params.total}` : ""} ${params.message || ""}`;
+  clear(entry.label, el("span", {}, `${params.progress}${params.total ? ` / ${params.total}` : ""} `, params.message || ""));
 }
 
 function logLine(level, logger, data) {
   const text = typeof data === "string" ? data : json(data);
   const line = el("li", { class: `level-${level}` }, el("time", {}, new Date().toLocaleTimeString()),
-    el("span", { class: "level" }, level), logger ? el("span", { class: "logger" }, String(logger)) : null, el("span", { class: "data" }, text));
+    el("span", { class: "level" }, level), logger ? el("span", { class: "logger" }, String(logger)) : null,
+    clipped(el("span", { class: "data" }, text), text));
   $("log-list").prepend(line);
   if ($("panel-log").hidden) $("log-count").textContent = String(Number($("log-count").textContent || 0) + 1);
 }
@@ -1085,6 +1222,7 @@ function onEvent(event) {
     case "notification": return onNotification(event);
     case "ask": return onAsk(event);
     case "ask-cancelled": return dropAsk(event.id, `the server withdrew its request ${event.id}`);
+    case "note": return logLine("notice", "inspector", event.text);
     default: return undefined;
   }
 }
