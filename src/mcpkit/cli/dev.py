@@ -14,7 +14,6 @@ import argparse
 import asyncio
 import contextlib
 import sys
-import webbrowser
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -59,16 +58,18 @@ def _say(text: str) -> None:
 
 async def _with(args: argparse.Namespace, folders: list[Path]) -> None:
     from mcpkit.inspector import Inspector
+    from mcpkit.inspector.launch import opened_in_browser
 
     inspector = Inspector(None, resolve=target_for)
     async with inspector.serving(port=args.port) as url:
         print(f"mcpkit inspector: {url}", flush=True)
-        if not args.no_browser:
-            webbrowser.open(url)
-        await _connect(inspector, args.app, "connected to")
-        async for changed in _changes(folders):
-            _say(f"changed: {', '.join(changed)}")
-            await _connect(inspector, args.app, "reconnected to")
+        with contextlib.ExitStack() as opened:
+            if not args.no_browser:  # through a private file: no token on a command line
+                opened.enter_context(opened_in_browser(url))
+            await _connect(inspector, args.app, "connected to")
+            async for changed in _changes(folders):
+                _say(f"changed: {', '.join(changed)}")
+                await _connect(inspector, args.app, "reconnected to")
 
 
 async def _connect(inspector: Any, app: str, done: str) -> None:
