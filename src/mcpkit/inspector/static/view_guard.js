@@ -86,10 +86,14 @@
     if (src !== null && isJavascript(src)) apply(setAttribute, frame, ["src", "about:blank"]);
   }
 
+  const isFrame = (node) => {
+    const name = apply(localName, node, []);
+    return name === "iframe" || name === "frame";
+  };
+
   function guardNode(node) {
     if (apply(nodeType, node, []) !== 1) return;
-    const name = apply(localName, node, []);
-    if (name === "iframe" || name === "frame") guardFrame(node);
+    if (isFrame(node)) guardFrame(node);
     const frames = apply(querySelectorAll, node, ["iframe, frame"]);
     const count = apply(listLength, frames, []);
     for (let i = 0; i < count; i++) guardFrame(apply(listItem, frames, [i]));
@@ -100,7 +104,10 @@
     const observer = new Observer((records) => {
       for (let i = 0; i < records.length; i++) {
         const record = records[i];
-        if (apply(recordType, record, []) === "attributes") guardNode(apply(recordTarget, record, []));
+        if (apply(recordType, record, []) === "attributes") {
+          const target = apply(recordTarget, record, []); // an element: its src or srcdoc?
+          if (isFrame(target)) guardFrame(target);
+        }
         const added = apply(recordAdded, record, []);
         const count = apply(listLength, added, []);
         for (let j = 0; j < count; j++) guardNode(apply(listItem, added, [j]));
