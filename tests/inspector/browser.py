@@ -50,13 +50,16 @@ def chromium(height: int, shots: Path) -> Iterator[Any]:
 
 
 @contextlib.contextmanager
-def inspector(env: dict[str, str] | None = None) -> Iterator[str]:
-    """`mcpkit inspect --no-browser` with no target (the page chooses one); its URL."""
+def inspector(env: dict[str, str] | None = None, browser: str | None = None) -> Iterator[str]:
+    """`mcpkit inspect --no-browser` with no target (the page chooses one); its URL. With a
+    `browser` command, that is its $BROWSER and it opens it."""
+    args = ["--no-browser"] if browser is None else []
+    env = {**(env or {}), **({"BROWSER": browser} if browser is not None else {})}
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcpkit", "inspect", "--no-browser"],
+        [sys.executable, "-m", "mcpkit", "inspect", *args],
         stdout=subprocess.PIPE,
         text=True,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, **env},
         cwd=ROOT,
     )
     try:

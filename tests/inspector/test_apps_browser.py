@@ -3,13 +3,17 @@ chromium and chromium-driver, through Selenium) against `mcpkit inspect` run as 
 the chart example renders after its tool's call, its button calls the app-only tool and the
 chart changes, the iframe follows the view's size; a hostile view (apps_hostile_server.py)
 reaches no network outside its declared domain, runs no model-only tool, cannot read the
-inspector's page or token, cannot navigate the top window; a FastMCP 4.1.6 server's view
-renders. Screenshots go to test-artifacts/apps/.
+inspector's page or token, cannot navigate the top window, sends no UDP through WebRTC
+(apps_webrtc_server.py); a FastMCP 4.1.6 server's view renders. Screenshots go to
+test-artifacts/apps/.
 """
 
 from __future__ import annotations
 
+import json
+import select
 import shlex
+import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -29,6 +33,11 @@ SHOTS = ROOT / "test-artifacts" / "apps"
 PYTHON = shlex.quote(sys.executable)
 CHART = f"{PYTHON} {shlex.quote(str(ROOT / 'examples' / 'apps' / 'chart_server.py'))}"
 HOSTILE = f"{PYTHON} {shlex.quote(str(Path(__file__).with_name('apps_hostile_server.py')))}"
+WEBRTC = f"{PYTHON} {shlex.quote(str(Path(__file__).with_name('apps_webrtc_server.py')))}"
+WAYS = ["direct", "webkit", "childGlobal", "childIndex", "srcdocMarkup", "srcdocSet",
+        "srcdocShadow", "javascriptUrl", "srcdocPoisoned", "dsdMarkup", "dsdParse",
+        "dsdSrcdoc"]  # fmt: skip
+QUIET = 3.0  # seconds without a datagram: ICE sends its first STUN request at once
 FASTMCP_APPS = ROOT / "tests" / "host" / "fastmcp_apps_server.py"
 pytestmark = MARKS
 
@@ -264,6 +273,54 @@ def test_a_hostile_view_cannot_navigate_the_top_window_or_open_a_popup(
             assert driver.current_url == url
             assert len(driver.window_handles) == 1
             assert "/navigated" not in allowed.paths and "/popup" not in allowed.paths
+        finally:
+            driver.get("about:blank")
+
+
+@pytest.fixture
+def stun() -> Iterator[dict[str, socket.socket]]:
+    """One UDP socket on 127.0.0.1 per way the WebRTC view tries: its "STUN server"."""
+    sockets = {way: socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for way in WAYS}
+    for sock in sockets.values():
+        sock.bind(("127.0.0.1", 0))
+    yield sockets
+    for sock in sockets.values():
+        sock.close()
+
+
+def datagrams(sockets: dict[str, socket.socket], quiet: float) -> dict[str, int]:
+    """The ways whose socket got a datagram before `quiet` seconds passed with none."""
+    got: dict[str, int] = {}
+    by_socket = {sock: way for way, sock in sockets.items()}
+    while True:
+        ready, _, _ = select.select(list(by_socket), [], [], quiet)
+        if not ready:
+            return got
+        for sock in ready:
+            sock.recv(4096)
+            got[by_socket[sock]] = got.get(by_socket[sock], 0) + 1
+
+
+def _done(d: Any) -> Any:
+    found = json.loads(d.find_element(By.ID, "results").text or "{}")
+    return found if found.get("done") else False
+
+
+def test_a_view_sends_no_udp_through_webrtc(driver: Any, stun: dict[str, socket.socket]) -> None:
+    ports = {way: sock.getsockname()[1] for way, sock in stun.items()}
+    with inspector({"STUN": json.dumps(ports)}) as url:
+        page = Page(driver, url)
+        try:
+            page.connect(WEBRTC)
+            frame = page.call_tool("open_view")
+            results = page.in_view(frame, _done)
+            page.shot("webrtc", page.find("#tool-view .app-view"))
+            assert datagrams(stun, QUIET) == {}, results
+            # the view's own constructors are gone; a frame's globals were never its to read
+            assert results["direct"] == "blocked: TypeError"
+            assert results["webkit"] == "blocked: TypeError"
+            assert results["childGlobal"] == results["childIndex"] == "blocked: SecurityError"
+            assert results["compatMode"] == "CSS1Compat"  # still a standards-mode page
         finally:
             driver.get("about:blank")
 

@@ -127,3 +127,18 @@ async def test_a_view_request_for_a_tool_without_a_view_is_refused() -> None:
         assert answer.status_code == 400 and "has no view" in answer.json()["error"]
         missing = await page.http.post("/api/view/message", json={"id": "nope", "message": {}})
         assert missing.status_code == 404
+
+
+def test_the_webrtc_guard_comes_first_after_the_doctype() -> None:
+    """Before the view's own code, and never before the doctype (a quirks page otherwise);
+    the browser side is test_apps_browser.py's WebRTC test."""
+    from mcpkit.inspector.sandbox import guarded
+
+    for prologue in ("<!DOCTYPE html>", "\ufeff <!-- made by x -->\n<!doctype html >", ""):
+        served = guarded(f"{prologue}<html><script>view()</script>")
+        assert served.startswith(f"{prologue}<script>"), served[:80]
+        assert "RTCPeerConnection" in served.split("view()")[0]
+        assert served.endswith("</script><html><script>view()</script>")
+    # a declarative shadow root would hide its frames from the guard: an inert template
+    tamed = guarded('<template ShadowRootMode="open"></template><script>x.shadowRootMode</script>')
+    assert '<template ShadowRootModx="open">' in tamed and "x.shadowRootModx" in tamed

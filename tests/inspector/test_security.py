@@ -157,3 +157,13 @@ async def test_a_hostile_servers_text_is_handed_over_as_data() -> None:
         assert "<script>" in tool["description"]  # unchanged: escaping is the page's job
         called = await page.result("tools/call", {"name": "echo", "arguments": {"text": "!"}})
         assert called["content"][1]["uri"] == "javascript:alert(1)"
+
+
+async def test_a_strange_static_path_is_a_404_and_no_traceback(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    async with inspector_page() as page:
+        for name in ("inspector.js%00.png", "inspector.js%00", "%00", "..%2Finspector.js"):
+            assert await status(page.http, "GET", f"/static/{name}") == 404, name
+        assert await status(page.http, "GET", "/static/inspector.js") == 200
+    assert "Traceback" not in capfd.readouterr().err

@@ -15,7 +15,6 @@ import argparse
 import asyncio
 import contextlib
 import sys
-import webbrowser
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -36,9 +35,12 @@ def run(args: argparse.Namespace) -> int:
     for folder in folders:
         if not folder.is_dir():
             raise UsageError(f"--watch: no such folder: {folder}")
+    from mcpkit.inspector.launch import terminate_as_interrupt
+
     main = _without_inspector(args, folders) if args.no_inspector else _with(args, folders)
     try:
-        asyncio.run(main)
+        with terminate_as_interrupt():  # SIGTERM cleans up too (the browser's launcher file)
+            asyncio.run(main)
     except KeyboardInterrupt:
         return 130
     except OSError as exc:
@@ -60,17 +62,19 @@ def _say(text: str) -> None:
 
 async def _with(args: argparse.Namespace, folders: list[Path]) -> None:
     from mcpkit.inspector import Inspector
+    from mcpkit.inspector.launch import opened_in_browser
 
     inspector = Inspector(None, resolve=target_for)
     async with inspector.serving(port=args.port) as url:
         print(f"mcpkit inspector: {url}", flush=True)
-        if not args.no_browser:
-            webbrowser.open(url)
-        await _connect(inspector, args.app, "connected to")
-        async for changed in _changes(folders):
-            _say(f"changed: {', '.join(changed)}")
-            names = ", ".join(Path(path).name for path in changed)
-            await _connect(inspector, args.app, "reconnected to", f"{names} changed: restarted")
+        with contextlib.ExitStack() as opened:
+            if not args.no_browser:  # through a private file: no token on a command line
+                opened.enter_context(opened_in_browser(url))
+            await _connect(inspector, args.app, "connected to")
+            async for changed in _changes(folders):
+                _say(f"changed: {', '.join(changed)}")
+                names = ", ".join(Path(path).name for path in changed)
+                await _connect(inspector, args.app, "reconnected to", f"{names} changed: restarted")
 
 
 async def _connect(inspector: Any, app: str, done: str, reason: str | None = None) -> None:

@@ -255,8 +255,15 @@ def _asset(name: str) -> bytes | None:
 
 
 def _plain_name(name: str) -> bool:
-    """A file name with no folder part (no way out of the static folder)."""
-    return bool(name) and "/" not in name and "\\" not in name and not name.startswith(".")
+    """A file name with no folder part (no way out of the static folder) and no control
+    character (a NUL byte makes the file system call raise: a 500, not a 404)."""
+    return (
+        name.isprintable()
+        and bool(name)
+        and "/" not in name
+        and "\\" not in name
+        and not name.startswith(".")
+    )
 
 
 def _is_target(target: Any) -> TypeGuard[str | list[str]]:

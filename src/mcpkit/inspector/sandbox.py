@@ -10,7 +10,8 @@ token never reaches this origin):
   the view and the page (proxy.js). Framed only by the inspector's page (`frame-ancestors`).
 - `GET /view/ID`: the view's HTML, once, under the CSP built from its declared domains
   (`mcpkit.host.apps.content_security_policy`: the spec's restrictive default when none,
-  `object-src 'none'`), with a `report-uri` back here.
+  `object-src 'none'`), with a `report-uri` back here; view_guard.js first in it (no CSP
+  directive covers WebRTC, whose UDP goes anywhere: the guard takes it away).
 - `POST /csp-report/ID`: the browser's CSP violation reports, shown in the page's log.
 - `GET /proxy.js`: the proxy's script.
 Anything else, or a `Host` header not naming this port, is refused.
@@ -34,6 +35,10 @@ Receive = Any
 Send = Any
 MAX_REPORT = 64 * 1024
 _ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
+_SHADOW_ROOT_MODE = re.compile(r"shadowrootmod(e)", re.I | re.A)  # as view_guard.js
+# what may precede the guard without ending the document's standards mode: a BOM, blanks,
+# comments, then the doctype (a script before the doctype would make it a quirks page)
+_PROLOGUE = re.compile(r"\A\ufeff?(?:\s|<!--.*?-->)*(?:<!doctype[^>]*>)?", re.I | re.S)
 COMMON_HEADERS = [
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"no-referrer"),
@@ -113,9 +118,21 @@ class SandboxApp:
             await _send(send, 404, b"not found", b"text/plain")  # unknown, or loaded already
             return
         html, policy = served
+        html = guarded(html)
         ancestors = " ".join((self.origin, *self._hosts))
         policy += f"; frame-ancestors {ancestors}; report-uri /csp-report/{view_id}"
         await _send(send, 200, html.encode(), b"text/html; charset=utf-8", policy)
+
+
+def guarded(html: str) -> str:
+    """The view's HTML with view_guard.js inline before anything of the view's own (the
+    view's CSP allows inline scripts: the spec's policy always does), and `shadowrootmode`
+    renamed as the guard renames it (a frame in a declarative shadow root escapes its watch)."""
+    guard = resources.files("mcpkit.inspector").joinpath("static", "view_guard.js").read_text()
+    html = _SHADOW_ROOT_MODE.sub(lambda m: m[0][:-1] + ("X" if m[1] == "E" else "x"), html)
+    end = _PROLOGUE.match(html)
+    cut = end.end() if end is not None else 0
+    return f"{html[:cut]}<script>{guard}</script>{html[cut:]}"
 
 
 async def _report(receive: Receive) -> Any:

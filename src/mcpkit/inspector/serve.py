@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import webbrowser
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from mcpkit.inspector.app import InspectorApp
 from mcpkit.inspector.connection import InspectedServer, default_resolve
 from mcpkit.inspector.guard import Guard, new_token
 from mcpkit.inspector.history import History
+from mcpkit.inspector.launch import opened_in_browser, terminate_as_interrupt
 from mcpkit.inspector.sandbox import SandboxApp, quiet_server
 from mcpkit.inspector.views import Views
 
@@ -137,8 +137,9 @@ def run_inspector(
     resolve: Callable[[str], Any] | None = None,
 ) -> None:
     """Serve the inspector until Ctrl-C: prints "mcpkit inspector: URL" (the token included),
-    calls `on_ready(url)`, opens the browser unless `open_browser` is false. Raises what
-    `Inspector.serving` raises."""
+    calls `on_ready(url)`, opens the browser unless `open_browser` is false (on a file only
+    this user reads that redirects to the URL: launch.py). Raises what `Inspector.serving`
+    raises."""
     inspector = Inspector(
         target, mode=mode, record=record, client_options=client_options, resolve=resolve
     )
@@ -148,11 +149,12 @@ def run_inspector(
             print(f"mcpkit inspector: {url}", flush=True)
             if on_ready is not None:
                 on_ready(url)
-            if open_browser:
-                webbrowser.open(url)
-            await inspector.wait_closed()
+            with contextlib.ExitStack() as opened:
+                if open_browser:  # through a private file: no token on a command line
+                    opened.enter_context(opened_in_browser(url))
+                await inspector.wait_closed()
 
-    with contextlib.suppress(KeyboardInterrupt):
+    with terminate_as_interrupt(), contextlib.suppress(KeyboardInterrupt):
         asyncio.run(main())
 
 
