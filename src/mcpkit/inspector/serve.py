@@ -34,7 +34,8 @@ class Inspector:
     `target`: what `mcpkit.Client` takes as a string or argv (a URL, a command line, an argv
     list, a Python file as `resolve` turns it into a command: by default `python -m mcpkit run
     FILE`), or "config.json#name" for a server of an `mcpServers` file; None to choose one in
-    the page. `mode`: "auto", "legacy" (= "handshake") or "per-request". `record`: a file the
+    the page. `mode`: "auto", "handshake" (its old name "legacy" still accepted) or
+    "per-request". `record`: a file the
     session's messages are written to (JSON lines, docs/inspector.md). `client_options`:
     keyword arguments for the `Client` (timeout, env, http=HTTPOptions(...), ...). `oauth`:
     log in to a protected HTTP server with `mcpkit.auth.client.OAuth` (stored tokens, else
