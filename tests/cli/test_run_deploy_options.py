@@ -61,6 +61,13 @@ async def test_bearer_tokens_from_an_environment_variable() -> None:
     assert not [line for line in lines if "token-0123456789" in line]
 
 
+async def test_the_proxy_takes_the_same_tokens() -> None:
+    args = ["proxy", str(SERVER), "--transport", "http", "--auth-token-env", "APP_TOKENS"]
+    async with mcpkit_http(args, env=TOKENS) as running:
+        await assert_guarded(running.base, ["second-token-0123456789"])
+        await running.stop()
+
+
 @pytest.fixture
 def token_file(tmp_path: Path) -> Path:
     path = tmp_path / "tokens"
@@ -147,7 +154,8 @@ def test_bad_values_are_one_line_without_the_token(
     assert "Traceback" not in done.stderr and "secret" not in done.stderr
 
 
-def test_tokens_are_for_http_only() -> None:
-    done = mcpkit("run", str(SERVER), "--auth-token-env", "APP_TOKENS", env=TOKENS)
+@pytest.mark.parametrize("command", ["run", "proxy"])
+def test_tokens_are_for_http_only(command: str) -> None:
+    done = mcpkit(command, str(SERVER), "--auth-token-env", "APP_TOKENS", env=TOKENS)
     assert done.returncode == 2
     assert "bearer tokens are for --transport http" in done.stderr
