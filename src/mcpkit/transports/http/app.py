@@ -106,6 +106,7 @@ class MCPHTTPApp:
             self.event_store,
             streams,
             stateless=config.stateless,
+            shared=config.state.shared,
         )
         self.per_request = PerRequestEndpoint(
             sessionless,
@@ -232,10 +233,12 @@ class MCPHTTPApp:
         for open responses to end before it tells the app (lifespan) to stop.
 
         From its start readiness is 503 and new sessions and streams are refused (503 with
-        Retry-After: the client goes to another worker); requests of existing sessions are
-        still served, and waited for: every POST being answered, in both eras, for at most
-        `drain_timeout` s. A request still running then is answered with a JSON-RPC error
-        (-32000, the server is shutting down) and its handler left to be cancelled."""
+        Retry-After: the client goes to another worker; a new session is still opened when
+        the state is shared between workers, which serve it on); requests of existing
+        sessions are still served, and waited for: every POST being answered, in both
+        eras, for at most `drain_timeout` s. A request still running then is answered with
+        a JSON-RPC error (-32000, the server is shutting down) and its handler left to be
+        cancelled."""
         if not self.draining:
             self.draining = self.handshake.draining = self.per_request.draining = True
             self._chain = direct(Draining(self._serving, self._stream_paths()))
