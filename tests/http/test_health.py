@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -147,8 +148,12 @@ async def test_a_call_cut_by_the_drain_timeout_is_answered_with_a_json_rpc_error
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                 "params": {"name": "slow", "arguments": {}}}  # fmt: skip
         raw = asyncio.ensure_future(http.post(url, json=call, headers=session))
+        streamed = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                    "params": {"name": "slow_steps", "arguments": {},
+                               "_meta": {"progressToken": "p"}}}  # fmt: skip
+        events = asyncio.ensure_future(http.post(url, json=streamed, headers=session))
         per_request = asyncio.ensure_future(modern.call_tool("slow", {}))
-        await in_flight(probe, 2)
+        await in_flight(probe, 3)
         process.send_signal(signal.SIGTERM)
         answer = await asyncio.wait_for(raw, 30)
         assert answer.status_code == 200, answer.text
@@ -156,6 +161,12 @@ async def test_a_call_cut_by_the_drain_timeout_is_answered_with_a_json_rpc_error
         error = answer.json()["error"]
         assert answer.json()["id"] == 2 and error["code"] == -32000
         assert "shutting down" in error["message"]
+        stream = await asyncio.wait_for(events, 30)  # already an event stream: it ends so
+        assert stream.headers["content-type"] == "text/event-stream"
+        data = [json.loads(line[5:]) for line in stream.text.splitlines()
+                if line.startswith("data:") and line[5:].strip()]  # fmt: skip
+        assert data[0]["method"] == "notifications/progress"
+        assert data[-1]["id"] == 3 and "shutting down" in data[-1]["error"]["message"]
         with pytest.raises(ProtocolError, match="shutting down"):
             await asyncio.wait_for(per_request, 30)
         assert await asyncio.wait_for(process.wait(), 30) in (0, -signal.SIGTERM)
