@@ -120,6 +120,25 @@ async def test_max_sessions_and_idle_timeout() -> None:
         await running.stop()
 
 
+async def test_allowed_hosts_for_clients_behind_a_proxy() -> None:
+    public = {"host": "mcp.example.com"}
+    async with httpx.AsyncClient(timeout=10) as http:
+        async with mcpkit_http(run_http()) as running:  # loopback names only
+            url = f"{running.base}/mcp"
+            refused = await http.post(url, json=INITIALIZE, headers={**ACCEPT, **public})
+            assert refused.status_code == 421
+            await running.stop()
+        args = run_http("--allowed-host", "mcp.example.com", "--allowed-host", "mcp.internal")
+        async with mcpkit_http(args) as running:
+            url = f"{running.base}/mcp"
+            for host in ("mcp.example.com", "mcp.internal:8443"):
+                served = await http.post(url, json=INITIALIZE, headers={**ACCEPT, "host": host})
+                assert served.status_code == 200, served.text
+            other = await http.post(url, json=INITIALIZE, headers={**ACCEPT, "host": "evil.test"})
+            assert other.status_code == 421
+            await running.stop()
+
+
 def mcpkit(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "mcpkit", *args],

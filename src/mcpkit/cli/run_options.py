@@ -6,6 +6,7 @@
 --drain-timeout SECONDS     HTTP: on SIGTERM, how long requests in flight may take (5)
 --max-sessions N            HTTP: at most N handshake-era sessions (10000; 503 past it)
 --idle-timeout SECONDS      HTTP: end a session unused this long (1800; 0: never)
+--allowed-host NAME         HTTP: a Host the clients use (repeat; then only these are taken)
 --auth-token-env/-file ...  HTTP: bearer tokens a caller must present (serve_auth.py)
 """
 
@@ -60,6 +61,13 @@ def add_run_options(run: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="HTTP: end a session after SECONDS without a request (0: never)",
     )
+    run.add_argument(
+        "--allowed-host",
+        action="append",
+        dest="allowed_hosts",
+        metavar="NAME",
+        help="HTTP: a Host clients use (NAME: any port; NAME:PORT); repeat; only these pass",
+    )
     add_auth_options(run)
 
 
@@ -93,13 +101,16 @@ def configure_from(args: argparse.Namespace) -> None:
 
 def _app_options(args: argparse.Namespace) -> dict[str, Any]:
     """`http_app`'s keywords that are JSON values."""
-    return {
+    options: dict[str, Any] = {
         "health_path": args.health_path or None,
         "ready_path": args.ready_path or None,
         "drain_timeout": args.drain_timeout,
         "max_sessions": args.max_sessions,
         "idle_timeout": args.idle_timeout or None,
     }
+    if args.allowed_hosts:
+        options["allowed_hosts"] = list(args.allowed_hosts)
+    return options
 
 
 def run_options(args: argparse.Namespace) -> dict[str, Any]:
