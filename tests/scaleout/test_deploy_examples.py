@@ -3,7 +3,9 @@ front of the two `mcpkit run --redis` workers of the `cluster` fixture (sharing 
 redis-server): one session's requests land on both workers and are served, and a tool's SSE
 progress arrives as it is made, not buffered until the answer. k8s.yaml is read and checked
 for what a scale-out deployment needs. The 3-worker cluster behind haproxy serves one
-session from all three."""
+session from all three. A worker SIGTERMed while busy (a rolling deploy): haproxy's
+readiness check takes it out of the rotation, and behind nginx (no active checks) every new
+client is still served."""
 
 from __future__ import annotations
 
