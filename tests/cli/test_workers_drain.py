@@ -1,7 +1,8 @@
 """SIGTERM under `--workers N` (a real `mcpkit run` / `mcpkit proxy` on a real redis-server):
-each worker drains as one process does -- readiness 503, a new session refused with 503 and
-Retry-After, a subscription ended with its result, the calls in flight answered -- then
-exits, and the parent with them, within the bound. And a port in use is one line (exit 2)."""
+each worker drains as one process does -- readiness 503, a new stream refused with 503 and
+Retry-After (a new session still opened: it lives in Redis), a subscription ended with its
+result, the calls in flight answered -- then exits, and the parent with them, within the
+bound. And a port in use is one line (exit 2)."""
 
 from __future__ import annotations
 
@@ -107,17 +108,22 @@ async def worker_of(http: httpx.AsyncClient, url: str, session: dict[str, str]) 
 
 
 async def assert_draining(http: httpx.AsyncClient, base: str) -> None:
-    """Readiness 503 and a new session refused with 503 + Retry-After, on `http`'s worker
-    (probed as an orchestrator does, every 50 ms, until it drains)."""
+    """Readiness 503 and a new GET stream refused with 503 + Retry-After, on `http`'s worker
+    (probed as an orchestrator does, every 50 ms, until it drains); a new session is still
+    opened there (it lives in Redis: the other workers serve it once this one has gone)."""
     deadline = time.monotonic() + 30
     while (ready := await http.get(f"{base}/readyz")).status_code != 503:
         assert time.monotonic() < deadline, ready
         await asyncio.sleep(0.05)
     assert ready.json() == {"status": "draining"}
-    refused = await http.post(f"{base}/mcp", json=INITIALIZE, headers=ACCEPT)
-    assert refused.status_code == 503
-    assert refused.headers["retry-after"] == "1"
-    assert "shutting down" in refused.json()["error"]["message"]
+    opened = await http.post(f"{base}/mcp", json=INITIALIZE, headers=ACCEPT)
+    assert opened.status_code == 200, opened.text
+    session = {"mcp-session-id": opened.headers["mcp-session-id"],
+               "mcp-protocol-version": "2025-11-25"}  # fmt: skip
+    stream = await http.get(f"{base}/mcp", headers={"accept": "text/event-stream", **session})
+    assert stream.status_code == 503
+    assert stream.headers["retry-after"] == "1"
+    assert "shutting down" in stream.json()["error"]["message"]
 
 
 async def exited(running: Running, seconds: float) -> None:

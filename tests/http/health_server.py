@@ -1,9 +1,10 @@
 """A server for the health and drain tests: `slow` waits until `release` is called (a tool
-call held in flight for as long as a test wants), `in_flight` counts them."""
+call held in flight for as long as a test wants; `slow_steps` too, after a progress step),
+`in_flight` counts them."""
 
 import asyncio
 
-from mcpkit import Server
+from mcpkit import Context, Server
 
 server = Server("health")
 released = asyncio.Event()
@@ -15,6 +16,13 @@ async def slow() -> str:
     waiting.append(None)
     await released.wait()
     return "finished"
+
+
+@server.tool()
+async def slow_steps(ctx: Context) -> str:
+    """`slow` after a progress step: its answer, when it comes, ends an event stream."""
+    await ctx.report_progress(1, 2)
+    return await slow()
 
 
 @server.tool()

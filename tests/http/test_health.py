@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -127,6 +128,48 @@ async def test_sigterm_ends_within_the_bound_a_call_that_does_not_finish() -> No
         assert time.monotonic() - started < 2 * 1 + 3
         with pytest.raises(Exception):  # noqa: B017 - the connection ended, whichever way
             await asyncio.wait_for(call, 10)
+
+
+async def test_a_call_cut_by_the_drain_timeout_is_answered_with_a_json_rpc_error() -> None:
+    """Not uvicorn's bare `500 text/plain` when it cancels the response: the request's own
+    answer, an error saying the server is shutting down, in both eras."""
+    async with (
+        running("--drain-timeout", "1") as (process, base),
+        httpx.AsyncClient(timeout=30) as http,
+        Client(f"{base}/mcp", mode="handshake", timeout=30) as probe,
+        Client(f"{base}/mcp", mode="2026-07-28", timeout=30) as modern,
+    ):
+        url = f"{base}/mcp"
+        opened = await http.post(url, json=INITIALIZE, headers=ACCEPT)
+        session = {**ACCEPT, "mcp-session-id": opened.headers["mcp-session-id"],
+                   "mcp-protocol-version": "2025-11-25"}  # fmt: skip
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await http.post(url, json=note, headers=session)).status_code == 202
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "slow", "arguments": {}}}  # fmt: skip
+        raw = asyncio.ensure_future(http.post(url, json=call, headers=session))
+        streamed = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                    "params": {"name": "slow_steps", "arguments": {},
+                               "_meta": {"progressToken": "p"}}}  # fmt: skip
+        events = asyncio.ensure_future(http.post(url, json=streamed, headers=session))
+        per_request = asyncio.ensure_future(modern.call_tool("slow", {}))
+        await in_flight(probe, 3)
+        process.send_signal(signal.SIGTERM)
+        answer = await asyncio.wait_for(raw, 30)
+        assert answer.status_code == 200, answer.text
+        assert answer.headers["content-type"] == "application/json"
+        error = answer.json()["error"]
+        assert answer.json()["id"] == 2 and error["code"] == -32000
+        assert "shutting down" in error["message"]
+        stream = await asyncio.wait_for(events, 30)  # already an event stream: it ends so
+        assert stream.headers["content-type"] == "text/event-stream"
+        data = [json.loads(line[5:]) for line in stream.text.splitlines()
+                if line.startswith("data:") and line[5:].strip()]  # fmt: skip
+        assert data[0]["method"] == "notifications/progress"
+        assert data[-1]["id"] == 3 and "shutting down" in data[-1]["error"]["message"]
+        with pytest.raises(ProtocolError, match="shutting down"):
+            await asyncio.wait_for(per_request, 30)
+        assert await asyncio.wait_for(process.wait(), 30) in (0, -signal.SIGTERM)
 
 
 @contextlib.contextmanager

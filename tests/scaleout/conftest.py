@@ -67,11 +67,12 @@ def redis_url() -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def processes(argvs: list[list[str]]) -> Iterator[None]:
-    """Start every command line, end them all (terminate, then wait) when the block ends."""
+def processes(argvs: list[list[str]]) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Start every command line, end them all (terminate, then wait) when the block ends;
+    yields the processes, in order."""
     started = [subprocess.Popen(argv, cwd=ROOT) for argv in argvs]
     try:
-        yield
+        yield started
     finally:
         for process in started:
             process.terminate()

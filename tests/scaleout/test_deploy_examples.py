@@ -3,14 +3,20 @@ front of the two `mcpkit run --redis` workers of the `cluster` fixture (sharing 
 redis-server): one session's requests land on both workers and are served, and a tool's SSE
 progress arrives as it is made, not buffered until the answer. k8s.yaml is read and checked
 for what a scale-out deployment needs. The 3-worker cluster behind haproxy serves one
-session from all three."""
+session from all three. A worker SIGTERMed while busy (a rolling deploy): haproxy's
+readiness check takes it out of the rotation, and behind nginx (no active checks) every new
+client is still served."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import csv
+import io
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -22,10 +28,11 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from mcpkit import Client
 from mcpkit.cli import build_parser
-from tests.http.servers import unused_port
+from tests.http.servers import status_becomes, unused_port, wait_until_listening
 from tests.peers import INSTALL, NODE_BIN, NODE_DIR
-from tests.scaleout.conftest import ROOT, Cluster
+from tests.scaleout.conftest import ROOT, Cluster, mcpkit_run, processes
 from tests.scaleout.test_resumption import events, open_session
 from tests.scaleout.yaml_subset import load_all
 
@@ -71,15 +78,36 @@ def running(argv: list[str], port: int, env: dict[str, str] | None = None) -> It
 
 
 @contextlib.contextmanager
-def example_haproxy(cluster: Cluster) -> Iterator[str]:
-    """examples/deploy/haproxy.cfg as it is, its addresses given in the environment."""
+def example_haproxy(cluster: Cluster, stats: Path | None = None) -> Iterator[str]:
+    """examples/deploy/haproxy.cfg as it is, its addresses given in the environment; with
+    `stats`, a second configuration file adds haproxy's admin socket there."""
     port = unused_port()
     env = dict(os.environ, MCP_BIND=f"127.0.0.1:{port}")
     for number, worker in enumerate(cluster.workers, 1):
         env[f"MCP_WORKER{number}"] = f"127.0.0.1:{port_of(worker)}"
     argv = [system_binary("haproxy"), "-db", "-f", str(DEPLOY / "haproxy.cfg")]
+    if stats is not None:
+        extra = stats.with_suffix(".cfg")
+        extra.write_text(f"global\n    stats socket {stats} mode 600 level admin\n")
+        argv += ["-f", str(extra)]
     with running(argv, port, env) as url:
         yield url
+
+
+def haproxy_says(stats: Path, command: str) -> str:
+    """What haproxy's admin socket answers to `command`."""
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.connect(str(stats))
+        sock.sendall(command.encode() + b"\n")
+        return b"".join(iter(lambda: sock.recv(65536), b"")).decode()
+
+
+def server_status(stats: Path, server: str) -> str:
+    """UP, DOWN, ... of `server` in the `workers` backend (`show stat`'s CSV)."""
+    text = haproxy_says(stats, "show stat").lstrip("# ")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    [row] = [r for r in rows if r["pxname"] == "workers" and r["svname"] == server]
+    return row["status"]
 
 
 @contextlib.contextmanager
@@ -165,6 +193,94 @@ async def test_nginx_example_serves_one_session_on_both_workers_and_streams(
 ) -> None:
     with example_nginx(cluster, tmp_path) as url:
         await check_proxy(url, cluster)
+
+
+async def held_call(url: str, headers: dict[str, str], started: asyncio.Event) -> str:
+    """A call of `steps` (20 steps, 0.5 s apart) on the worker at `url`, `started` set at its
+    first progress event; its answer's text."""
+    message = call("steps", 2, {"count": 20, "pause": 0.5})
+    message["params"]["_meta"] = {"progressToken": "p"}
+    buffer = ""
+    async with (
+        httpx.AsyncClient(timeout=60) as http,
+        http.stream("POST", url, json=message, headers=headers) as response,
+    ):
+        async for chunk in response.aiter_text():
+            buffer += chunk
+            if any(data is not None for _, data in events(buffer)):
+                started.set()
+    [data] = [data for _, data in events(buffer) if data is not None and "result" in data]
+    return str(data["result"]["content"][0]["text"])
+
+
+@contextlib.contextmanager
+def two_workers(redis_url: str) -> Iterator[tuple[Cluster, list[subprocess.Popen[bytes]]]]:
+    """Two workers of their own (a test stops one), answering; the cluster and the processes."""
+    ports = [unused_port(), unused_port()]
+    argvs = [mcpkit_run(port, redis_url, "--drain-timeout", "30") for port in ports]
+    with processes(argvs) as started:
+        urls = tuple(f"http://127.0.0.1:{port}/mcp" for port in ports)
+        for worker in urls:
+            wait_until_listening(worker, 20)
+        yield Cluster("", urls, redis_url), started
+
+
+async def drain_busy(url: str, cluster: Cluster, first: subprocess.Popen[bytes]) -> Any:
+    """SIGTERM to the cluster's first worker while it serves a call (of a session opened
+    through `url`), as a rolling deploy does; returns once it drains (readiness 503), with
+    the call, which it finishes meanwhile."""
+    async with httpx.AsyncClient(timeout=10) as http:
+        headers = await open_session(http, url)
+    started = asyncio.Event()
+    held = asyncio.ensure_future(held_call(cluster.workers[0], headers, started))
+    await asyncio.wait_for(started.wait(), 30)
+    first.terminate()
+    await status_becomes(cluster.workers[0].replace("/mcp", "/readyz"), 503)
+    return held
+
+
+async def new_clients_land_on(url: str, count: int) -> set[int]:
+    """`count` new clients through `url`, each connecting and calling: who answered."""
+    pids = set()
+    for _ in range(count):
+        async with Client(url, mode="handshake", timeout=30) as client:
+            pids.add(int((await client.call_tool("which_worker", {})).content[0].text))
+    return pids
+
+
+async def test_haproxy_example_sends_no_new_session_to_a_draining_worker(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """haproxy's readiness check takes a draining worker out of the rotation within about
+    two seconds: new clients land on the other worker only."""
+    stats = tmp_path / "haproxy.sock"
+    with (
+        two_workers(redis_url) as (cluster, (first, second)),
+        example_haproxy(cluster, stats) as url,
+    ):
+        held = await drain_busy(url, cluster, first)
+        deadline = time.monotonic() + 10
+        while (status := server_status(stats, "w1")) != "DOWN":
+            assert time.monotonic() < deadline, f"haproxy still has w1 {status}"
+            await asyncio.sleep(0.1)
+        assert await new_clients_land_on(url, 6) == {second.pid}
+        assert (await asyncio.wait_for(held, 60)) == f"20 steps on {first.pid}"
+    assert first.wait(30) in (0, -signal.SIGTERM)
+
+
+async def test_nginx_example_serves_every_new_client_while_a_worker_drains(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """Open-source nginx checks no readiness: the draining worker still gets new clients,
+    and serves them (their sessions live in Redis) -- none fails to connect."""
+    with (
+        two_workers(redis_url) as (cluster, (first, second)),
+        example_nginx(cluster, tmp_path) as url,
+    ):
+        held = await drain_busy(url, cluster, first)
+        assert await new_clients_land_on(url, 9) <= {first.pid, second.pid}
+        assert (await asyncio.wait_for(held, 60)) == f"20 steps on {first.pid}"
+    assert first.wait(30) in (0, -signal.SIGTERM)
 
 
 async def test_three_workers_behind_haproxy_share_one_session(cluster3: Cluster) -> None:

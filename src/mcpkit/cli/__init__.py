@@ -255,6 +255,10 @@ def _run(args: Any) -> int:
     from mcpkit.cli.run_options import configure_from
 
     configure_from(args)
+    if args.transport != "http" and (args.auth_token_env or args.auth_token_file):
+        from mcpkit.cli.loading import UsageError
+
+        raise UsageError("bearer tokens are for --transport http (stdio has no callers to check)")
     server = load_server(args.app)
     if args.transport == "http":
         _run_http(server, args)

@@ -145,6 +145,8 @@ def _check_sharing(args: argparse.Namespace) -> None:
         raise UsageError("--workers needs --redis URL: workers share sessions there")
     if args.redis is not None and args.transport != "http":
         raise UsageError("--redis and --workers are for --transport http")
+    if args.transport != "http" and (args.auth_token_env or args.auth_token_file):
+        raise UsageError("bearer tokens are for --transport http (stdio has no callers to check)")
 
 
 def _serve_workers(spec: dict[str, Any], args: argparse.Namespace) -> None:

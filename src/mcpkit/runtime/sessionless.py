@@ -112,6 +112,15 @@ class RequestPeer:
         if self._task is not None:
             self._task.cancel()
 
+    def abandon(self, code: int, message: str) -> None:
+        """The server stops before this request is answered: the error (`code`, `message`)
+        is its answer, and its handler is stopped."""
+        if not self._done:
+            self._done = True
+            self._sink(self._inbound.error(code, message))
+        if self._task is not None:
+            self._task.cancel()
+
     # -- answering -------------------------------------------------------------------------
 
     def _start(self, handler: RequestHandler, event: RequestReceived) -> None:
@@ -205,6 +214,12 @@ class SessionlessServer:
     def busy(self) -> bool:
         """Whether a handler task is still running."""
         return bool(self._running)
+
+    def abandon(self, code: int, message: str) -> None:
+        """Answer every request still running with the error (`code`, `message`) and stop
+        its handler (the server stops before they finish)."""
+        for peer in list(self._running):
+            peer.abandon(code, message)
 
     async def close(self) -> None:
         """Cancel whatever still runs and wait for it."""

@@ -43,6 +43,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from mcpkit.errors import SERVER_ERROR
 from mcpkit.runtime.fanout import FanOutTarget
 from mcpkit.runtime.sessionless import SessionlessServer
 from mcpkit.transports.http.asgi import ASGIApp, Scope, direct
@@ -61,6 +62,11 @@ from mcpkit.transports.http.streams import Receive, Send
 from mcpkit.transports.http.wrappers import BearerGuard, HeaderLimits
 
 Running = Callable[[], contextlib.AbstractAsyncContextManager[Any]]
+
+# The answer of a request still running when the drain timeout ends, and how long (s) those
+# answers get to leave before the HTTP server closes what is open.
+SHUT_DOWN = "Server shutting down: the request did not finish within the drain timeout"
+_ANSWERS_LEAVE = 1.0
 
 __all__ = ["AppConfig", "HTTPAppOptions", "MCPHTTPApp", "app_config"]
 
@@ -100,6 +106,7 @@ class MCPHTTPApp:
             self.event_store,
             streams,
             stateless=config.stateless,
+            shared=config.state.shared,
         )
         self.per_request = PerRequestEndpoint(
             sessionless,
@@ -226,9 +233,12 @@ class MCPHTTPApp:
         for open responses to end before it tells the app (lifespan) to stop.
 
         From its start readiness is 503 and new sessions and streams are refused (503 with
-        Retry-After: the client goes to another worker); requests of existing sessions are
-        still served, and waited for: every POST being answered, in both eras, for at most
-        `drain_timeout` s."""
+        Retry-After: the client goes to another worker; a new session is still opened when
+        the state is shared between workers, which serve it on); requests of existing
+        sessions are still served, and waited for: every POST being answered, in both
+        eras, for at most `drain_timeout` s. A request still running then is answered with
+        a JSON-RPC error (-32000, the server is shutting down) and its handler left to be
+        cancelled."""
         if not self.draining:
             self.draining = self.handshake.draining = self.per_request.draining = True
             self._chain = direct(Draining(self._serving, self._stream_paths()))
@@ -245,7 +255,21 @@ class MCPHTTPApp:
         deadline = loop.time() + self.config.drain_timeout
         while (self._in_flight or self.sessionless.busy()) and loop.time() < deadline:
             await asyncio.sleep(0.01)
+        if self._in_flight or self.sessionless.busy():
+            await self._abandon_in_flight()
         await asyncio.sleep(0)  # let the last answers leave on their responses
+
+    async def _abandon_in_flight(self) -> None:
+        """The drain timeout passed: every request still running gets a JSON-RPC error that
+        says so, on its own response (instead of the HTTP server's bare 500 when it cancels
+        the response later); then a moment, bounded, for those answers to leave."""
+        self.sessionless.abandon(SERVER_ERROR, SHUT_DOWN)
+        for session in self.sessions.held():
+            session.transport.abandon(SERVER_ERROR, SHUT_DOWN)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _ANSWERS_LEAVE
+        while self._in_flight and loop.time() < deadline:
+            await asyncio.sleep(0.01)
 
     def _stream_paths(self) -> list[str]:
         paths = [self.config.path, self.config.path + "/"]

@@ -12,9 +12,10 @@ response arrived is resumed with GET + `Last-Event-ID` after the server's `retry
 end it, and `notifications/cancelled` for the request stops it.
 
 A 400/404/405 answer to the initialize POST switches to the 2024-11-05 HTTP+SSE transport
-(`http_sse_client.py`) for the rest of the connection. Reading what comes back (JSON bodies, SSE
-streams and their resumption, refusals, the GET listener) is `client_streams.py`; each message
-is parsed once there and handed up parsed.
+(`http_sse_client.py`) for the rest of the connection; a 503 with a short Retry-After (a
+worker shutting down behind a balancer) sends it again after that wait, a few times.
+Reading what comes back (JSON bodies, SSE streams and their resumption, refusals, the GET
+listener) is `client_streams.py`; each message is parsed once there and handed up parsed.
 
 2026-07-28 (per-request era) requests are recognized by the envelope in `params._meta`: each is its
 own POST with no session id, carrying `MCP-Protocol-Version` (from the envelope), `Mcp-Method`,
@@ -75,6 +76,10 @@ ACCEPT_POST = "application/json, text/event-stream"
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 FALLBACK_STATUSES = (400, 404, 405)
+# initialize answered 503 with Retry-After (a worker draining, a shared state briefly away):
+# sent again up to CONNECT_RETRIES times, when the wait asked is at most CONNECT_WAIT s.
+CONNECT_RETRIES = 3
+CONNECT_WAIT = 5
 # A POST that failed before any answer: the request gets an error, the transport lives on.
 _POST_FAILED: tuple[type[Exception], ...] = (*SEND_FAILED, httpx.InvalidURL, UnicodeError)
 
@@ -295,20 +300,37 @@ class StreamableHTTPTransport(InboxTransport):
                 self.session_gone(sent_session)
 
     async def _exchange(self, data: bytes, request_id: Any, *, initialize: bool) -> bool:
-        """The HTTP exchange itself; True when the server says our session is gone (404)."""
+        """The HTTP exchange itself; True when the server says our session is gone (404).
+        The initialize POST is sent again when it meets a 503 with a short Retry-After
+        (`_retry_after`): a worker shutting down, behind a balancer that has not noticed."""
         headers = self.headers(accept=ACCEPT_POST, **{"content-type": "application/json"})
-        async with self._client.stream("POST", self.url, content=data, headers=headers) as answer:
-            status = answer.status_code
-            if initialize and self._fallback and status in FALLBACK_STATUSES:
-                await self._fall_back(data, status)
-            elif status == 404 and SESSION_HEADER in headers:
-                return True
-            elif status >= 400:
-                await self._streams.refused(answer, request_id)
-            else:
-                if initialize:
-                    self.session_id = answer.headers.get(SESSION_HEADER) or None
-                await self._streams.take_answer(answer, request_id)
+        retries = CONNECT_RETRIES if initialize else 0
+        while True:
+            async with self._client.stream(
+                "POST", self.url, content=data, headers=headers
+            ) as answer:
+                wait = _retry_after(answer) if retries else None
+                if wait is None:
+                    return await self._answered(answer, data, request_id, initialize=initialize)
+            retries -= 1
+            logger.info("%s answered initialize with 503: again in %.1f s", self.url, wait)
+            await asyncio.sleep(wait)
+
+    async def _answered(
+        self, answer: httpx.Response, data: bytes, request_id: Any, *, initialize: bool
+    ) -> bool:
+        """What `_exchange` makes of the server's answer to `data` (see there)."""
+        status = answer.status_code
+        if initialize and self._fallback and status in FALLBACK_STATUSES:
+            await self._fall_back(data, status)
+        elif status == 404 and SESSION_HEADER in answer.request.headers:
+            return True
+        elif status >= 400:
+            await self._streams.refused(answer, request_id)
+        else:
+            if initialize:
+                self.session_id = answer.headers.get(SESSION_HEADER) or None
+            await self._streams.take_answer(answer, request_id)
         return False
 
     async def _exchange_per_request(
@@ -429,6 +451,17 @@ class StreamableHTTPTransport(InboxTransport):
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+
+def _retry_after(answer: httpx.Response) -> float | None:
+    """How long to wait before sending again a POST answered 503 with a Retry-After of at
+    most `CONNECT_WAIT` seconds (delta-seconds only); None: do not send it again."""
+    value = answer.headers.get("retry-after", "").strip()
+    if answer.status_code != 503 or not (value.isascii() and value.isdigit()):
+        return None
+    if int(value) > CONNECT_WAIT:
+        return None
+    return float(value)
 
 
 def _initialize_version(response: httpx.Response) -> str | None:

@@ -59,6 +59,7 @@ class SessionEndpoint:
         streams: StreamOptions,
         *,
         stateless: bool,
+        shared: bool = False,
     ) -> None:
         self._serve = serve
         self._sessionless = sessionless
@@ -66,7 +67,11 @@ class SessionEndpoint:
         self._store = event_store
         self._streams = streams
         self._stateless = stateless
-        self.draining = False  # the app drains: no new session (503 + Retry-After)
+        # The app drains: no new session (503 + Retry-After), unless sessions are `shared`
+        # between workers: one opened here is served by the others once this one has gone,
+        # and a client that does not retry a 503 (most do not) is not failed for nothing.
+        self.draining = False
+        self._shared = shared
 
     # -- POST ------------------------------------------------------------------------------
 
@@ -103,7 +108,7 @@ class SessionEndpoint:
         refused = rules.check_batch(body, None)  # initialize is never part of a batch
         if refused is not None:
             return refused
-        if self.draining:
+        if self.draining and not self._shared:
             return DRAINING
         session = await self.sessions.create(self._serve, principal)
         if session is None:

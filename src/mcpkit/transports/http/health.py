@@ -16,7 +16,7 @@ with the pod's IP as Host and carries no token, and the answers tell nothing but
 `Draining` is put in front of the whole chain while the app drains: a new long-lived response
 (a GET stream, a legacy SSE connection) is refused with 503 and Retry-After, so the client
 reconnects elsewhere instead of holding up the shutdown. New sessions are refused where an
-`initialize` is recognized (handshake.py).
+`initialize` is recognized (handshake.py), unless the state is shared between workers.
 """
 
 from __future__ import annotations

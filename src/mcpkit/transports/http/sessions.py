@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from mcpkit.protocol import Outgoing, RequestId
 from mcpkit.protocol.http import STANDALONE_STREAM, event_id
-from mcpkit.protocol.jsonrpc import ErrorResponse, Notification, Request, Response
+from mcpkit.protocol.jsonrpc import ErrorResponse, Notification, Request, Response, encode_error
 from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime.principal import Principal
 from mcpkit.runtime.transport import Incoming, PullTransport
@@ -155,6 +155,18 @@ class HTTPSessionTransport(PullTransport):
         for request_id in [rid for rid, s in self.pending.items() if s is stream]:
             del self.pending[request_id]
         stream.end()
+
+    def abandon(self, code: int, message: str) -> None:
+        """The server stops before the open requests are answered: each gets the error
+        (`code`, `message`) as its answer, on its response or kept for a resume; what its
+        handler still sends about it is dropped."""
+        if self.pending and self._silent is _NONE:
+            self._silent = set()
+        for request_id, stream in list(self.pending.items()):
+            self._silent.add(request_id)
+            error = encode_error(request_id, code, message)
+            self._deliver(stream, Outgoing(error, request_id, True, code))
+        self.pending.clear()
 
     def close_stream(self, request_id: RequestId) -> bool:
         """End the SSE response of an open request now; the client resumes with GET and
