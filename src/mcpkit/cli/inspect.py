@@ -48,12 +48,12 @@ def add_parser(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """The page until Ctrl-C, or a report; the exit code. Raises UsageError."""
+    if args.strict and args.diff is None:
+        raise UsageError("--strict goes with --diff")
     scripted = args.json or args.diff is not None or args.replay is not None
     if scripted:
         if args.target is None:
             raise UsageError("--json, --diff and --replay need a TARGET")
-        if args.strict and args.diff is None:
-            raise UsageError("--strict goes with --diff")
         if args.timeout is None:
             args.timeout = 60.0
         if args.replay is not None:
