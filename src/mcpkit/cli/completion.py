@@ -66,7 +66,8 @@ def _command(parser: argparse.ArgumentParser) -> Command:
 def taking_a_value(parser: argparse.ArgumentParser) -> list[str]:
     """The options that take a value (the word after one is not a command's word); one that is
     a flag in another command (`--version`) is left out."""
-    takes, flags = set(), set()
+    takes: set[str] = set()
+    flags: set[str] = set()
     parsers = [parser]
     while parsers:
         current = parsers.pop()
