@@ -117,6 +117,16 @@ def test_servers_shows_tool_names_and_failures_visibly(tmp_path: Path) -> None:
     assert json.loads(exact.stdout)[0]["tools"] == [f"evil{EVIL}", "echo"]
 
 
+def test_a_log_line_quoting_a_server_shows_it_visibly(tmp_path: Path) -> None:
+    """The host's warning (logging's last-resort handler) quotes the server's error."""
+    refusing = {"command": sys.executable, "args": [HOSTILE, "--refuse-lists"]}
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"refusing": refusing}}))
+    done = mcpkit("servers", "--config", str(config))
+    assert f"server refusing: could not list its tools: no list {SHOWN}" in done.stderr
+    assert not OBEYED.search(done.stderr)
+
+
 def test_servers_json_asks_nothing_on_stdout_without_a_terminal(tmp_path: Path) -> None:
     """Issue 34 item 21: the question came on stdout before the JSON."""
     done = mcpkit("servers", "--config", str(hostile_config(tmp_path)), "--json")
