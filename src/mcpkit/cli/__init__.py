@@ -214,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     from mcpkit.cli.loading import UsageError
 
     args = _parse(build_parser(), argv)
+    _visible_log_lines()
     try:
         return _dispatch(args, run_command)
     except UsageError as exc:
@@ -229,6 +230,17 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
     except Exception as exc:
         return _fail(args, *_describe(exc), exc)
+
+
+def _visible_log_lines() -> None:
+    """Log lines the command prints without a handler of its own (warnings, which can quote a
+    server) shown through `visible`: logging's last-resort handler is what prints them."""
+    import logging
+
+    from mcpkit.cli.visible import VisibleFormatter
+
+    if logging.lastResort is not None:
+        logging.lastResort.setFormatter(VisibleFormatter())
 
 
 def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
@@ -420,5 +432,7 @@ def _fail(args: Any, message: str, code: int, exc: BaseException) -> int:
         import traceback
 
         traceback.print_exception(exc)
-    print(f"mcpkit: {message}", file=sys.stderr)
+    from mcpkit.cli.visible import visible
+
+    print(f"mcpkit: {visible(message, lines=True)}", file=sys.stderr)  # a server's words in it
     return code

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from mcpkit.cli.answers import ALLOW, YES_NO, Choice, choose
 from mcpkit.cli.shown import as_json, message_text, shortened
 from mcpkit.cli.terminal import Interrupted
-from mcpkit.host.consent_requests import Approval, ApprovalRequest, Remember, line
+from mcpkit.cli.visible import one_line
+from mcpkit.host.consent_requests import Approval, ApprovalRequest, Remember
 
 if TYPE_CHECKING:
     from mcpkit.cli.terminal import Terminal
@@ -56,9 +57,9 @@ async def _approve(terminal: Terminal, request: ApprovalRequest) -> Approval:
     elif request.kind == "sampling_result":
         return await _sampling_result(terminal, details)
     elif request.kind == "url":
-        terminal.say(f"  url: {line(str(details.get('url')), limit=2000)}")
+        terminal.say(f"  url: {one_line(str(details.get('url')), limit=2000)}")
         for warning in details.get("warnings") or ():
-            terminal.say(f"  warning: {line(warning)}")
+            terminal.say(f"  warning: {one_line(warning)}")
     letter = await choose(terminal, "  allow?", ALLOW, "n")
     return _approval(letter)
 
@@ -81,7 +82,7 @@ def show_tool(terminal: Terminal, request: ApprovalRequest) -> None:
     elif details.get("description"):
         _say_all(terminal, shortened(str(details["description"]), lines=4))
     terminal.say("  " + annotations_text(details.get("annotations"), details["annotationsTrusted"]))
-    terminal.say(f"  arguments: {line(as_json(details.get('arguments') or {}), limit=400)}")
+    terminal.say(f"  arguments: {one_line(as_json(details.get('arguments') or {}), limit=400)}")
 
 
 def annotations_text(annotations: JSONObject | None, trusted: bool) -> str:
@@ -106,14 +107,14 @@ def show_sampling(terminal: Terminal, params: JSONObject) -> None:
         terminal.say("  system prompt:")
         _say_all(terminal, shortened(str(params["systemPrompt"]), lines=3, indent="    "))
     for message in params.get("messages") or ():
-        terminal.say(f"  {line(str(message.get('role')))}:")
+        terminal.say(f"  {one_line(str(message.get('role')))}:")
         _say_all(terminal, shortened(message_text(message), lines=4, indent="    "))
     context = params.get("includeContext")
     extras = [f"at most {params.get('maxTokens')} tokens"]
     if context and context != "none":
-        extras.append(f"asks for context: {line(str(context))}")
+        extras.append(f"asks for context: {one_line(str(context))}")
     if params.get("tools"):
-        names = ", ".join(line(str(t.get("name"))) for t in params["tools"])
+        names = ", ".join(one_line(str(t.get("name"))) for t in params["tools"])
         extras.append(f"offers the model tools: {names}")
     terminal.say("  (" + "; ".join(extras) + ")")
 
@@ -121,7 +122,7 @@ def show_sampling(terminal: Terminal, params: JSONObject) -> None:
 async def _sampling_result(terminal: Terminal, details: JSONObject) -> Approval:
     result: JSONObject = details["result"]
     text = completion_text(result)
-    terminal.say(f"  the model ({line(str(result.get('model')))}) answered:")
+    terminal.say(f"  the model ({one_line(str(result.get('model')))}) answered:")
     _say_all(terminal, shortened(text, lines=8, indent="    "))
     editable = text is not None and _only_text(result)
     choices = (*ALLOW[:3], EDIT, ALLOW[3]) if editable else ALLOW

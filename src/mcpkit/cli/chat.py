@@ -41,7 +41,7 @@ from mcpkit.cli.forms import ask_input, elicit
 from mcpkit.cli.loading import UsageError
 from mcpkit.cli.servers import file_order, read_config
 from mcpkit.cli.terminal import Interrupted, Terminal
-from mcpkit.host.consent_requests import line
+from mcpkit.cli.visible import one_line
 
 if TYPE_CHECKING:
     from mcpkit.host import Agent, Host
@@ -171,7 +171,7 @@ async def make_provider(args: Any, terminal: Terminal) -> Provider:
     model = args.model
     if model is None and args.base_url:
         model = await local_model(kind, args.base_url)
-        terminal.say(f"  model: {line(model)} (the only one {line(args.base_url)} has)")
+        terminal.say(f"  model: {one_line(model)} (the only one {one_line(args.base_url)} has)")
     options: dict[str, Any] = {"base_url": args.base_url}
     if model:
         options["default_model"] = model
@@ -197,4 +197,4 @@ async def local_model(kind: Callable[..., Any], base_url: str) -> str:
         return names[0]
     if not names:
         raise UsageError(f"{needs} (the server lists no models)")
-    raise UsageError(f"{needs}: the server has {', '.join(line(n) for n in names[:20])}")
+    raise UsageError(f"{needs}: the server has {', '.join(one_line(n) for n in names[:20])}")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.cli.shown import as_json, result_text, safe_lines, shortened
-from mcpkit.host.consent_requests import line
+from mcpkit.cli.visible import one_line
 
 if TYPE_CHECKING:
     from mcpkit.cli.terminal import Terminal
@@ -34,7 +34,7 @@ class Shown:
     results: list[str] = field(default_factory=list)
 
     def event(self, event: AgentEvent) -> None:
-        where = f"{line(str(event.server))}/{line(str(event.tool))}"
+        where = f"{one_line(str(event.server))}/{one_line(str(event.tool))}"
         say = self.terminal.say
         if event.kind == "text":
             rows = safe_lines(event.text) or [""]
@@ -42,15 +42,15 @@ class Shown:
             for row in rows[1:]:
                 say(f"       {row}")
         elif event.kind == "tool_call":
-            say(f"  -> {where} {line(as_json(event.data), limit=400)}")
+            say(f"  -> {where} {one_line(as_json(event.data), limit=400)}")
         elif event.kind == "progress":
-            say(f"  .. {where} {line(event.text or as_json(event.data))}")
+            say(f"  .. {where} {one_line(event.text or as_json(event.data))}")
         elif event.kind == "tool_result":
             self._result(where, event.data)
         elif event.kind == "tool_error":
-            say(f"  <- {where} failed: {line(event.text)}")
+            say(f"  <- {where} failed: {one_line(event.text)}")
         elif event.kind == "denied":
-            say(f"  x  {where}: {line(event.text)}")
+            say(f"  x  {where}: {one_line(event.text)}")
 
     def _result(self, where: str, result: Any) -> None:
         wire = result.to_wire() if hasattr(result, "to_wire") else dict(result or {})
@@ -97,7 +97,7 @@ async def command(
     elif name == "/tools":
         for tool in await host.tools.list():
             first = (tool.item.description or "").strip().splitlines()[:1]
-            terminal.say(f"  {tool.name}  {line(first[0]) if first else ''}")
+            terminal.say(f"  {one_line(tool.name)}  {one_line(first[0]) if first else ''}")
     elif name in ("/enable", "/disable", "/restart"):
         await switch(terminal, host, name[1:], rest)
     elif name == "/last":
@@ -107,7 +107,7 @@ async def command(
     elif name == "/approve":
         remembered(terminal, host, rest)
     else:
-        terminal.say(f"  unknown command {line(name)}; /help lists the commands")
+        terminal.say(f"  unknown command {one_line(name)}; /help lists the commands")
     return None
 
 
@@ -124,7 +124,7 @@ def _say_state(terminal: Terminal, status: ServerStatus) -> None:
     from mcpkit.host import ServerState
 
     said = "ready" if status.state is ServerState.READY else state_text(status, [])
-    terminal.say(f"  {line(status.name)}: {line(said, limit=1000)}")
+    terminal.say(f"  {one_line(status.name)}: {one_line(said, limit=1000)}")
 
 
 async def switch(terminal: Terminal, host: Host, verb: str, words: list[str]) -> None:
@@ -135,15 +135,15 @@ async def switch(terminal: Terminal, host: Host, verb: str, words: list[str]) ->
         return
     name = words[0]
     if name in host.config.errors:
-        terminal.say(f"  {line(name)} cannot start: {line(str(host.config.errors[name]))}")
+        terminal.say(f"  {one_line(name)} cannot start: {one_line(str(host.config.errors[name]))}")
         return
     if name not in host.config.servers:
-        terminal.say(f"  no server named {line(name)}; the servers: {', '.join(statuses)}")
+        terminal.say(f"  no server named {one_line(name)}; the servers: {', '.join(statuses)}")
         return
     if verb == "disable":
         await host.servers.disable(name)
     else:
-        terminal.say(f"  {'starting' if verb == 'enable' else 'restarting'} {line(name)}…")
+        terminal.say(f"  {'starting' if verb == 'enable' else 'restarting'} {one_line(name)}…")
         await host.servers.enable(name)
     _say_state(terminal, host.servers.status()[name])
 
@@ -168,4 +168,4 @@ def remembered(terminal: Terminal, host: Host, words: list[str]) -> None:
 
 
 def _label(key: Any) -> str:
-    return " ".join(line(str(part)) for part in tuple(key)[:3] if part)
+    return " ".join(one_line(str(part)) for part in tuple(key)[:3] if part)

@@ -14,6 +14,7 @@ from mcpkit.cli.configured import configured_server
 from mcpkit.cli.loading import UsageError, target_for
 from mcpkit.cli.questions import answering
 from mcpkit.cli.render import ProgressBar, as_json, content, print_result, table
+from mcpkit.cli.visible import json_text, visible
 from mcpkit.client import Client
 
 JSONObject = dict[str, Any]
@@ -69,10 +70,10 @@ async def connect(args: Any) -> AsyncIterator[Client]:
 
 
 def show_log(params: Any) -> None:
-    """A server's log message on stderr (stdout keeps only the result)."""
+    """A server's log message on stderr (stdout keeps only the result), made visible."""
     data = params.data if isinstance(params.data, str) else orjson.dumps(params.data).decode()
     logger = f" {params.logger}:" if params.logger else ""
-    print(f"[{params.level}]{logger} {data}", file=sys.stderr, flush=True)
+    print(visible(f"[{params.level}]{logger} {data}", lines=True), file=sys.stderr, flush=True)
 
 
 def pair_of(item: str, what: str) -> tuple[str, str]:
@@ -114,7 +115,7 @@ async def list_items(client: Client, args: Any) -> int:
     for kind, items in collected.items():
         if len(kinds) > 1:
             print(f"{kind}:")
-        rows = [(label(item), item.get("description") or item.get("title") or "") for item in items]
+        rows = [(label(item), marks(kind, item) + describe(item)) for item in items]
         if kind == "tools" and (args.input_schema or args.output_schema):
             _with_schemas(rows, items, args)
         else:
@@ -136,8 +137,28 @@ def _with_schemas(rows: list[tuple[str, str]], tools: list[JSONObject], args: An
             continue
         table([(name, text)], sys.stdout)
         for key in present:
-            indented = orjson.dumps(tool[key], option=orjson.OPT_INDENT_2).decode()
+            indented = json_text(orjson.dumps(tool[key], option=orjson.OPT_INDENT_2).decode())
             print(f"  {key}:\n" + "\n".join("    " + line for line in indented.splitlines()))
+
+
+def describe(item: JSONObject) -> str:
+    return str(item.get("description") or item.get("title") or "")
+
+
+def marks(kind: str, item: JSONObject) -> str:
+    """`[app only] [view ui://...] ` before a tool's description: an MCP Apps tool that only
+    its server's views may call (visibility without "model"), and the view it renders in."""
+    if kind != "tools":
+        return ""
+    from mcpkit.protocol.apps import tool_ui
+
+    ui = tool_ui(item.get("_meta"))
+    said = []
+    if not ui.for_model:
+        said.append("app only" if ui.for_app else "hidden: its visibility names no one")
+    if ui.resource_uri is not None:
+        said.append(f"view {ui.resource_uri}")
+    return "".join(f"[{mark}] " for mark in said)
 
 
 def label(item: JSONObject) -> str:
@@ -182,11 +203,10 @@ async def read_resource(client: Client, args: Any) -> int:
         return 0
     for item in result.get("contents", []):
         if "text" in item:
-            print(item["text"])
+            print(visible(str(item["text"]), lines=True))
         else:
-            sys.stdout.write(
-                f"[{item.get('mimeType', 'binary')}, base64 blob of {item.get('uri')}]\n"
-            )
+            blob = f"[{item.get('mimeType', 'binary')}, base64 blob of {item.get('uri')}]"
+            print(visible(blob))
     return 0
 
 
@@ -197,7 +217,7 @@ async def get_prompt(client: Client, args: Any) -> int:
         as_json(result, sys.stdout)
         return 0
     for message in result.get("messages", []):
-        print(f"[{message.get('role')}]")
+        print(visible(f"[{message.get('role')}]"))
         block = message.get("content", {})
         content(block if isinstance(block, list) else [block], sys.stdout)
     return 0

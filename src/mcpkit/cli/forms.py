@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from mcpkit.cli.answers import YES_NO, choose
 from mcpkit.cli.shown import as_json, shortened
 from mcpkit.cli.terminal import Interrupted
+from mcpkit.cli.visible import one_line
 from mcpkit.errors import MCPError
-from mcpkit.host.consent_requests import line
 
 if TYPE_CHECKING:
     from mcpkit.cli.terminal import Terminal
@@ -42,9 +42,9 @@ async def elicit(terminal: Terminal, server: str, params: JSONObject) -> JSONObj
 
 
 async def _elicit(terminal: Terminal, server: str, params: JSONObject) -> JSONObject:
-    terminal.say(f"? {line(server)} asks: {line(str(params.get('message', '')))}")
+    terminal.say(f"? {one_line(server)} asks: {one_line(str(params.get('message', '')))}")
     if params.get("mode") == "url":
-        terminal.say(f"  open this yourself if you wish: {line(str(params.get('url')), 2000)}")
+        terminal.say(f"  open this yourself if you wish: {one_line(str(params.get('url')), 2000)}")
         done = await choose(terminal, "  done?", YES_NO, "n")
         return {"action": "accept" if done == "y" else "decline"}
     schema = params.get("requestedSchema") or {}
@@ -54,8 +54,8 @@ async def _elicit(terminal: Terminal, server: str, params: JSONObject) -> JSONOb
         value = await ask_field(terminal, name, prop, name in required)
         if value is not _LEFT_OUT:
             content[name] = value
-    terminal.say(f"  to send: {line(as_json(content), limit=400)}")
-    if await choose(terminal, f"  send this to {line(server)}?", YES_NO, "y") != "y":
+    terminal.say(f"  to send: {one_line(as_json(content), limit=400)}")
+    if await choose(terminal, f"  send this to {one_line(server)}?", YES_NO, "y") != "y":
         return {"action": "decline"}
     return {"action": "accept", "content": content}
 
@@ -71,7 +71,7 @@ async def ask_field(terminal: Terminal, name: str, prop: JSONObject, required: b
     describe_field(terminal, name, prop, required)
     options = choices(prop)
     while True:
-        typed = await terminal.ask(f"  {line(str(prop.get('title') or name))}> ")
+        typed = await terminal.ask(f"  {one_line(str(prop.get('title') or name))}> ")
         if typed is None:
             raise _NoAnswer
         if not typed.strip():
@@ -85,16 +85,16 @@ async def ask_field(terminal: Terminal, name: str, prop: JSONObject, required: b
         problems = form_errors({"properties": {name: prop}, "required": [name]}, {name: value})
         if not problems:
             return value
-        terminal.say("  " + line("; ".join(p.removeprefix(f"$.{name}: ") for p in problems)))
+        terminal.say("  " + one_line("; ".join(p.removeprefix(f"$.{name}: ") for p in problems)))
 
 
 def describe_field(terminal: Terminal, name: str, prop: JSONObject, required: bool) -> None:
     """The field's title (`*`: required), type, description, choices and default."""
-    title = line(str(prop.get("title") or name))
+    title = one_line(str(prop.get("title") or name))
     kind = prop.get("type") or "string"
     facts = [str(kind)]
     if prop.get("format"):
-        facts.append(line(str(prop["format"])))
+        facts.append(one_line(str(prop["format"])))
     for key, label in (("minimum", "min"), ("maximum", "max"), ("minLength", "min length"),
                        ("maxLength", "max length"), ("minItems", "at least"),
                        ("maxItems", "at most")):  # fmt: skip
@@ -106,13 +106,13 @@ def describe_field(terminal: Terminal, name: str, prop: JSONObject, required: bo
             terminal.say(row)
     options = choices(prop)
     if options:
-        listed = "  ".join(f"{n}) {line(label)}" for n, (_, label) in enumerate(options, 1))
+        listed = "  ".join(f"{n}) {one_line(label)}" for n, (_, label) in enumerate(options, 1))
         several = " (several: separate with commas)" if kind == "array" else ""
         terminal.say(f"    choices{several}: {listed}")
     if kind == "boolean":
         terminal.say("    answer y / yes or n / no")
     if "default" in prop:
-        terminal.say(f"    default (Enter): {line(as_json(prop['default']), limit=200)}")
+        terminal.say(f"    default (Enter): {one_line(as_json(prop['default']), limit=200)}")
 
 
 def choices(prop: JSONObject) -> list[tuple[Any, str]]:
@@ -174,12 +174,14 @@ def ask_input(terminal: Terminal, spec: InputSpec) -> str | None:
     default = raw.get("default") if isinstance(raw.get("default"), str) else None
     options = [o if isinstance(o, str) else o.get("value") for o in raw.get("options") or ()]
     options = [o for o in options if isinstance(o, str)]
-    terminal.say(f"? the configuration asks: {line(spec.description or spec.id)}")
+    terminal.say(f"? the configuration asks: {one_line(spec.description or spec.id)}")
     if options:
-        terminal.say("  choices: " + "  ".join(f"{n}) {line(o)}" for n, o in enumerate(options, 1)))
-    shown_default = "" if default is None or spec.password else f" [{line(default)}]"
+        terminal.say(
+            "  choices: " + "  ".join(f"{n}) {one_line(o)}" for n, o in enumerate(options, 1))
+        )
+    shown_default = "" if default is None or spec.password else f" [{one_line(default)}]"
     while True:
-        typed = terminal.ask_now(f"  {line(spec.id)}{shown_default}: ", secret=spec.password)
+        typed = terminal.ask_now(f"  {one_line(spec.id)}{shown_default}: ", secret=spec.password)
         if typed is None:
             return None
         answer = typed if typed or default is None else default

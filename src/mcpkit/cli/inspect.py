@@ -6,6 +6,7 @@
     mcpkit inspect app.py --record session.jsonl   ... every message written to a file
     mcpkit inspect app.py --json > v1.json         the server's surface as JSON
     mcpkit inspect app.py --diff v1.json           what changed (exit 1: removed or changed)
+    mcpkit inspect app.py --diff v1.json --strict  ... exit 1 for anything added too (CI)
     mcpkit inspect app.py --replay session.jsonl   the recorded requests again (exit 1: differ)
 """
 
@@ -36,12 +37,19 @@ def add_parser(commands: Any) -> None:
         "--diff", metavar="OLD", help="compare with a --json report (or another TARGET)"
     )
     inspect.add_argument(
+        "--strict",
+        action="store_true",
+        help="with --diff: fail (exit 1) when anything was added too, not only removed or changed",
+    )
+    inspect.add_argument(
         "--replay", metavar="FILE", help="send a recording's requests again, report differences"
     )
 
 
 def run(args: argparse.Namespace) -> int:
     """The page until Ctrl-C, or a report; the exit code. Raises UsageError."""
+    if args.strict and args.diff is None:
+        raise UsageError("--strict goes with --diff")
     scripted = args.json or args.diff is not None or args.replay is not None
     if scripted:
         if args.target is None:

@@ -1,19 +1,26 @@
-"""A server's questions (elicitation) during `mcpkit call`, `read` and `prompt`.
+"""A server's questions (elicitation) during `mcpkit call`, `read` and `prompt`, and a
+configuration's (VS Code `inputs`) for `mcpkit servers` and a `CONFIG.json#NAME` target.
 
 The same forms as `mcpkit chat` (cli/forms.py): on a terminal the person answers field by
 field; piped, each answer is the next line of stdin (`printf 'yes\n\n' | mcpkit call ...`).
 Questions and form text go to stderr, so stdout holds only the result (`--json | jq` keeps
-working). When no answer can come (stdin ended, or is /dev/null) the question is cancelled and
+working). A configuration's questions are asked only when stdin is a terminal: with none,
+nothing is asked and the servers needing an answer fail, saying which input was left unanswered.
+When no answer can come (stdin ended, or is /dev/null) the question is cancelled and
 stderr says so, instead of the call failing with a protocol error the user cannot act on.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpkit.cli.terminal import Terminal
+from mcpkit.cli.visible import visible
 from mcpkit.client import Elicitation
+
+if TYPE_CHECKING:
+    from mcpkit.host.config import InputSpec
 
 JSONObject = dict[str, Any]
 
@@ -34,7 +41,7 @@ class QuestionTerminal(Terminal):
         return answer
 
     def say(self, text: str, end: str = "\n") -> None:
-        sys.stderr.write(text + end)
+        sys.stderr.write(visible(text, lines=True) + end)
         sys.stderr.flush()
 
 
@@ -55,3 +62,13 @@ def answering(server: str) -> Elicitation:
         return result
 
     return Elicitation(answer, form=True, url=True)
+
+
+def ask_on_terminal(spec: InputSpec) -> str | None:
+    """A configuration's `${input:ID}` asked on the terminal, its text on stderr; None (and
+    nothing asked) when stdin is no terminal."""
+    if not (sys.stdin and sys.stdin.isatty()):
+        return None
+    from mcpkit.cli.forms import ask_input
+
+    return ask_input(QuestionTerminal(), spec)

@@ -1,4 +1,8 @@
-"""Output for people: aligned tables, wrapped text, a progress bar on a terminal."""
+"""Output for people: aligned tables, wrapped text, a progress bar on a terminal.
+
+Every server-provided string printed here goes through `visible` (cli/visible.py); JSON
+through `json_text`.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from typing import Any, TextIO
 import orjson
 
 from mcpkit.cli.exits import EXIT_TOOL_ERROR
+from mcpkit.cli.visible import json_text, visible
 
 JSONObject = dict[str, Any]
 
@@ -20,9 +25,11 @@ def width() -> int:
 
 def table(rows: list[tuple[str, str]], out: TextIO) -> None:
     """Two columns: on a terminal, a name and text wrapped to the terminal's width beside
-    it; piped, one line per row, `name<TAB>text` (for grep, cut and awk, never wrapped)."""
+    it; piped, one line per row, `name<TAB>text` (for grep, cut and awk, never wrapped).
+    Both are made visible (a server's names and descriptions)."""
     if not rows:
         return
+    rows = [(visible(name), visible(text, lines=True)) for name, text in rows]
     if not _is_terminal(out):
         for name, text in rows:
             out.write(f"{name}\t{' '.join(text.split())}\n")
@@ -47,26 +54,28 @@ def _is_terminal(out: TextIO) -> bool:
 
 
 def as_json(value: Any, out: TextIO) -> None:
-    out.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
+    """`value` as indented JSON, exact, with what a terminal obeys escaped (`json_text`)."""
+    out.write(json_text(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()) + "\n")
 
 
 def content(blocks: list[dict[str, Any]], out: TextIO) -> None:
-    """Tool results and prompt messages: text as text, everything else as a short summary."""
+    """Tool results and prompt messages: text as text, everything else as a short summary
+    (all of it made visible)."""
     for block in blocks:
         kind = block.get("type")
         if kind == "text":
-            out.write(block.get("text", "") + "\n")
+            out.write(visible(str(block.get("text", "")), lines=True) + "\n")
         elif kind in ("image", "audio"):
             size = len(block.get("data", "")) * 3 // 4
-            out.write(f"[{kind} {block.get('mimeType', '?')}, {size} bytes]\n")
+            out.write(visible(f"[{kind} {block.get('mimeType', '?')}, {size} bytes]") + "\n")
         elif kind == "resource_link":
-            out.write(f"[link {block.get('uri')}] {block.get('name', '')}\n")
+            out.write(visible(f"[link {block.get('uri')}] {block.get('name', '')}") + "\n")
         elif kind == "resource":
             resource = block.get("resource", {})
             if "text" in resource:
-                out.write(resource["text"] + "\n")
+                out.write(visible(str(resource["text"]), lines=True) + "\n")
             else:
-                out.write(f"[resource {resource.get('uri')}, binary]\n")
+                out.write(visible(f"[resource {resource.get('uri')}, binary]") + "\n")
         else:
             as_json(block, out)
 
@@ -81,7 +90,7 @@ class ProgressBar:
     def update(self, progress: float, total: float | None, message: str | None) -> None:
         if not self._stream.isatty():
             return
-        label = f" {message}" if message else ""
+        label = f" {visible(message)}" if message else ""
         if total:
             filled = int(30 * min(progress / total, 1.0))
             bar = "#" * filled + "-" * (30 - filled)
@@ -96,6 +105,7 @@ class ProgressBar:
         """A line of text in place of the bar (a task's status)."""
         if not self._stream.isatty():
             return
+        text = visible(text)
         self._stream.write("\r" + text[: width() - 1].ljust(width() - 1))
         self._stream.flush()
         self._shown = True

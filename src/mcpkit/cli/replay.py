@@ -21,6 +21,7 @@ import orjson
 
 from mcpkit.cli.loading import UsageError
 from mcpkit.cli.render import as_json
+from mcpkit.cli.visible import json_text, visible
 
 JSONObject = dict[str, Any]
 SKIPPED = {"initialize", "server/discover"}
@@ -127,11 +128,11 @@ def _print(summary: JSONObject) -> None:
     different = summary["different"]
     print(f"{summary['requests']} requests replayed, {len(different)} answered differently")
     for item in different:
-        print(f"#{item['index']} {item['method']}:")
+        print(visible(f"#{item['index']} {item['method']}:"))
         print(f"  recorded: {_short(item['recorded'])}")
         print(f"  now:      {_short(item['now'])}")
 
 
 def _short(value: Any) -> str:
-    text = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    text = json_text(orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode())
     return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."

@@ -1,5 +1,6 @@
 """`mcpkit inspect TARGET --json` (a report of a server's surface) and `--diff OLD` (what
-changed since a report, for CI: exit 1 when something was removed or changed).
+changed since a report, for CI: exit 1 when something was removed or changed; with
+`--strict`, when something was added too).
 
 The report holds the server's info, capabilities, instructions and negotiated revision, and
 every tool, resource, template and prompt with its schemas, all pages of each list. The diff
@@ -18,6 +19,7 @@ import orjson
 
 from mcpkit.cli.loading import UsageError
 from mcpkit.cli.render import as_json
+from mcpkit.cli.visible import visible
 
 JSONObject = dict[str, Any]
 REPORT_FORMAT = 1
@@ -68,7 +70,8 @@ async def run(args: Any) -> int:
         as_json(changes, sys.stdout)
     else:
         print_changes(changes)
-    return EXIT_DIFFERENT if changes["removed"] or changes["changed"] else 0
+    failing = changes["removed"] or changes["changed"] or (args.strict and changes["added"])
+    return EXIT_DIFFERENT if failing else 0
 
 
 async def _old_report(args: Any) -> JSONObject:
@@ -146,9 +149,10 @@ def _notes(before: JSONObject, after: JSONObject, notes: list[str]) -> None:
 
 
 def print_changes(changes: JSONObject) -> None:
-    """The diff for people: `+` added, `-` removed, `~` changed (with the fields)."""
+    """The diff for people: `+` added, `-` removed, `~` changed (with the fields), each line
+    made visible (the names are the server's)."""
     lines = [f"+ {c['kind']} {c['key']}" for c in changes["added"]]
     lines += [f"- {c['kind']} {c['key']}" for c in changes["removed"]]
     lines += [f"~ {c['kind']} {c['key']} ({', '.join(c['fields'])})" for c in changes["changed"]]
     lines += [f"  note: {note}" for note in changes["notes"]]
-    print("\n".join(lines) if lines else "no differences")
+    print("\n".join(visible(line) for line in lines) if lines else "no differences")

@@ -44,15 +44,14 @@ def read_config(
     given: str | None, ask: Callable[[InputSpec], str | None] | None = None
 ) -> HostConfig:
     """The configuration at `given` or the usual places; UsageError when there is none or it
-    cannot be read. `ask` answers its VS Code `${input:ID}`s (default: on this terminal)."""
+    cannot be read. `ask` answers its VS Code `${input:ID}`s (default: `ask_on_terminal`,
+    never on stdout, which keeps only the command's output)."""
     from mcpkit.host import ConfigError, load_config
 
     if ask is None:
-        from mcpkit.cli.forms import ask_input
-        from mcpkit.cli.terminal import Terminal
+        from mcpkit.cli.questions import ask_on_terminal
 
-        terminal = Terminal()
-        ask = lambda spec: ask_input(terminal, spec)  # noqa: E731
+        ask = ask_on_terminal
     try:
         return load_config(find_config(given), ask=ask)
     except (ConfigError, OSError) as exc:

@@ -1,8 +1,8 @@
 """Text from servers and models, made safe and short for a terminal.
 
-Every line goes through `consent_requests.line`, so escape sequences, bidi overrides and
-other control characters a server sends cannot redraw the prompt; long text is cut to a few
-lines with a note of what was left out.
+Every line goes through `visible.one_line`, so escape sequences, bidi overrides and other
+control characters a server sends show as `^[`, `<U+202E>` and the like instead of redrawing
+the prompt; long text is cut to a few lines with a note of what was left out.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from typing import Any
 import orjson
 
 from mcpkit.cli.render import content, width
-from mcpkit.host.consent_requests import line
+from mcpkit.cli.visible import one_line
 
 JSONObject = dict[str, Any]
 
 
 def safe_lines(text: str) -> list[str]:
-    """`text` as lines a terminal shows as they are (control characters become spaces)."""
-    return [line(part, limit=1_000_000) if part.strip() else "" for part in text.split("\n")]
+    """`text` as lines a terminal shows as they are (control characters made visible)."""
+    return [one_line(part, limit=1_000_000) if part.strip() else "" for part in text.split("\n")]
 
 
 def shortened(text: str, *, lines: int = 5, indent: str = "  ") -> list[str]:

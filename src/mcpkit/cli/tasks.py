@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from mcpkit.cli.render import ProgressBar, as_json, print_result
+from mcpkit.cli.visible import visible
 from mcpkit.client import Client, Era
 from mcpkit.client.tasks import (
     TaskHandle,
@@ -35,15 +36,16 @@ async def call(client: Client, name: str, arguments: JSONObject, bar: ProgressBa
 
 
 async def follow(handle: TaskHandle, bar: ProgressBar) -> JSONObject:
-    bar.status(f"task {handle.task_id}: {handle.state.status}")
+    bar.status(f"task {handle.task_id}: {handle.state.status}")  # made visible there
     async for state in handle:
         bar.status(line(state))
     return await wire_result(handle)  # printed as the server sent it
 
 
 def line(state: TaskState) -> str:
+    """One line: the task's id, status and the server's message about it, made visible."""
     text = f"task {state.task_id}: {state.status}"
-    return f"{text} - {state.status_message}" if state.status_message else text
+    return visible(f"{text} - {state.status_message}" if state.status_message else text)
 
 
 async def _must_ask_for_task(client: Client, name: str) -> bool:
@@ -74,5 +76,5 @@ async def task_command(client: Client, args: Any) -> int:
         sys.stdout.write(line(state) + "\n")
         for label, value in (("created", state.created_at), ("updated", state.last_updated_at)):
             if value:
-                sys.stdout.write(f"  {label}: {value}\n")
+                sys.stdout.write(f"  {label}: {visible(str(value))}\n")
     return 0

@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from mcpkit.cli.visible import visible
 from mcpkit.errors import MCPError
 
 
@@ -135,7 +136,8 @@ class Terminal:
         return self._lines.read_now()
 
     def say(self, text: str, end: str = "\n") -> None:
-        sys.stdout.write(text + end)
+        """Print `text`; whatever control characters reach here are shown, never obeyed."""
+        sys.stdout.write(visible(text, lines=True) + end)
         sys.stdout.flush()
 
     @contextlib.contextmanager
