@@ -3,11 +3,12 @@
 # chromium and chromium-driver (the OAuth consent page in a real headless browser), and
 # redis-server (the Redis task store and scale-out state), and haproxy and nginx-light (round
 # robin in front of several workers: tests/scaleout, the configurations of examples/deploy), and
-# fish (the `mcpkit completion fish` script is loaded by a real fish: tests/cli).
+# fish (the `mcpkit completion fish` script is loaded by a real fish: tests/cli), and tmux (a real
+# terminal for what the CLI shows: tests/cli/tmux.py).
 # Uses sudo when not root; on a machine without apt-get it says what to install and fails.
 set -euo pipefail
-PACKAGES=(chromium chromium-driver redis-server haproxy nginx-light fish)
-COMMANDS=(chromium chromedriver redis-server haproxy nginx fish)
+PACKAGES=(chromium chromium-driver redis-server haproxy nginx-light fish tmux)
+COMMANDS=(chromium chromedriver redis-server haproxy nginx fish tmux)
 
 missing=()
 for i in "${!PACKAGES[@]}"; do
