@@ -1,0 +1,46 @@
+"""Eras bridged through `ProxyServer` served over Streamable HTTP: what an upstream sends
+reaches each downstream client as its own era has it (log messages on a 2026-07-28
+request's stream, change notifications without the proxy's own subscription ids, the
+tasks capability in the client's era, listens that deliver what they acknowledge)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from mcpkit import Client
+from mcpkit.gateway import proxy
+from mcpkit.protocol.per_request import SUBSCRIPTION_ID
+from tests.http.servers import script_serving, serving
+
+UPSTREAM_APP = Path(__file__).with_name("upstream_app.py")
+
+
+@contextlib.asynccontextmanager
+async def proxied(target: Any, **options: Any) -> AsyncIterator[str]:
+    """`proxy(target, **options)` served over Streamable HTTP; yields its /mcp URL."""
+    async with serving(proxy(target, **options).http_app()) as base:
+        yield base + "/mcp"
+
+
+async def test_a_handshake_listen_hears_a_2026_upstreams_list_changed() -> None:
+    """The upstream's list_changed comes on the proxy's own upstream listen: it reaches the
+    handshake-era session without that listen's subscription id, so `listen()` hears it."""
+    raw: list[Any] = []
+    with script_serving(UPSTREAM_APP, "http") as upstream:
+        async with (
+            proxied(upstream, mode="per-request") as url,
+            Client(
+                url, mode="handshake", timeout=30, on_notification=lambda *m: raw.append(m)
+            ) as client,
+            client.listen(tools=True) as subscription,
+        ):
+            assert client.era == "handshake"
+            await client.call_tool("grow")
+            note = await asyncio.wait_for(anext(aiter(subscription)), 10)
+    assert note.method == "notifications/tools/list_changed"
+    sent = [params for method, params in raw if method == note.method]
+    assert sent and all(SUBSCRIPTION_ID not in (p or {}).get("_meta", {}) for p in sent)
