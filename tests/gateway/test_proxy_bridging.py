@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from mcpkit.protocol.per_request import SUBSCRIPTION_ID
 from tests.http.servers import script_serving, serving
 
 UPSTREAM_APP = Path(__file__).with_name("upstream_app.py")
+TASK_UPSTREAM = [sys.executable, str(Path(__file__).with_name("task_upstream.py"))]
 
 
 @contextlib.asynccontextmanager
@@ -44,3 +46,21 @@ async def test_a_handshake_listen_hears_a_2026_upstreams_list_changed() -> None:
     assert note.method == "notifications/tools/list_changed"
     sent = [params for method, params in raw if method == note.method]
     assert sent and all(SUBSCRIPTION_ID not in (p or {}).get("_meta", {}) for p in sent)
+
+
+async def test_a_handshake_client_is_told_the_handshake_tasks_of_an_upstream_of_both_eras() -> None:
+    """Auto mode, an upstream of both eras: the shared upstream client speaks 2026-07-28 (no
+    task listing) but a handshake-era session's own upstream session speaks the handshake
+    era, so its client is told `tasks.list` and may list its tasks."""
+    async with (
+        proxied(TASK_UPSTREAM, mode="auto") as url,
+        Client(url, mode="handshake", timeout=30) as client,
+        Client(url, mode="per-request", timeout=30) as modern,
+    ):
+        assert client.server_capabilities["tasks"]["list"] == {}
+        handle = await client.start_tool("forever", {})
+        listed = await client.request("tasks/list", {})
+        assert [task["taskId"] for task in listed["tasks"]] == [handle.task_id]
+        await handle.cancel()
+        assert "tasks" not in modern.server_capabilities  # the extension, in its era
+        assert modern.supports("extensions", "io.modelcontextprotocol/tasks")

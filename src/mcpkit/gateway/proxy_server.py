@@ -16,6 +16,7 @@ the client and the server each speak both: see docs/gateway.md for the table.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
@@ -88,6 +89,7 @@ class ProxyServer(ForwardingServer):
         self.bridge = InputBridge(self.upstreams)
         self.tool_headers = ToolHeaders()  # the Mcp-Param headers its HTTP endpoint checks
         self._upstream_capabilities: JSONObject = {}
+        self._handshake_tasks: JSONObject | None = None  # see `_learn_handshake_tasks`
         self.share_upstream = False  # True: every session uses the shared upstream client
         self.homes: HomeCalls | None = None  # with several workers: calls to another (home.py)
         super().__init__("proxy", lifespan=_connected)
@@ -145,9 +147,38 @@ class ProxyServer(ForwardingServer):
         declared = dict(self._upstream_capabilities)
         declared.pop("tasks", None)
         tasks = capability(self._upstream_capabilities)
+        if self._handshake_tasks is not None and not self.share_upstream:
+            tasks = self._handshake_tasks  # 2026-07-28 clients see it as the extension
         if tasks is not None:  # either era's tasks, as the 2025-11-25 slot (see tasks.py)
             declared["tasks"] = tasks
         return declared
+
+    async def _learn_handshake_tasks(self, link: Link) -> None:
+        """In front of an upstream of both eras, whose handshake-era sessions get upstream
+        sessions of that era (`Upstreams.session_era`): the `tasks` capability it declares
+        in that era (with `list`), what a handshake-era client is told, instead of the
+        2026-07-28 extension's shape. Learned once at start, from a session opened for it."""
+        upstreams = self.upstreams
+        if (
+            link.client.era is not Era.PER_REQUEST
+            or capability(link.client.server_capabilities) is None
+        ):
+            return
+        if upstreams.session_era() is not Era.HANDSHAKE:
+            return
+        try:
+            probe = await upstreams.open_link(
+                dataclasses.replace(upstreams.options, mode=Era.HANDSHAKE)
+            )
+        except (MCPError, OSError) as exc:  # its handshake-era clients get the extension's shape
+            logger.warning("could not learn the upstream's handshake-era tasks: %s", exc)
+            return
+        try:
+            tasks = probe.client.server_capabilities.get("tasks")
+        finally:
+            await probe.client.close()
+        if type(tasks) is dict:
+            self._handshake_tasks = tasks
 
     def upstream_runs_tasks(self) -> bool:
         return capability(self._upstream_capabilities) is not None
@@ -363,6 +394,7 @@ async def _connected(server: Server) -> AsyncIterator[None]:
         link = await upstreams.open_shared(server._shared_notification)
         server._adopt(link)
         await server._learn_tools(link)
+        await server._learn_handshake_tasks(link)
         yield None
     finally:
         await server.forwarded_tasks.aclose()

@@ -107,6 +107,14 @@ class Forwarded:
     outcome: JSONObject | ProtocolError | None = None  # a 2025-11-25 task's, once read
 
 
+def _no_listing() -> ProtocolError:
+    return ProtocolError(
+        -32601,
+        "Method not found: tasks/list (the upstream server speaks 2026-07-28, "
+        "which has no task listing)",
+    )
+
+
 def capability(upstream: JSONObject) -> JSONObject | None:
     """The 2025-11-25 `tasks` capability the proxy declares for an upstream's capabilities
     (None: it runs no tasks). A 2026-07-28 upstream's extension offers no `list`."""
@@ -425,15 +433,13 @@ class ProxyTasks:
     async def _list(self, ctx: Context) -> JSONObject:
         """2025-11-25: the caller's tasks among the upstream's (a shared upstream session
         holds everyone's). Raises -32601 in front of a 2026-07-28 upstream (no listing)."""
-        if ctx.envelope is not None or self._upstream_era() is Era.PER_REQUEST:
-            raise ProtocolError(
-                -32601,
-                "Method not found: tasks/list (the upstream server speaks 2026-07-28, "
-                "which has no task listing)",
-            )
         proxy = self.proxy
         shared = ctx.state is None or proxy.share_upstream
+        if ctx.envelope is not None or (shared and self._upstream_era() is Era.PER_REQUEST):
+            raise _no_listing()
         link = await proxy.upstreams.link_for(ctx.peer, shared, ctx.client_capabilities)
+        if link.client.era is Era.PER_REQUEST:  # its own upstream session speaks 2026-07-28
+            raise _no_listing()
         params = upstream_params(ctx.params, keep_envelope=False)
         raw = await self._related(ctx.request_id, link, link.client.request("tasks/list", params))
         tasks = [t for t in raw.get("tasks") or () if type(t) is dict]
