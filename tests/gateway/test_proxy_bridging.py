@@ -12,9 +12,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from mcpkit import Client
 from mcpkit.gateway import proxy
 from mcpkit.protocol.per_request import SUBSCRIPTION_ID
+from tests.gateway.test_proxy import text
 from tests.http.servers import script_serving, serving
 
 UPSTREAM_APP = Path(__file__).with_name("upstream_app.py")
@@ -64,3 +67,22 @@ async def test_a_handshake_client_is_told_the_handshake_tasks_of_an_upstream_of_
         await handle.cancel()
         assert "tasks" not in modern.server_capabilities  # the extension, in its era
         assert modern.supports("extensions", "io.modelcontextprotocol/tasks")
+
+
+@pytest.mark.parametrize("upstream_era", ["handshake", "per-request"])
+async def test_log_messages_reach_a_2026_client_on_its_requests_stream(upstream_era: str) -> None:
+    """A 2026-07-28 request that carries a logLevel runs on an upstream session leased to
+    it; the upstream's log messages go to that request's stream, at the level it asked."""
+    logs: list[Any] = []
+    with script_serving(UPSTREAM_APP, "http") as upstream:
+        async with (
+            proxied(upstream, mode=upstream_era) as url,
+            Client(url, mode="per-request", timeout=30, on_log=logs.append) as client,
+        ):
+            await client.call_tool("add", {"a": 1, "b": 1})
+            assert logs == []  # no level asked: none sent
+            await client.set_logging_level("info")
+            assert text(await client.call_tool("add", {"a": 1, "b": 2})) == "3"
+            await client.set_logging_level("error")
+            await client.call_tool("add", {"a": 1, "b": 3})
+    assert [entry.data for entry in logs] == ["adding 1 and 2"]

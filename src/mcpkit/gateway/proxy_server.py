@@ -34,7 +34,7 @@ from mcpkit.gateway.asking import InputBridge, asks_input
 from mcpkit.gateway.forwarding import ForwardingServer
 from mcpkit.gateway.home import HomeCalls, HomeSilent, home_calls
 from mcpkit.gateway.limits import UpstreamGuard, UpstreamLimits
-from mcpkit.gateway.progress import progress_relay
+from mcpkit.gateway.progress import log_relay, progress_relay
 from mcpkit.gateway.resume import sharing
 from mcpkit.gateway.tasks import TASK_METHODS, ProxyTasks, capability
 from mcpkit.gateway.tool_headers import ToolHeaders
@@ -87,6 +87,7 @@ class ProxyServer(ForwardingServer):
     def __init__(self, target: Any, options: ClientOptions) -> None:
         self.upstreams = Upstreams(target, options)
         self.bridge = InputBridge(self.upstreams)
+        self.bridge.on_change = self._shared_notification  # a leased session's list_changed
         self.tool_headers = ToolHeaders()  # the Mcp-Param headers its HTTP endpoint checks
         self._upstream_capabilities: JSONObject = {}
         self._handshake_tasks: JSONObject | None = None  # see `_learn_handshake_tasks`
@@ -248,6 +249,16 @@ class ProxyServer(ForwardingServer):
                     return await self._bridge_round(ctx)
             except (ConnectionClosed, RequestTimeout) as exc:
                 raise unreachable(exc, name) from None
+        level = ctx.envelope.log_level if ctx.envelope is not None else None
+        if level is not None:  # its log messages belong to it: a session of its own
+            try:
+                async with (
+                    self.bridge.borrowed(level, log_relay(ctx)) as leased,
+                    self.upstreams.guard.call(name),
+                ):
+                    return await self._exchange(leased, ctx, per_request)
+            except (ConnectionClosed, RequestTimeout) as exc:
+                raise unreachable(exc, name) from None
         peer = ctx.peer
         # No session (2026-07-28, or a stateless HTTP endpoint): the shared upstream.
         shared = per_request or ctx.state is None or self.share_upstream
@@ -297,7 +308,11 @@ class ProxyServer(ForwardingServer):
             def call(link: Link) -> Awaitable[JSONObject]:
                 return link.client.request(method, sent, on_progress=progress)
 
-            pending = await bridge.start(ctx.client_capabilities, principal, call, answers)
+            level = ctx.envelope.log_level if ctx.envelope is not None else None
+            pending = await bridge.start(ctx.client_capabilities, principal, call, answers, level)
+        # This round's request is where the call's log messages go now (if it asked).
+        wants_logs = ctx.envelope is not None and ctx.envelope.log_level is not None
+        pending.lease.logs_to = log_relay(ctx) if wants_logs else None
         answer = await bridge.next_round(pending)
         self.upstreams.guard.check_size(answer, self.upstreams.name)
         return answer
@@ -322,6 +337,7 @@ class ProxyServer(ForwardingServer):
         `_bridge_round`; the principal checked here, where the call is)."""
         bridge = self.bridge
         pending = bridge.resume(retry.get("s"), retry.get("p"), retry.get("a"))
+        pending.lease.logs_to = None  # its request's stream is on the other worker
         try:
             answer = await bridge.next_round(pending)
         except (ConnectionClosed, RequestTimeout) as exc:
