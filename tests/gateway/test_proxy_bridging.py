@@ -17,7 +17,7 @@ import pytest
 from mcpkit import Client
 from mcpkit.gateway import proxy
 from mcpkit.protocol.per_request import SUBSCRIPTION_ID
-from tests.gateway.test_proxy import text
+from tests.gateway.test_proxy import sample_yes, text
 from tests.http.servers import script_serving, serving
 
 UPSTREAM_APP = Path(__file__).with_name("upstream_app.py")
@@ -86,3 +86,19 @@ async def test_log_messages_reach_a_2026_client_on_its_requests_stream(upstream_
             await client.set_logging_level("error")
             await client.call_tool("add", {"a": 1, "b": 3})
     assert [entry.data for entry in logs] == ["adding 1 and 2"]
+
+
+async def test_a_2026_listen_hears_a_list_change_its_own_call_caused_on_a_leased_session() -> None:
+    """A client that declares sampling calls on an upstream session leased to it; the
+    upstream tells only that session its tool list changed: the proxy's listens hear it
+    all the same."""
+    with script_serving(UPSTREAM_APP, "http") as upstream:
+        async with (
+            proxied(upstream, mode="handshake") as url,
+            Client(url, mode="per-request", timeout=30, sampling=sample_yes) as client,
+            client.listen(tools=True) as subscription,
+        ):
+            assert subscription.acknowledged == {"toolsListChanged": True}
+            assert text(await client.call_tool("touch_tools", {})) == "touched"
+            note = await asyncio.wait_for(anext(aiter(subscription)), 10)
+    assert note.method == "notifications/tools/list_changed"
