@@ -102,3 +102,26 @@ async def test_a_2026_listen_hears_a_list_change_its_own_call_caused_on_a_leased
             assert text(await client.call_tool("touch_tools", {})) == "touched"
             note = await asyncio.wait_for(anext(aiter(subscription)), 10)
     assert note.method == "notifications/tools/list_changed"
+
+
+@pytest.mark.parametrize("upstream_era", ["handshake", "per-request"])
+async def test_a_2026_listen_for_a_resource_delivers_its_updates(upstream_era: str) -> None:
+    """The URIs of a listen are followed upstream before they are acknowledged; their
+    updates arrive on the listen, and stop upstream once no listen names them."""
+    with script_serving(UPSTREAM_APP, "http") as upstream:
+        server = proxy(upstream, mode=upstream_era)
+        async with (
+            serving(server.http_app()) as base,
+            Client(base + "/mcp", mode="per-request", timeout=30) as client,
+        ):
+            async with client.listen(resource_uris=["memo://readme"]) as subscription:
+                assert subscription.acknowledged == {"resourceSubscriptions": ["memo://readme"]}
+                await client.call_tool("touch", {"uri": "memo://readme"})
+                note = await asyncio.wait_for(anext(aiter(subscription)), 10)
+            assert note.method == "notifications/resources/updated"
+            assert note.params is not None and note.params["uri"] == "memo://readme"
+            for _ in range(500):  # the listen's stream closed: the proxy lets go upstream
+                if not server.watched.following():
+                    break
+                await asyncio.sleep(0.01)
+            assert not server.watched.following()

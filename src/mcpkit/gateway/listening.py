@@ -7,11 +7,17 @@ upstream, each upstream client of the proxy keeps one listen open for the lists 
 upstream acknowledges), and a handshake-era client's `resources/subscribe` becomes a listen for
 that URI (`resources/unsubscribe` ends it). What arrives goes where every upstream notification
 goes (the owning session; for the shared client, the proxy's own listeners).
+
+A 2026-07-28 client's own `subscriptions/listen` naming resource URIs is served by the proxy
+(its listens hear what the shared upstream client hears): `ResourceWatch` subscribes the
+shared client to each URI once (in the upstream's era), for as long as any listen names it.
 """
 
 from __future__ import annotations
 
-from mcpkit.client import Client
+import asyncio
+
+from mcpkit.client import Client, Era
 from mcpkit.client.listen import Subscription
 
 
@@ -27,16 +33,61 @@ class UpstreamListening:
         (raises what `Subscription.__aenter__` raises)."""
         await self.client.listen(tools=True, prompts=True, resources=True).__aenter__()
 
-    async def subscribe(self, uri: str) -> None:
+    async def subscribe(self, uri: str) -> bool:
         """`resources/subscribe` in the handshake era's sense: updates of `uri` until
-        `unsubscribe` (a second subscription to one URI changes nothing)."""
+        `unsubscribe` (a second subscription to one URI changes nothing). False when the
+        upstream did not acknowledge `uri` (nothing is held open then)."""
         if uri in self._resources:
-            return
+            return True
         subscription = self.client.listen(resource_uris=[uri])
         await subscription.__aenter__()
+        if uri not in (subscription.acknowledged.get("resourceSubscriptions") or ()):
+            await subscription.close()
+            return False
         self._resources[uri] = subscription
+        return True
 
     async def unsubscribe(self, uri: str) -> None:
         subscription = self._resources.pop(uri, None)
         if subscription is not None:
             await subscription.close()
+
+
+class ResourceWatch:
+    """The resource URIs the proxy's 2026-07-28 listens follow, each subscribed upstream once
+    on the shared client while a listen names it."""
+
+    def __init__(self) -> None:
+        self._count: dict[str, int] = {}
+        self._lock = asyncio.Lock()  # one upstream (un)subscribe at a time
+
+    def following(self) -> list[str]:
+        """The URIs subscribed upstream now."""
+        return sorted(self._count)
+
+    async def acquire(self, client: Client, listening: UpstreamListening | None, uri: str) -> bool:
+        """Follow `uri` (subscribed upstream by the first listen that names it); False when
+        the upstream did not acknowledge it. Raises what the upstream's resources/subscribe
+        or subscriptions/listen raises."""
+        async with self._lock:
+            if self._count.get(uri, 0) == 0:
+                if client.era is Era.PER_REQUEST and listening is not None:
+                    if not await listening.subscribe(uri):
+                        return False
+                else:
+                    await client.subscribe_resource(uri)
+            self._count[uri] = self._count.get(uri, 0) + 1
+            return True
+
+    async def release(self, client: Client, listening: UpstreamListening | None, uri: str) -> None:
+        """A listen that named `uri` ended (the last one unsubscribes upstream)."""
+        async with self._lock:
+            left = self._count.get(uri, 0) - 1
+            if left > 0:
+                self._count[uri] = left
+                return
+            self._count.pop(uri, None)
+            if client.era is Era.PER_REQUEST and listening is not None:
+                await listening.unsubscribe(uri)
+            else:
+                await client.unsubscribe_resource(uri)

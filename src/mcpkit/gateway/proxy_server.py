@@ -34,6 +34,7 @@ from mcpkit.gateway.asking import InputBridge, asks_input
 from mcpkit.gateway.forwarding import ForwardingServer
 from mcpkit.gateway.home import HomeCalls, HomeSilent, home_calls
 from mcpkit.gateway.limits import UpstreamGuard, UpstreamLimits
+from mcpkit.gateway.listening import ResourceWatch
 from mcpkit.gateway.progress import log_relay, progress_relay
 from mcpkit.gateway.resume import sharing
 from mcpkit.gateway.tasks import TASK_METHODS, ProxyTasks, capability
@@ -50,6 +51,7 @@ from mcpkit.protocol.per_request import INPUT_REQUIRED_METHODS
 from mcpkit.runtime import Peer
 from mcpkit.server import Context, Server
 from mcpkit.server.mrtr import principal_id
+from mcpkit.server.subscriptions import RESOURCE_SUBSCRIPTIONS
 
 if TYPE_CHECKING:
     from mcpkit.server.request_state import RequestStateKeys
@@ -93,6 +95,7 @@ class ProxyServer(ForwardingServer):
         self._handshake_tasks: JSONObject | None = None  # see `_learn_handshake_tasks`
         self.share_upstream = False  # True: every session uses the shared upstream client
         self.homes: HomeCalls | None = None  # with several workers: calls to another (home.py)
+        self.watched = ResourceWatch()  # the URIs 2026-07-28 listens name (see `_listen`)
         super().__init__("proxy", lifespan=_connected)
         self.forwarded_tasks = ProxyTasks(self)  # task calls and tasks/* (gateway/tasks.py)
 
@@ -220,9 +223,40 @@ class ProxyServer(ForwardingServer):
             ctx = Context(self, peer, request)
             if self.forwarded_tasks.takes(ctx):
                 return self.forwarded_tasks.serve(ctx)
+        if request.method == "subscriptions/listen":
+            return self._listen(peer, request)
         if request.method not in FORWARDED:
             return super()._handle_request(peer, request)
         return self.forward(Context(self, peer, request))
+
+    async def _listen(self, peer: Peer, request: RequestReceived) -> JSONObject | Prepared:
+        """subscriptions/listen, served by the proxy's own hub: the resource URIs it names
+        are subscribed upstream first (on the shared client), and only those acknowledged;
+        unsubscribed when the last listen naming them ends."""
+        wanted = (request.params or {}).get("notifications")
+        wanted = wanted if type(wanted) is dict else {}
+        uris = wanted.get(RESOURCE_SUBSCRIPTIONS)
+        subscribing = _declares_subscribe(self.capabilities())
+        if not subscribing or type(uris) is not list or any(type(u) is not str for u in uris):
+            return await _settled(super()._handle_request(peer, request))  # hub's answer
+        link, followed = self.upstreams.shared, []
+        try:
+            for uri in dict.fromkeys(uris):
+                try:
+                    if await self.watched.acquire(link.client, link.listening, uri):
+                        followed.append(uri)
+                except MCPError as exc:  # not acknowledged: it could not be delivered
+                    logger.info("a listen's resource %r not followed upstream: %s", uri, exc)
+            params = {
+                **(request.params or {}),
+                "notifications": {**wanted, RESOURCE_SUBSCRIPTIONS: followed},
+            }
+            kept = dataclasses.replace(request, params=params)
+            return await _settled(super()._handle_request(peer, kept))
+        finally:
+            for uri in followed:
+                with contextlib.suppress(MCPError):  # the upstream is gone: nothing to undo
+                    await self.watched.release(link.client, link.listening, uri)
 
     async def forward(self, ctx: Context) -> JSONObject:
         """Serve a forwarded request (`FORWARDED`) upstream. Raises ProtocolError as the
@@ -416,6 +450,17 @@ async def _connected(server: Server) -> AsyncIterator[None]:
         await server.forwarded_tasks.aclose()
         await server.bridge.aclose()
         await upstreams.aclose()
+
+
+async def _settled(
+    answer: JSONObject | Prepared | Awaitable[JSONObject | Prepared],
+) -> JSONObject | Prepared:
+    return await answer if isinstance(answer, Awaitable) else answer
+
+
+def _declares_subscribe(capabilities: JSONObject) -> bool:
+    resources = capabilities.get("resources")
+    return type(resources) is dict and resources.get("subscribe") is True
 
 
 async def _listen_for(link: Link, method: str, uri: Any) -> JSONObject:
