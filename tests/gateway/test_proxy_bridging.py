@@ -17,6 +17,7 @@ import pytest
 from mcpkit import Client
 from mcpkit.gateway import proxy
 from mcpkit.protocol.per_request import SUBSCRIPTION_ID
+from tests.gateway.test_conformance import proxying  # `mcpkit proxy` over HTTP
 from tests.gateway.test_proxy import sample_yes, text
 from tests.http.servers import script_serving, serving
 
@@ -32,12 +33,12 @@ async def proxied(target: Any, **options: Any) -> AsyncIterator[str]:
 
 
 async def test_a_handshake_listen_hears_a_2026_upstreams_list_changed() -> None:
-    """The upstream's list_changed comes on the proxy's own upstream listen: it reaches the
-    handshake-era session without that listen's subscription id, so `listen()` hears it."""
+    """Through `mcpkit proxy`: the upstream's list_changed comes on the proxy's own upstream
+    listen; it reaches the handshake-era session without that listen's subscription id,
+    so `listen()` hears it."""
     raw: list[Any] = []
-    with script_serving(UPSTREAM_APP, "http") as upstream:
+    with script_serving(UPSTREAM_APP, "http") as upstream, proxying(upstream, "per-request") as url:
         async with (
-            proxied(upstream, mode="per-request") as url,
             Client(
                 url, mode="handshake", timeout=30, on_notification=lambda *m: raw.append(m)
             ) as client,
@@ -71,14 +72,12 @@ async def test_a_handshake_client_is_told_the_handshake_tasks_of_an_upstream_of_
 
 @pytest.mark.parametrize("upstream_era", ["handshake", "per-request"])
 async def test_log_messages_reach_a_2026_client_on_its_requests_stream(upstream_era: str) -> None:
-    """A 2026-07-28 request that carries a logLevel runs on an upstream session leased to
-    it; the upstream's log messages go to that request's stream, at the level it asked."""
+    """Through `mcpkit proxy`: a 2026-07-28 request that carries a logLevel runs on an
+    upstream session leased to it; the upstream's log messages go to that request's
+    stream, at the level it asked."""
     logs: list[Any] = []
-    with script_serving(UPSTREAM_APP, "http") as upstream:
-        async with (
-            proxied(upstream, mode=upstream_era) as url,
-            Client(url, mode="per-request", timeout=30, on_log=logs.append) as client,
-        ):
+    with script_serving(UPSTREAM_APP, "http") as upstream, proxying(upstream, upstream_era) as url:
+        async with Client(url, mode="per-request", timeout=30, on_log=logs.append) as client:
             await client.call_tool("add", {"a": 1, "b": 1})
             assert logs == []  # no level asked: none sent
             await client.set_logging_level("info")
