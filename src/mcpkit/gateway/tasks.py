@@ -24,7 +24,8 @@ speak different eras:
   client through its session; the proxy listens upstream for the task's status and sends
   `notifications/tasks/status`.
 - No equivalent: `tasks/list` in front of a 2026-07-28 upstream is -32601 (the capability
-  does not offer `list` there); a question inside a 2025-11-25 upstream's task is not carried
+  does not offer `list` there; unless a handshake-era session's own upstream session speaks
+  the handshake era, an upstream of both eras in auto mode: it lists there); a question inside a 2025-11-25 upstream's task is not carried
   to a 2026-07-28 client (the shared upstream client declares no elicitation or sampling).
 
 A downstream cancel of `tasks/result` cancels that wait only (upstream: its own request);
