@@ -22,6 +22,7 @@ from tests.gateway.test_proxy import sample_yes, text
 from tests.http.servers import script_serving, serving
 
 UPSTREAM_APP = Path(__file__).with_name("upstream_app.py")
+OFFICIAL = [sys.executable, str(Path(__file__).parents[1] / "fixtures" / "official_full_server.py")]
 TASK_UPSTREAM = [sys.executable, str(Path(__file__).with_name("task_upstream.py"))]
 
 
@@ -124,3 +125,17 @@ async def test_a_2026_listen_for_a_resource_delivers_its_updates(upstream_era: s
                     break
                 await asyncio.sleep(0.01)
             assert not server.watched.following()
+
+
+@pytest.mark.parametrize("upstream_era", ["handshake", "per-request"])
+async def test_the_official_servers_log_messages_reach_a_2026_client(upstream_era: str) -> None:
+    """The official SDK's stdio server logs at every level its client asked for: through
+    the proxy, a 2026-07-28 client gets those at or above the level of its request."""
+    logs: list[Any] = []
+    async with (
+        proxied(OFFICIAL, mode=upstream_era) as url,
+        Client(url, mode="per-request", timeout=30, on_log=logs.append) as client,
+    ):
+        await client.set_logging_level("critical")
+        assert text(await client.call_tool("shout", {"text": "hi"})) == "HI"
+    assert [entry.data for entry in logs] == ["critical: hi", "alert: hi", "emergency: hi"]
