@@ -25,8 +25,9 @@ speak different eras:
   `notifications/tasks/status`.
 - No equivalent: `tasks/list` in front of a 2026-07-28 upstream is -32601 (the capability
   does not offer `list` there; unless a handshake-era session's own upstream session speaks
-  the handshake era, an upstream of both eras in auto mode: it lists there); a question inside a 2025-11-25 upstream's task is not carried
-  to a 2026-07-28 client (the shared upstream client declares no elicitation or sampling).
+  the handshake era, an upstream of both eras in auto mode: it lists there); a question
+  inside a 2025-11-25 upstream's task is not carried to a 2026-07-28 client (the shared
+  upstream client declares no elicitation or sampling).
 
 A downstream cancel of `tasks/result` cancels that wait only (upstream: its own request);
 only `tasks/cancel` cancels the task.
