@@ -10,7 +10,7 @@ goes (the owning session; for the shared client, the proxy's own listeners).
 
 A 2026-07-28 client's own `subscriptions/listen` naming resource URIs is served by the proxy
 (its listens hear what the shared upstream client hears): `ResourceWatch` subscribes the
-shared client to each URI once (in the upstream's era), for as long as any listen names it.
+shared client to each URI once, in the upstream's era, for as long as any listen names it.
 """
 
 from __future__ import annotations
@@ -33,19 +33,14 @@ class UpstreamListening:
         (raises what `Subscription.__aenter__` raises)."""
         await self.client.listen(tools=True, prompts=True, resources=True).__aenter__()
 
-    async def subscribe(self, uri: str) -> bool:
+    async def subscribe(self, uri: str) -> None:
         """`resources/subscribe` in the handshake era's sense: updates of `uri` until
-        `unsubscribe` (a second subscription to one URI changes nothing). False when the
-        upstream did not acknowledge `uri` (nothing is held open then)."""
+        `unsubscribe` (a second subscription to one URI changes nothing)."""
         if uri in self._resources:
-            return True
+            return
         subscription = self.client.listen(resource_uris=[uri])
         await subscription.__aenter__()
-        if uri not in (subscription.acknowledged.get("resourceSubscriptions") or ()):
-            await subscription.close()
-            return False
         self._resources[uri] = subscription
-        return True
 
     async def unsubscribe(self, uri: str) -> None:
         subscription = self._resources.pop(uri, None)
@@ -55,31 +50,37 @@ class UpstreamListening:
 
 class ResourceWatch:
     """The resource URIs the proxy's 2026-07-28 listens follow, each subscribed upstream once
-    on the shared client while a listen names it."""
+    on the shared client while a listen names it (its own upstream listens, apart from those
+    a handshake-era session's resources/subscribe holds)."""
 
     def __init__(self) -> None:
         self._count: dict[str, int] = {}
+        self._held: dict[str, Subscription] = {}  # a 2026-07-28 upstream's listen per URI
         self._lock = asyncio.Lock()  # one upstream (un)subscribe at a time
 
     def following(self) -> list[str]:
         """The URIs subscribed upstream now."""
         return sorted(self._count)
 
-    async def acquire(self, client: Client, listening: UpstreamListening | None, uri: str) -> bool:
+    async def acquire(self, client: Client, uri: str) -> bool:
         """Follow `uri` (subscribed upstream by the first listen that names it); False when
         the upstream did not acknowledge it. Raises what the upstream's resources/subscribe
         or subscriptions/listen raises."""
         async with self._lock:
-            if self._count.get(uri, 0) == 0:
-                if client.era is Era.PER_REQUEST and listening is not None:
-                    if not await listening.subscribe(uri):
+            if uri not in self._count:
+                if client.era is Era.PER_REQUEST:
+                    subscription = client.listen(resource_uris=[uri])
+                    await subscription.__aenter__()
+                    if uri not in (subscription.acknowledged.get("resourceSubscriptions") or ()):
+                        await subscription.close()
                         return False
+                    self._held[uri] = subscription
                 else:
                     await client.subscribe_resource(uri)
             self._count[uri] = self._count.get(uri, 0) + 1
             return True
 
-    async def release(self, client: Client, listening: UpstreamListening | None, uri: str) -> None:
+    async def release(self, client: Client, uri: str) -> None:
         """A listen that named `uri` ended (the last one unsubscribes upstream)."""
         async with self._lock:
             left = self._count.get(uri, 0) - 1
@@ -87,7 +88,8 @@ class ResourceWatch:
                 self._count[uri] = left
                 return
             self._count.pop(uri, None)
-            if client.era is Era.PER_REQUEST and listening is not None:
-                await listening.unsubscribe(uri)
-            else:
+            held = self._held.pop(uri, None)
+            if held is not None:
+                await held.close()
+            elif client.era is not Era.PER_REQUEST:
                 await client.unsubscribe_resource(uri)

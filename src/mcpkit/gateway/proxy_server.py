@@ -243,7 +243,7 @@ class ProxyServer(ForwardingServer):
         try:
             for uri in dict.fromkeys(uris):
                 try:
-                    if await self.watched.acquire(link.client, link.listening, uri):
+                    if await self.watched.acquire(link.client, uri):
                         followed.append(uri)
                 except MCPError as exc:  # not acknowledged: it could not be delivered
                     logger.info("a listen's resource %r not followed upstream: %s", uri, exc)
@@ -256,7 +256,7 @@ class ProxyServer(ForwardingServer):
         finally:
             for uri in followed:
                 with contextlib.suppress(MCPError):  # the upstream is gone: nothing to undo
-                    await self.watched.release(link.client, link.listening, uri)
+                    await self.watched.release(link.client, uri)
 
     async def forward(self, ctx: Context) -> JSONObject:
         """Serve a forwarded request (`FORWARDED`) upstream. Raises ProtocolError as the
