@@ -78,6 +78,14 @@ def grow() -> str:
     return "grown"
 
 
+@server.tool()
+def touch_tools(ctx: Context) -> str:
+    """Tells the caller's session only that the tool list changed, as servers whose list
+    changes are per session do (the official SDK's)."""
+    ctx.peer.notify("notifications/tools/list_changed")
+    return "touched"
+
+
 @server.resource("memo://readme")
 def readme() -> str:
     return "read me"

@@ -19,6 +19,13 @@ The proxy joins the two so:
    has not come yet are kept for it; a first round may carry answers too (a client that
    knows the keys), and an ask nobody answered is asked again in the next round.
 
+The same leases serve a 2026-07-28 request that asks for log messages (its `logLevel`):
+the upstream's `notifications/message` on a leased session belong to the call it serves and
+go to that downstream request's stream (a handshake-era upstream session is set to the
+level when it is opened, so leases are kept per level). A leased session's list_changed
+(a change its call caused, which some servers tell only the session that caused it) goes
+where the shared upstream client's goes (`on_change`: the proxy's 2026-07-28 listens).
+
 A call nobody comes back for is cancelled after `ttl` seconds, and its lease closed (the
 upstream session may still hold state of the call). The pending call and its lease live in
 the process that answered input_required. With several workers (`worker` set: a shared
@@ -30,17 +37,19 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
 import hmac
 import logging
 import secrets
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from mcpkit.errors import INTERNAL_ERROR, InvalidParams, ProtocolError
-from mcpkit.gateway.downstream import relay_options
+from mcpkit.client import Client, Era
+from mcpkit.errors import INTERNAL_ERROR, InvalidParams, MCPError, ProtocolError
+from mcpkit.gateway.downstream import Notify, relay_options
 from mcpkit.server.asks import INPUT_KEY_META
 
 if TYPE_CHECKING:
@@ -51,6 +60,14 @@ logger = logging.getLogger("mcpkit.gateway")
 DEFAULT_TTL = 600.0
 _IDLE_PER_KIND = 4  # leases kept open per set of client capabilities, beyond those in use
 _ASKED = ("sampling", "elicitation", "roots")
+_LIST_CHANGED = frozenset(
+    {
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+    }
+)
+Logs = Callable[["JSONObject | None"], None]
 
 
 def asks_input(declared: JSONObject) -> bool:
@@ -109,12 +126,23 @@ class PendingCall:
 
 
 class Lease:
-    """An upstream session lent to one call at a time; its requests go to that call."""
+    """An upstream session lent to one call at a time; its requests go to that call, its
+    log messages to `logs_to` (the call's downstream request), its list_changed to
+    `on_change`."""
 
-    def __init__(self, kind: bytes) -> None:
+    def __init__(self, kind: bytes, on_change: Notify | None) -> None:
         self.kind = kind
         self.link: Link | None = None
         self.current: PendingCall | None = None
+        self.logs_to: Logs | None = None
+        self.on_change = on_change
+
+    def notify(self, method: str, params: JSONObject | None) -> None:
+        if method == "notifications/message":
+            if self.logs_to is not None:
+                self.logs_to(params)
+        elif method in _LIST_CHANGED and self.on_change is not None:
+            self.on_change(method, params)
 
     async def ask(self, method: str, params: JSONObject | None) -> JSONObject:
         call = self.current
@@ -132,6 +160,7 @@ class InputBridge:
         self.worker: str | None = None  # this worker's id, with several (home.py)
         self.signing: list[bytes] = []  # the workers' shared keys that sign the worker's name
         self.pending: dict[str, PendingCall] = {}
+        self.on_change: Notify | None = None  # where leased sessions' list_changed go
         self._idle: dict[bytes, list[Lease]] = {}
         self._background: set[asyncio.Task[None]] = set()
 
@@ -141,13 +170,15 @@ class InputBridge:
         principal: str | None,
         call: Callable[[Link], Any],
         given: Any = None,
+        level: str | None = None,
     ) -> PendingCall:
-        """Lease a session for a client that `declared` these capabilities and start
-        `call(link)` (a coroutine: the upstream request) on it; `given`: inputResponses
-        sent with the first round (a stateless client answering by key before it is asked).
-        Raises InvalidParams for `given` that is not an object of objects."""
+        """Lease a session for a client that `declared` these capabilities (and asked for
+        log messages of `level`) and start `call(link)` (a coroutine: the upstream request)
+        on it; `given`: inputResponses sent with the first round (a stateless client
+        answering by key before it is asked). Raises InvalidParams for `given` that is not
+        an object of objects."""
         given = _responses(given)
-        lease = await self._lease(declared)
+        lease = await self._lease(declared, level)
         pending = PendingCall(self._token(), principal, lease)
         pending.given.update(given)
         lease.current = pending
@@ -169,6 +200,25 @@ class InputBridge:
                 answer.set_result(responses.pop(key))
         pending.given.update(responses)  # for asks still to come; unknown keys are ignored
         return pending
+
+    @contextlib.asynccontextmanager
+    async def borrowed(self, level: str, logs_to: Logs) -> AsyncIterator[Link]:
+        """A leased session for one request that asks for log messages of `level` and asks
+        no input of its client: its log messages go to `logs_to`. Given back after an
+        answer (a result or an error answer); closed when the request failed otherwise
+        (cancelled: the upstream may still be busy with it)."""
+        lease = await self._lease({}, level)
+        lease.logs_to = logs_to
+        assert lease.link is not None
+        try:
+            yield lease.link
+        except ProtocolError:
+            self._give_back(lease)
+            raise
+        except BaseException:
+            await self._close(lease)
+            raise
+        self._give_back(lease)
 
     async def next_round(self, pending: PendingCall) -> JSONObject:
         """The upstream's result, or an input_required answer with what it asks now."""
@@ -209,7 +259,7 @@ class InputBridge:
         self._stop_expiry(pending)
         self.pending.pop(pending.token, None)
         task, lease = pending.task, pending.lease
-        lease.current = None
+        lease.current = lease.logs_to = None
         if task is not None and not task.done():
             task.cancel()
             await asyncio.wait([task])
@@ -262,18 +312,22 @@ class InputBridge:
             raise InvalidParams("Invalid params: requestState is unknown or expired")
         return pending.task.result()  # raises the upstream's error as it came
 
-    async def _lease(self, declared: JSONObject) -> Lease:
+    async def _lease(self, declared: JSONObject, level: str | None) -> Lease:
         wanted = {name: declared[name] for name in _ASKED if isinstance(declared.get(name), dict)}
-        kind = orjson.dumps(wanted, option=orjson.OPT_SORT_KEYS)
+        kind = orjson.dumps([wanted, level], option=orjson.OPT_SORT_KEYS)
         idle = self._idle.get(kind)
         if idle:
             return idle.pop()
-        lease = Lease(kind)
-        options = relay_options(self.upstreams.options, wanted, lease.ask, None)
+        lease = Lease(kind, self.on_change)
+        options = relay_options(self.upstreams.options, wanted, lease.ask, lease.notify)
         lease.link = await self.upstreams.open_link(options)
+        client = lease.link.client
+        if level is not None and client.era is Era.HANDSHAKE:  # 2026-07-28: on each request
+            await _set_level(client, level)
         return lease
 
     def _give_back(self, lease: Lease) -> None:
+        lease.logs_to = None
         idle = self._idle.setdefault(lease.kind, [])
         if len(idle) < _IDLE_PER_KIND:
             idle.append(lease)
@@ -293,6 +347,18 @@ class InputBridge:
         if pending.expiry is not None:
             pending.expiry.cancel()
             pending.expiry = None
+
+
+async def _set_level(client: Client, level: str) -> None:
+    """Ask a leased handshake-era session for log messages of `level` (refused: it sends
+    none, and the calls still run)."""
+    try:
+        await client.set_logging_level(level)
+    except MCPError as exc:
+        logger.info("the upstream refused logging/setLevel %s: %s", level, exc)
+    except BaseException:
+        await client.close()
+        raise
 
 
 def _mac(key: bytes, named: str) -> str:

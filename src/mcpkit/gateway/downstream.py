@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpkit.client import ClientOptions, Elicitation, Sampling
 from mcpkit.errors import MCPError
+from mcpkit.protocol.per_request import SUBSCRIPTION_ID
 
 if TYPE_CHECKING:
     from mcpkit.runtime import Peer
@@ -93,9 +94,24 @@ class Downstream:
         if method not in FORWARDED_NOTIFICATIONS:
             return
         try:
-            self.peer.notify(method, params)
+            self.peer.notify(method, unsubscribed(params))
         except MCPError as exc:  # the session ended, or it may not receive this one
             logger.debug("not forwarded downstream: %s (%s)", method, exc)
+
+
+def unsubscribed(params: JSONObject | None) -> JSONObject | None:
+    """`params` without the subscription id of the proxy's own upstream listen (it came on
+    one): the session did not open that subscription, and a client routing by the id would
+    drop the notification."""
+    meta = params.get("_meta") if params is not None else None
+    if type(meta) is not dict or SUBSCRIPTION_ID not in meta:
+        return params
+    assert params is not None
+    rest = {key: value for key, value in meta.items() if key != SUBSCRIPTION_ID}
+    out = {key: value for key, value in params.items() if key != "_meta"}
+    if rest:
+        out["_meta"] = rest
+    return out
 
 
 class _Relay:

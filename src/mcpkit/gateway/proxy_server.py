@@ -16,6 +16,7 @@ the client and the server each speak both: see docs/gateway.md for the table.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
@@ -33,7 +34,8 @@ from mcpkit.gateway.asking import InputBridge, asks_input
 from mcpkit.gateway.forwarding import ForwardingServer
 from mcpkit.gateway.home import HomeCalls, HomeSilent, home_calls
 from mcpkit.gateway.limits import UpstreamGuard, UpstreamLimits
-from mcpkit.gateway.progress import progress_relay
+from mcpkit.gateway.listening import ResourceWatch
+from mcpkit.gateway.progress import log_relay, progress_relay
 from mcpkit.gateway.resume import sharing
 from mcpkit.gateway.tasks import TASK_METHODS, ProxyTasks, capability
 from mcpkit.gateway.tool_headers import ToolHeaders
@@ -49,6 +51,7 @@ from mcpkit.protocol.per_request import INPUT_REQUIRED_METHODS
 from mcpkit.runtime import Peer
 from mcpkit.server import Context, Server
 from mcpkit.server.mrtr import principal_id
+from mcpkit.server.subscriptions import RESOURCE_SUBSCRIPTIONS
 
 if TYPE_CHECKING:
     from mcpkit.server.request_state import RequestStateKeys
@@ -86,10 +89,13 @@ class ProxyServer(ForwardingServer):
     def __init__(self, target: Any, options: ClientOptions) -> None:
         self.upstreams = Upstreams(target, options)
         self.bridge = InputBridge(self.upstreams)
+        self.bridge.on_change = self._shared_notification  # a leased session's list_changed
         self.tool_headers = ToolHeaders()  # the Mcp-Param headers its HTTP endpoint checks
         self._upstream_capabilities: JSONObject = {}
+        self._handshake_tasks: JSONObject | None = None  # see `_learn_handshake_tasks`
         self.share_upstream = False  # True: every session uses the shared upstream client
         self.homes: HomeCalls | None = None  # with several workers: calls to another (home.py)
+        self.watched = ResourceWatch()  # the URIs 2026-07-28 listens name (see `_listen`)
         super().__init__("proxy", lifespan=_connected)
         self.forwarded_tasks = ProxyTasks(self)  # task calls and tasks/* (gateway/tasks.py)
 
@@ -145,9 +151,38 @@ class ProxyServer(ForwardingServer):
         declared = dict(self._upstream_capabilities)
         declared.pop("tasks", None)
         tasks = capability(self._upstream_capabilities)
+        if self._handshake_tasks is not None and not self.share_upstream:
+            tasks = self._handshake_tasks  # 2026-07-28 clients see it as the extension
         if tasks is not None:  # either era's tasks, as the 2025-11-25 slot (see tasks.py)
             declared["tasks"] = tasks
         return declared
+
+    async def _learn_handshake_tasks(self, link: Link) -> None:
+        """In front of an upstream of both eras, whose handshake-era sessions get upstream
+        sessions of that era (`Upstreams.session_era`): the `tasks` capability it declares
+        in that era (with `list`), what a handshake-era client is told, instead of the
+        2026-07-28 extension's shape. Learned once at start, from a session opened for it."""
+        upstreams = self.upstreams
+        if (
+            link.client.era is not Era.PER_REQUEST
+            or capability(link.client.server_capabilities) is None
+        ):
+            return
+        if upstreams.session_era() is not Era.HANDSHAKE:
+            return
+        try:
+            probe = await upstreams.open_link(
+                dataclasses.replace(upstreams.options, mode=Era.HANDSHAKE)
+            )
+        except (MCPError, OSError) as exc:  # its handshake-era clients get the extension's shape
+            logger.warning("could not learn the upstream's handshake-era tasks: %s", exc)
+            return
+        try:
+            tasks = probe.client.server_capabilities.get("tasks")
+        finally:
+            await probe.client.close()
+        if type(tasks) is dict:
+            self._handshake_tasks = tasks
 
     def upstream_runs_tasks(self) -> bool:
         return capability(self._upstream_capabilities) is not None
@@ -188,9 +223,40 @@ class ProxyServer(ForwardingServer):
             ctx = Context(self, peer, request)
             if self.forwarded_tasks.takes(ctx):
                 return self.forwarded_tasks.serve(ctx)
+        if request.method == "subscriptions/listen":
+            return self._listen(peer, request)
         if request.method not in FORWARDED:
             return super()._handle_request(peer, request)
         return self.forward(Context(self, peer, request))
+
+    async def _listen(self, peer: Peer, request: RequestReceived) -> JSONObject | Prepared:
+        """subscriptions/listen, served by the proxy's own hub: the resource URIs it names
+        are subscribed upstream first (on the shared client), and only those acknowledged;
+        unsubscribed when the last listen naming them ends."""
+        wanted = (request.params or {}).get("notifications")
+        wanted = wanted if type(wanted) is dict else {}
+        uris = wanted.get(RESOURCE_SUBSCRIPTIONS)
+        subscribing = _declares_subscribe(self.capabilities())
+        if not subscribing or type(uris) is not list or any(type(u) is not str for u in uris):
+            return await _settled(super()._handle_request(peer, request))  # hub's answer
+        link, followed = self.upstreams.shared, []
+        try:
+            for uri in dict.fromkeys(uris):
+                try:
+                    if await self.watched.acquire(link.client, uri):
+                        followed.append(uri)
+                except MCPError as exc:  # not acknowledged: it could not be delivered
+                    logger.info("a listen's resource %r not followed upstream: %s", uri, exc)
+            params = {
+                **(request.params or {}),
+                "notifications": {**wanted, RESOURCE_SUBSCRIPTIONS: followed},
+            }
+            kept = dataclasses.replace(request, params=params)
+            return await _settled(super()._handle_request(peer, kept))
+        finally:
+            for uri in followed:
+                with contextlib.suppress(MCPError):  # the upstream is gone: nothing to undo
+                    await self.watched.release(link.client, uri)
 
     async def forward(self, ctx: Context) -> JSONObject:
         """Serve a forwarded request (`FORWARDED`) upstream. Raises ProtocolError as the
@@ -215,6 +281,16 @@ class ProxyServer(ForwardingServer):
             try:
                 async with self.upstreams.guard.call(name):
                     return await self._bridge_round(ctx)
+            except (ConnectionClosed, RequestTimeout) as exc:
+                raise unreachable(exc, name) from None
+        level = ctx.envelope.log_level if ctx.envelope is not None else None
+        if level is not None:  # its log messages belong to it: a session of its own
+            try:
+                async with (
+                    self.bridge.borrowed(level, log_relay(ctx)) as leased,
+                    self.upstreams.guard.call(name),
+                ):
+                    return await self._exchange(leased, ctx, per_request)
             except (ConnectionClosed, RequestTimeout) as exc:
                 raise unreachable(exc, name) from None
         peer = ctx.peer
@@ -266,7 +342,11 @@ class ProxyServer(ForwardingServer):
             def call(link: Link) -> Awaitable[JSONObject]:
                 return link.client.request(method, sent, on_progress=progress)
 
-            pending = await bridge.start(ctx.client_capabilities, principal, call, answers)
+            level = ctx.envelope.log_level if ctx.envelope is not None else None
+            pending = await bridge.start(ctx.client_capabilities, principal, call, answers, level)
+        # This round's request is where the call's log messages go now (if it asked).
+        wants_logs = ctx.envelope is not None and ctx.envelope.log_level is not None
+        pending.lease.logs_to = log_relay(ctx) if wants_logs else None
         answer = await bridge.next_round(pending)
         self.upstreams.guard.check_size(answer, self.upstreams.name)
         return answer
@@ -291,6 +371,7 @@ class ProxyServer(ForwardingServer):
         `_bridge_round`; the principal checked here, where the call is)."""
         bridge = self.bridge
         pending = bridge.resume(retry.get("s"), retry.get("p"), retry.get("a"))
+        pending.lease.logs_to = None  # its request's stream is on the other worker
         try:
             answer = await bridge.next_round(pending)
         except (ConnectionClosed, RequestTimeout) as exc:
@@ -363,11 +444,23 @@ async def _connected(server: Server) -> AsyncIterator[None]:
         link = await upstreams.open_shared(server._shared_notification)
         server._adopt(link)
         await server._learn_tools(link)
+        await server._learn_handshake_tasks(link)
         yield None
     finally:
         await server.forwarded_tasks.aclose()
         await server.bridge.aclose()
         await upstreams.aclose()
+
+
+async def _settled(
+    answer: JSONObject | Prepared | Awaitable[JSONObject | Prepared],
+) -> JSONObject | Prepared:
+    return await answer if isinstance(answer, Awaitable) else answer
+
+
+def _declares_subscribe(capabilities: JSONObject) -> bool:
+    resources = capabilities.get("resources")
+    return type(resources) is dict and resources.get("subscribe") is True
 
 
 async def _listen_for(link: Link, method: str, uri: Any) -> JSONObject:

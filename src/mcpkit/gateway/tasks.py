@@ -24,8 +24,10 @@ speak different eras:
   client through its session; the proxy listens upstream for the task's status and sends
   `notifications/tasks/status`.
 - No equivalent: `tasks/list` in front of a 2026-07-28 upstream is -32601 (the capability
-  does not offer `list` there); a question inside a 2025-11-25 upstream's task is not carried
-  to a 2026-07-28 client (the shared upstream client declares no elicitation or sampling).
+  does not offer `list` there; unless a handshake-era session's own upstream session speaks
+  the handshake era, an upstream of both eras in auto mode: it lists there); a question
+  inside a 2025-11-25 upstream's task is not carried to a 2026-07-28 client (the shared
+  upstream client declares no elicitation or sampling).
 
 A downstream cancel of `tasks/result` cancels that wait only (upstream: its own request);
 only `tasks/cancel` cancels the task.
@@ -105,6 +107,14 @@ class Forwarded:
     done: JSONObject | None = None
     created: float = field(default_factory=time.time)
     outcome: JSONObject | ProtocolError | None = None  # a 2025-11-25 task's, once read
+
+
+def _no_listing() -> ProtocolError:
+    return ProtocolError(
+        -32601,
+        "Method not found: tasks/list (the upstream server speaks 2026-07-28, "
+        "which has no task listing)",
+    )
 
 
 def capability(upstream: JSONObject) -> JSONObject | None:
@@ -425,15 +435,13 @@ class ProxyTasks:
     async def _list(self, ctx: Context) -> JSONObject:
         """2025-11-25: the caller's tasks among the upstream's (a shared upstream session
         holds everyone's). Raises -32601 in front of a 2026-07-28 upstream (no listing)."""
-        if ctx.envelope is not None or self._upstream_era() is Era.PER_REQUEST:
-            raise ProtocolError(
-                -32601,
-                "Method not found: tasks/list (the upstream server speaks 2026-07-28, "
-                "which has no task listing)",
-            )
         proxy = self.proxy
         shared = ctx.state is None or proxy.share_upstream
+        if ctx.envelope is not None or (shared and self._upstream_era() is Era.PER_REQUEST):
+            raise _no_listing()
         link = await proxy.upstreams.link_for(ctx.peer, shared, ctx.client_capabilities)
+        if link.client.era is Era.PER_REQUEST:  # its own upstream session speaks 2026-07-28
+            raise _no_listing()
         params = upstream_params(ctx.params, keep_envelope=False)
         raw = await self._related(ctx.request_id, link, link.client.request("tasks/list", params))
         tasks = [t for t in raw.get("tasks") or () if type(t) is dict]
