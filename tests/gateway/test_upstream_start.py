@@ -101,6 +101,17 @@ async def test_a_proxy_serves_within_its_start_bound_and_stops_on_sigterm(
     assert await all_gone(pid_file) == []
 
 
+async def test_a_sigterm_during_the_start_stops_the_proxy_once_the_bound_passed(
+    tmp_path: Path,
+) -> None:
+    pid_file, port = tmp_path / "pids", unused_port()
+    async with mcpkit_proxy(hung_command(pid_file), port, "--start-timeout", str(BOUND)) as child:
+        await started(pid_file)
+        child.terminate()  # uvicorn notes it, and stops once the lifespan has started
+        await asyncio.wait_for(child.wait(), BOUND + 15)  # before: never
+    assert await all_gone(pid_file) == []
+
+
 async def test_no_upstream_is_left_behind_when_the_proxy_is_killed(tmp_path: Path) -> None:
     pid_file, port = tmp_path / "pids", unused_port()
     async with mcpkit_proxy(hung_command(pid_file), port, "--start-timeout", "60") as child:
