@@ -150,7 +150,8 @@ async def test_a_hung_start_costs_a_call_its_entry_timeout_and_a_list_nothing(
     request's path (before: 8 s for "timeout": 3); a list does not wait for it."""
     pid_file = tmp_path / "pids"
     hung = {"command": sys.executable, "args": [HUNG, str(pid_file)], "timeout": 1.5}
-    config = {"mcpServers": {"mine": {"command": MINE[0], "args": MINE[1:]}, "hung": hung}}
+    mine = {"command": MINE[0], "args": MINE[1:], "shared": True}  # started: lists at once
+    config = {"mcpServers": {"mine": mine, "hung": hung}}
     async with Client(gateway(load_config(config)), mode="handshake", timeout=30) as client:
         began = time.monotonic()
         names = {tool.name for tool in await client.list_all_tools()}
