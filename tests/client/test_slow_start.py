@@ -12,6 +12,7 @@ connect through the handshake. Every server here is a real subprocess started la
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -164,3 +165,18 @@ async def test_both_answers_in_together_the_probe_decides() -> None:
     peer = HeldProbe(True, ACCEPTED)
     async with Client(peer.client_end, mode="auto", probe_timeout=0.1, timeout=10) as client:
         assert client.era == "per-request"
+
+
+async def test_a_connect_cancelled_while_the_probe_waits_leaves_no_lost_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A connect given up on (a proxy's bounded upstream start cancels it) while the probe
+    waits alone: the probe goes with it, its error retrieved (no "Task exception was never
+    retrieved" from asyncio)."""
+    silent = [sys.executable, str(FIXTURES / "silent.py"), str(tmp_path / "pid")]
+    client = Client(silent, probe_timeout=30, timeout=None)
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(client.__aenter__(), 1.0)
+    gc.collect()  # a lost task's error is logged when it is collected
+    lost = [r.getMessage() for r in caplog.records if "never retrieved" in r.getMessage()]
+    assert lost == []

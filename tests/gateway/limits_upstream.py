@@ -37,12 +37,13 @@ async def busy() -> str:
 
 
 @server.tool()
-async def flood(count: int, ctx: Context) -> str:
-    """Send `count` log messages, then never answer."""
+async def flood(count: int, ctx: Context, answer: bool = False) -> str:
+    """Send `count` log messages, then never answer (or, with `answer`, answer at once)."""
     for number in range(count):
         await ctx.info(f"note {number}")
-    await asyncio.Event().wait()
-    return "never"
+    if not answer:
+        await asyncio.Event().wait()
+    return "flooded"
 
 
 @server.tool()

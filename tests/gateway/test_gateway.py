@@ -197,7 +197,9 @@ async def test_a_killed_upstream_is_reported_and_harms_nothing_else() -> None:
 
 
 async def test_a_hung_upstream_answers_an_error_naming_it_after_its_timeout() -> None:
-    server = gateway(load_config(configuration(timeout=0.5)))
+    # The entry's timeout bounds its start too: long enough for a Python server to start on
+    # a loaded machine.
+    server = gateway(load_config(configuration(timeout=3)))
     async with (
         serving(server.http_app()) as base,
         Client(base + "/mcp", mode="handshake", timeout=30) as client,

@@ -113,6 +113,22 @@ async def test_a_flooding_upstream_is_cut_off_and_other_sessions_go_on() -> None
         assert limited.upstreams.opened > before
 
 
+async def test_a_call_answered_after_its_flood_still_answers_the_error() -> None:
+    """The answer comes with the notifications that closed its upstream session: the call
+    answers -32603 as docs/gateway.md says, not the answer of a session cut off."""
+    limited = proxy(upstream, limits=UpstreamLimits(max_notifications_per_second=20))
+    async with (
+        serving(limited.http_app()) as base,
+        Client(base + "/mcp", mode="handshake", timeout=30, on_log=lambda _: None) as flooded,
+    ):
+        await flooded.set_logging_level("info")
+        with pytest.raises(ProtocolError) as cut:
+            await flooded.call_tool("flood", {"count": 100, "answer": True})
+        assert cut.value.code == INTERNAL_ERROR
+        assert "unavailable: the connection to it closed" in cut.value.message
+        assert text(await flooded.call_tool("echo", {"text": "again"})) == "again"
+
+
 async def test_a_hung_upstream_call_times_out_and_the_session_goes_on() -> None:
     async with Client(proxy(upstream, timeout=2), timeout=30) as client:
         with pytest.raises(ProtocolError) as hung:

@@ -62,6 +62,13 @@ def add_parser(commands: Any) -> None:
         "--mode", default="auto", help="protocol era spoken upstream (as for mcpkit list)"
     )
     proxy.add_argument(
+        "--start-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="how long an upstream may take to start before the proxy serves without it "
+        '(default: 10; a gateway entry\'s own "timeout" wins)',
+    )
+    proxy.add_argument(
         "--redis", metavar="URL", help="HTTP: share sessions (and upstream sessions) in Redis"
     )
     proxy.add_argument(
@@ -122,6 +129,7 @@ def _spec(args: argparse.Namespace) -> dict[str, Any]:
         "env": env,
         "cwd": args.cwd,
         "mode": args.mode,
+        "start_timeout": args.start_timeout,
     }
 
 
@@ -130,10 +138,22 @@ def _server(spec: dict[str, Any]) -> Server:
     from mcpkit.cli.loading import target_for
     from mcpkit.gateway import gateway, proxy
 
+    bound = {} if spec.get("start_timeout") is None else {"start_timeout": spec["start_timeout"]}
     if spec["configuration"]:
-        return gateway(spec["target"], mode=spec["mode"])
+        return gateway(spec["target"], mode=spec["mode"], **bound)
     target = target_for(spec["target"])
-    return proxy(target, env=spec["env"], cwd=spec["cwd"], mode=spec["mode"])
+    return proxy(target, env=spec["env"], cwd=spec["cwd"], mode=spec["mode"], **bound)
+
+
+def _seconds(text: str) -> float:
+    """A positive number of seconds (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
+    return value
 
 
 def _check_sharing(args: argparse.Namespace) -> None:

@@ -255,7 +255,11 @@ async def _race(
     prefer). A refused initialize while the probe is pending waits for the probe: a slow
     dual-era server answers the probe in the 2026-07-28 era and then refuses the handshake.
     """
-    done, _ = await asyncio.wait({discover}, timeout=wait)
+    try:
+        done, _ = await asyncio.wait({discover}, timeout=wait)
+    except BaseException:  # the connect was cancelled: the probe goes with it, retrieved
+        await _cancel(discover)
+        raise
     if done or fallback.sent:  # answered in time, or a later probe (after a -32022)
         return await _probe_outcome(discover, stdio_retry=stdio_retry)
     logger.debug("no answer to server/discover within %g s: sending initialize too", wait)

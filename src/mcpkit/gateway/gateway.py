@@ -30,7 +30,7 @@ from mcpkit.gateway.forwarding import ForwardingServer
 from mcpkit.gateway.limits import LIMITS_KEY, limits_from_config
 from mcpkit.gateway.proxy_server import ProxyServer, proxy
 from mcpkit.gateway.resume import sharing
-from mcpkit.gateway.upstreams import unreachable
+from mcpkit.gateway.starting import DEFAULT_START_TIMEOUT
 from mcpkit.host.aggregate import prefix_owner, public_name, server_prefixes
 from mcpkit.host.config import ConfigError, HostConfig, ServerConfig, load_config
 from mcpkit.host.resources import uri_fits
@@ -69,8 +69,14 @@ _CAPABILITIES: JSONObject = {
 class GatewayServer(ForwardingServer):
     """A `Server` serving every enabled server of a configuration (see `gateway`)."""
 
-    def __init__(self, config: HostConfig, client_options: JSONObject) -> None:
+    def __init__(
+        self,
+        config: HostConfig,
+        client_options: JSONObject,
+        start_timeout: float | None = DEFAULT_START_TIMEOUT,
+    ) -> None:
         self.config = config
+        self.start_timeout = start_timeout  # an entry's "timeout" is its own
         self.upstreams: dict[str, ProxyServer] = {}
         for name, entry in config.servers.items():
             if entry.disabled:
@@ -80,8 +86,6 @@ class GatewayServer(ForwardingServer):
             except ConfigError as error:  # its limits: never served without them
                 logger.warning("gateway: server %s left out: %s", name, error)
         self.prefixes = server_prefixes(list(self.upstreams))
-        self._started: dict[str, bool] = {}
-        self._starting = asyncio.Lock()
         self._stack: contextlib.AsyncExitStack | None = None
         self._uris: dict[str, list[str]] = {}  # resource URI -> servers listing it
         self._templates: dict[str, list[str]] = {}  # template -> servers offering it
@@ -91,11 +95,19 @@ class GatewayServer(ForwardingServer):
         options = {**client_options, **entry.client_options()}
         options.pop("roots", None)  # the downstream client's roots are the ones offered
         timeout = entry.extra.get(TIMEOUT_KEY)
+        start_timeout = self.start_timeout
         if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
-            options["timeout"] = float(timeout)
+            options["timeout"] = start_timeout = float(timeout)
         limits = limits_from_config(entry.name, entry.extra.get(LIMITS_KEY))
         notify = _Shared(self, entry.name)
-        upstream = proxy(entry.target, limits=limits, on_notification=notify, **options)
+        upstream = proxy(
+            entry.target,
+            limits=limits,
+            start_timeout=start_timeout,
+            on_notification=notify,
+            **options,
+        )
+        upstream.start_at_entry = False  # the gateway starts them all at once (`_start_all`)
         upstream.upstreams.name = entry.name
         upstream.share_upstream = entry.extra.get(SHARED_KEY) is True
         return upstream
@@ -140,32 +152,26 @@ class GatewayServer(ForwardingServer):
     # -- starting upstreams ----------------------------------------------------------------
 
     async def _ready(self, name: str) -> ProxyServer:
-        """The upstream `name`, started (its shared client open). Raises -32603 naming it
-        when it cannot start."""
+        """The upstream `name`, started (its shared client open), within its start bound.
+        Raises -32603 naming it when it cannot start (the why is logged)."""
+        if self._stack is None:
+            raise RuntimeError("the gateway is not running: serve it")
         upstream = self.upstreams[name]
-        if self._started.get(name):
-            return upstream
-        async with self._starting:
-            if not self._started.get(name):
-                stack = self._stack
-                if stack is None:
-                    raise RuntimeError("the gateway is not running: serve it")
-                try:
-                    await stack.enter_async_context(upstream.running())
-                except Exception as exc:
-                    raise unreachable(exc, name) from None
-                self._started[name] = True
+        await upstream.start_upstream()
         return upstream
 
-    async def _start_all(self) -> None:
-        async def start(name: str) -> None:
-            try:
-                await self._ready(name)
-            except ProtocolError as exc:  # tried again when a request needs it
-                logger.warning("gateway: %s", exc)
+    async def _start_all(self, stack: contextlib.AsyncExitStack) -> None:
+        """Every upstream at once: a hung one costs its own bound, not the others' turn."""
+        for upstream in self.upstreams.values():  # nothing waits: start_at_entry is off
+            await stack.enter_async_context(upstream.running())
+        names = list(self.upstreams)
+        await asyncio.gather(*(self._ready(name) for name in names), return_exceptions=True)
 
-        for name in self.upstreams:  # one at a time: `running` entries share one stack
-            await start(name)
+    def _start_later(self, name: str) -> None:
+        """Try again to start an upstream that failed, for the next list (this one does not
+        wait: the why is logged)."""
+        task = asyncio.ensure_future(self.upstreams[name].start_upstream())
+        task.add_done_callback(_retrieved)
 
     # -- forwarding ------------------------------------------------------------------------
 
@@ -181,6 +187,10 @@ class GatewayServer(ForwardingServer):
     async def _list(self, peer: Peer, request: RequestReceived) -> JSONObject:
         key, capability = _LISTS[request.method]
         names = [name for name in self.upstreams if name in self._declaring(capability)]
+        for name in [name for name in names if not self.upstreams[name].upstreams.started]:
+            logger.warning("gateway: %s left out of %s: it has not started", name, request.method)
+            self._start_later(name)
+            names.remove(name)
         found = await asyncio.gather(
             *(
                 asyncio.wait_for(self._list_all(name, peer, request, key), LIST_TIMEOUT)
@@ -198,11 +208,11 @@ class GatewayServer(ForwardingServer):
         return {key: merged}
 
     def _declaring(self, capability: str) -> set[str]:
-        """Upstreams that may have the capability (not started yet: asked anyway)."""
+        """Upstreams that may have the capability (not started: may, once they do)."""
         return {
             name
             for name, upstream in self.upstreams.items()
-            if not self._started.get(name) or capability in upstream.capabilities()
+            if not upstream.upstreams.started or capability in upstream.capabilities()
         }
 
     async def _list_all(
@@ -337,6 +347,11 @@ class _Shared:
                 self.gateway.subscriptions.resource_updated(uri)
 
 
+def _retrieved(task: asyncio.Future[None]) -> None:
+    if not task.cancelled():
+        task.exception()  # a failed start: logged where it failed
+
+
 def _fitting(templates: dict[str, list[str]], uri: str) -> list[str]:
     found: list[str] = []
     for template, servers in templates.items():
@@ -345,7 +360,12 @@ def _fitting(templates: dict[str, list[str]], uri: str) -> list[str]:
     return found
 
 
-def gateway(config: HostConfig | str | os.PathLike[str], **client_options: Any) -> GatewayServer:
+def gateway(
+    config: HostConfig | str | os.PathLike[str],
+    *,
+    start_timeout: float | None = DEFAULT_START_TIMEOUT,
+    **client_options: Any,
+) -> GatewayServer:
     """A `Server` serving every enabled server of an `mcpServers` (or VS Code `servers`)
     configuration behind one endpoint, each named as the Host names it (docs/gateway.md).
 
@@ -354,17 +374,19 @@ def gateway(config: HostConfig | str | os.PathLike[str], **client_options: Any) 
     `"shared": true` has one upstream client for all downstream sessions (no sampling,
     elicitation or roots asked through it: no one client owns it); `"timeout": seconds`
     bounds each request to it (default: none, the downstream client's own timeout cancels);
+    `start_timeout` bounds each entry's start (its `"timeout"` when it has one);
     `"limits": {...}` sets its `UpstreamLimits` (camelCase keys: `maxResultBytes`, `rate`,
     `burst`, `maxInFlight`, `maxNotificationsPerSecond`; null turns one off).
 
     Raises what `load_config` raises (OSError, ConfigError) for a path; entries that could
     not be read (their limits included) are logged and left out. Upstreams that fail to
-    start are reported when used.
+    start are logged (why), left out of lists and answer -32603 when called; each call, and
+    each list in the background, tries to start them again.
     """
     loaded = config if isinstance(config, HostConfig) else load_config(config)
     for name, error in loaded.errors.items():
         logger.warning("gateway: server %s left out: %s", name, error)
-    return GatewayServer(loaded, dict(client_options))
+    return GatewayServer(loaded, dict(client_options), start_timeout)
 
 
 @contextlib.asynccontextmanager
@@ -373,11 +395,10 @@ async def _started(server: Server) -> AsyncIterator[None]:
     async with contextlib.AsyncExitStack() as stack:
         server._stack = stack
         try:
-            await server._start_all()
+            await server._start_all(stack)
             yield None
         finally:
             server._stack = None
-            server._started.clear()
 
 
 __all__ = ["LIST_TIMEOUT", "SHARED_KEY", "TIMEOUT_KEY", "GatewayServer", "gateway"]

@@ -15,9 +15,11 @@ the client and the server each speak both: see docs/gateway.md for the table.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import hashlib
+import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Unpack
@@ -37,6 +39,7 @@ from mcpkit.gateway.limits import UpstreamGuard, UpstreamLimits
 from mcpkit.gateway.listening import ResourceWatch
 from mcpkit.gateway.progress import log_relay, progress_relay
 from mcpkit.gateway.resume import sharing
+from mcpkit.gateway.starting import DEFAULT_START_TIMEOUT
 from mcpkit.gateway.tasks import TASK_METHODS, ProxyTasks, capability
 from mcpkit.gateway.tool_headers import ToolHeaders
 from mcpkit.gateway.upstreams import Link, Upstreams, unreachable
@@ -81,6 +84,9 @@ FORWARDED = frozenset(
 TASKS_MAYBE = frozenset({"tools/call", *TASK_METHODS})
 # Handler notifications the user may not set: the proxy's own.
 _PROXY_OPTIONS = ("sampling", "elicitation", "roots", "on_log", "on_list_changed")
+# What a proxy declares while its upstream has not started: its clients' requests then come,
+# and each is answered -32603 naming why (or served, once a start succeeds).
+_NOT_STARTED: JSONObject = {"tools": {}, "prompts": {}, "resources": {}}
 
 
 class ProxyServer(ForwardingServer):
@@ -96,6 +102,8 @@ class ProxyServer(ForwardingServer):
         self.share_upstream = False  # True: every session uses the shared upstream client
         self.homes: HomeCalls | None = None  # with several workers: calls to another (home.py)
         self.watched = ResourceWatch()  # the URIs 2026-07-28 listens name (see `_listen`)
+        self.start_at_entry = True  # False: whoever serves it (a gateway) starts the upstream
+        self._starting: asyncio.Task[None] | None = None
         super().__init__("proxy", lifespan=_connected)
         self.forwarded_tasks = ProxyTasks(self)  # task calls and tasks/* (gateway/tasks.py)
 
@@ -135,19 +143,64 @@ class ProxyServer(ForwardingServer):
         homes.ops["bridge:" + (self.upstreams.name or "")] = self._bridge_at_home
         self.forwarded_tasks.share(options, homes)
 
+    async def start_upstream(self) -> None:
+        """Open the shared upstream client and take on what the upstream is, unless done;
+        one attempt at a time, each within `start_timeout`. Raises ProtocolError -32603
+        naming why it could not (an attempt that failed is made again by the next caller)."""
+        if self.upstreams.started:
+            return
+        task = self._starting
+        if task is None or task.done():
+            task = self._starting = asyncio.ensure_future(self._start())
+        try:
+            await asyncio.shield(task)
+        except Exception as exc:
+            raise unreachable(exc, self.upstreams.name) from None
+
+    async def _start(self) -> None:
+        upstreams = self.upstreams
+        try:
+            link = await upstreams.open_shared(self._shared_notification)
+        except Exception as exc:  # the why, for the operator (clients get -32603)
+            which = "" if upstreams.name is None else f" {upstreams.name!r}"
+            logger.warning(
+                "the upstream server%s did not start: %s; its requests answer -32603 and try again",
+                which,
+                exc,
+            )
+            raise
+        self._adopt(link)
+        await self._learn_tools(link)
+        await self._learn_handshake_tasks(link)
+
+    async def _stop_starting(self) -> None:
+        task, self._starting = self._starting, None
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait([task])
+
+    async def _after_start(self, peer: Peer, request: RequestReceived) -> JSONObject | Prepared:
+        """A request that needs the upstream, which has not started: start it (or -32603)."""
+        await self.start_upstream()
+        answer = self._handle_request(peer, request)
+        return await answer if inspect.isawaitable(answer) else answer
+
     async def _learn_tools(self, link: Link) -> None:
         """List the upstream's tools once at start: their Mcp-Param headers (`ToolHeaders`)."""
         if "tools" not in link.client.server_capabilities:
             return
         try:
-            tools = await link.client.list_all_tools()
-        except MCPError as exc:  # learned from the first listing a client asks for instead
+            listing = link.client.list_all_tools()
+            tools = await asyncio.wait_for(listing, self.upstreams.start_timeout)
+        except (MCPError, TimeoutError) as exc:  # learned from the first listing a client asks
             logger.warning("could not list the upstream's tools: %s", exc)
             return
         self.tool_headers.learn([tool.to_wire() for tool in tools])
 
     def capabilities(self) -> JSONObject:
         """The upstream's capabilities as it declared them (known once the proxy runs)."""
+        if not self.upstreams.started:
+            return {key: dict(value) for key, value in _NOT_STARTED.items()}
         declared = dict(self._upstream_capabilities)
         declared.pop("tasks", None)
         tasks = capability(self._upstream_capabilities)
@@ -219,6 +272,9 @@ class ProxyServer(ForwardingServer):
     def _handle_request(
         self, peer: Peer, request: RequestReceived
     ) -> JSONObject | Prepared | Awaitable[JSONObject | Prepared]:
+        needs_upstream = request.method in FORWARDED or request.method in TASKS_MAYBE
+        if needs_upstream and not self.upstreams.started:
+            return self._after_start(peer, request)
         if request.method in TASKS_MAYBE:
             ctx = Context(self, peer, request)
             if self.forwarded_tasks.takes(ctx):
@@ -302,7 +358,10 @@ class ProxyServer(ForwardingServer):
             downstream.in_flight.append(ctx.request_id)
         try:
             async with self.upstreams.guard.call(name):
-                return await self._exchange(link, ctx, per_request)
+                answer = await self._exchange(link, ctx, per_request)
+            if link.cut:  # its answer came with the flood that closed it: as if lost
+                raise ConnectionClosed("the upstream sent too many notifications")
+            return answer
         except ConnectionClosed as exc:
             await self.upstreams.forget(peer, link)
             raise unreachable(exc, name) from None
@@ -405,7 +464,11 @@ class ProxyServer(ForwardingServer):
 
 
 def proxy(
-    target: Any, *, limits: UpstreamLimits | None = None, **client_options: Unpack[ClientKeywords]
+    target: Any,
+    *,
+    limits: UpstreamLimits | None = None,
+    start_timeout: float | None = DEFAULT_START_TIMEOUT,
+    **client_options: Unpack[ClientKeywords],
 ) -> ProxyServer:
     """A `Server` that forwards every request to the server at `target`: anything `Client`
     takes (an argv list or command line, an http(s) URL, a Python file's command, a `Server`).
@@ -418,10 +481,12 @@ def proxy(
     per second).
 
     Serve it like any server: `proxy(["python", "server.py"]).run("http", port=8000)`. It
-    connects to the upstream when it starts and fails to start (ConnectionClosed,
-    RequestTimeout, OSError) when it cannot. Raises TypeError for `sampling`, `elicitation`,
-    `roots`, `on_log` or `on_list_changed` (the proxy answers those for each downstream
-    client) and for an unknown option.
+    connects to the upstream when it starts, waiting at most `start_timeout` seconds (None:
+    no bound; also the bound of every later upstream client's opening). An upstream that
+    cannot be reached in time is logged and the proxy serves anyway: each request that needs
+    it answers -32603 naming why, and tries to start it again. Raises TypeError for
+    `sampling`, `elicitation`, `roots`, `on_log` or `on_list_changed` (the proxy answers
+    those for each downstream client) and for an unknown option.
     """
     given = [name for name in _PROXY_OPTIONS if name in client_options]
     if given:
@@ -433,6 +498,7 @@ def proxy(
     options = ClientOptions(**{**defaults, **client_options})
     server = ProxyServer(target, options)
     server.upstreams.guard = UpstreamGuard(limits or UpstreamLimits())
+    server.upstreams.start_timeout = start_timeout
     return server
 
 
@@ -441,12 +507,12 @@ async def _connected(server: Server) -> AsyncIterator[None]:
     assert isinstance(server, ProxyServer)
     upstreams = server.upstreams
     try:
-        link = await upstreams.open_shared(server._shared_notification)
-        server._adopt(link)
-        await server._learn_tools(link)
-        await server._learn_handshake_tasks(link)
+        if server.start_at_entry:
+            with contextlib.suppress(ProtocolError):  # logged; served, and tried again
+                await server.start_upstream()
         yield None
     finally:
+        await server._stop_starting()
         await server.forwarded_tasks.aclose()
         await server.bridge.aclose()
         await upstreams.aclose()

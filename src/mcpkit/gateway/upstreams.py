@@ -36,6 +36,7 @@ from mcpkit.gateway.downstream import Downstream
 from mcpkit.gateway.limits import UpstreamGuard, UpstreamLimits
 from mcpkit.gateway.listening import UpstreamListening
 from mcpkit.gateway.resume import SharedUpstreams, ended_for_good
+from mcpkit.gateway.starting import DEFAULT_START_TIMEOUT, Openings
 from mcpkit.runtime import Peer, Session
 from mcpkit.types.versions import HANDSHAKE_VERSIONS
 
@@ -47,12 +48,13 @@ class Link:
     """An upstream client and the downstream session it answers to (None: shared); in
     front of a 2026-07-28 upstream, the listens it holds open (`listening.py`)."""
 
-    __slots__ = ("client", "downstream", "listening")
+    __slots__ = ("client", "cut", "downstream", "listening")
 
     def __init__(self, client: Client, downstream: Downstream | None) -> None:
         self.client = client
         self.downstream = downstream
         self.listening: UpstreamListening | None = None
+        self.cut = False  # closed for a notification flood: its calls in flight fail too
 
     async def listen(self) -> Link:
         """A 2026-07-28 upstream: hold a listen open for its list_changed (see
@@ -80,6 +82,13 @@ class Upstreams:
         # Several workers (a shared HTTP state): HTTP upstream sessions follow their
         # downstream session from worker to worker (resume.py). None: this process's own.
         self.sharing: SharedUpstreams | None = None
+        self.start_timeout: float | None = DEFAULT_START_TIMEOUT  # each opening's bound
+        self._openings = Openings()
+
+    @property
+    def started(self) -> bool:
+        """Whether the shared upstream client opened (it is then kept, or reopened)."""
+        return self._shared is not None
 
     async def open_shared(self, on_notification: Callable[[str, JSONObject | None], None]) -> Link:
         """Open the shared upstream client. Raises what `Client.__aenter__` raises."""
@@ -161,6 +170,7 @@ class Upstreams:
         if self._shared is not None:
             shared, self._shared = self._shared, None
             await shared.client.close()
+        await self._openings.aclose()
 
     async def _reopen_shared(self, dead: Link) -> None:
         async with self._reopening:
@@ -218,6 +228,9 @@ class Upstreams:
         with -32603) and tell the session; its next request opens a new one."""
         logger.warning("%s floods notifications: its session is closed", self._which())
         opening = self._links.pop(peer, None)
+        link = None if opening is None or not opening.done() else _opened(opening)
+        if link is not None:
+            link.cut = True
         with contextlib.suppress(MCPError):  # the downstream session may be gone
             peer.notify("notifications/message", _flood_message(self._which()))
         if opening is not None:
@@ -234,7 +247,7 @@ class Upstreams:
 
     async def _open(self, options: ClientOptions) -> Client:
         client = Client.with_options(self.target, options)
-        await client.__aenter__()
+        await self._openings.within(client.__aenter__(), self.start_timeout, "initialize")
         self.opened += 1
         return client
 
@@ -258,6 +271,8 @@ def unreachable(exc: BaseException, server: str | None = None) -> ProtocolError:
     logger.info("upstream failed: %s", exc)
     if isinstance(exc, RequestTimeout):
         why = "it did not answer in time"
+    elif isinstance(exc, ConnectionClosed) and str(exc).startswith("could not start"):
+        why = "it could not be started"
     elif isinstance(exc, ConnectionClosed):
         why = "the connection to it closed"
     else:

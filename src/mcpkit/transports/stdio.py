@@ -4,7 +4,11 @@ Server side: reads stdin through the event loop (no thread hop per line; only a 
 loop cannot watch, a regular file or /dev/null, is read from a thread in 64 KiB chunks) and
 owns stdout — anything else the process prints (print(), C extensions writing to fd 1) is
 sent to stderr so it cannot corrupt the protocol. Client side: spawns the server, captures
-its stderr, and shuts it down as the spec says (close stdin, wait, SIGTERM, wait, SIGKILL).
+its stderr, and shuts it down as the spec says (close stdin, wait, SIGTERM, wait, SIGKILL),
+signalling its process group (what it started goes too). On Linux a spawned server also gets
+SIGTERM when the process that spawned it dies, even by SIGKILL (`PR_SET_PDEATHSIG`): no
+server is left behind by a killed host or proxy. Elsewhere, and for what the server itself
+starts, only the end of its stdin tells it.
 """
 
 from __future__ import annotations
@@ -12,9 +16,11 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import ctypes
 import logging
 import os
 import shlex
+import signal
 import stat
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -231,6 +237,7 @@ class SubprocessTransport(PipeTransport):
                 # Its own session: a Ctrl-C typed at the host's terminal is the host's to
                 # handle (cancel a call), not a SIGINT that kills every server it runs.
                 start_new_session=True,
+                preexec_fn=_tied_to_parent(),
             )
         except OSError as exc:
             raise ConnectionClosed(_not_started(argv, cwd, exc)) from None
@@ -274,11 +281,9 @@ class SubprocessTransport(PipeTransport):
         with contextlib.suppress(ConnectionError, RuntimeError):
             self._writer.close()
         if not await self._exited_within(self._shutdown_timeout):
-            with contextlib.suppress(ProcessLookupError):
-                process.terminate()
+            _signal_group(process, signal.SIGTERM)
             if not await self._exited_within(self._shutdown_timeout):
-                with contextlib.suppress(ProcessLookupError):
-                    process.kill()
+                _signal_group(process, signal.SIGKILL)
                 await process.wait()
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._stderr_task, 1.0)
@@ -304,6 +309,37 @@ class SubprocessTransport(PipeTransport):
         )
         tail = [line for line in self._stderr_tail if line.strip()][-5:]
         return what + (f"; its stderr ended with: {' | '.join(tail)}" if tail else "")
+
+
+def _signal_group(process: asyncio.subprocess.Process, sig: int) -> None:
+    """`sig` to the server's process group (its own: `start_new_session`), so that what it
+    started (a wrapper's child, `npx`'s node) ends with it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, sig)
+
+
+def _tied_to_parent() -> Callable[[], None] | None:
+    """Linux: what a spawned child runs before exec so that it gets SIGTERM when this process
+    dies (PR_SET_PDEATHSIG, through ctypes: looked up here, as the child must only call it).
+    None elsewhere. The signal comes when the spawning thread ends: an event loop's thread,
+    which outlives the clients it runs."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def tie() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the tie: no one will signal
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return tie
+
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def _not_started(argv: Sequence[str], cwd: str | os.PathLike[str] | None, exc: OSError) -> str:
