@@ -12,8 +12,10 @@ channel, `{prefix}bus`, and publishes there what another worker may have to act 
   every other worker to its own clients.
 
 Publishing never waits (it is called from synchronous code): messages gather in a buffer and
-one task writes each burst in one pipeline, in order. Delivery is at most once: a message
-published while a worker is reconnecting to Redis is lost to that worker (logged).
+one task writes each burst in one pipeline, in order, after what `before` waits for (the SSE
+events this worker stored until then: another worker hears of a message after it is
+stored). Delivery is at most once: a message published while a worker is reconnecting to
+Redis is lost to that worker (logged).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
@@ -46,6 +48,7 @@ class RedisBus:
         self._writer: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
         self._subscribed: asyncio.Future[None] | None = None
+        self.before: Callable[[], Awaitable[None]] | None = None
 
     async def start(self) -> None:
         """Subscribe (once); returns when subscribed, so nothing published after is missed.
@@ -78,6 +81,8 @@ class RedisBus:
     async def _write(self) -> None:
         try:
             while self._buffer:
+                if self.before is not None:
+                    await self.before()  # (it does not raise: a failed write is logged)
                 burst, self._buffer = self._buffer, []
                 try:
                     async with self.client.pipeline(transaction=False) as pipe:

@@ -92,7 +92,9 @@ class RedisState:
         self.timeout = timeout
         self._events = RedisEventStore(client, prefix=prefix, max_events=max_events)
         self.bus = RedisBus(client, prefix)
+        self.bus.before = self._events.flush
         self._target: FanOutTarget | None = None
+        self._sessions: RedisSessions | None = None
 
     @property
     def event_store(self) -> RedisEventStore:
@@ -113,7 +115,13 @@ class RedisState:
         await self.client.ping()
 
     def publish(self, event: FanOutEvent) -> None:
-        self.bus.publish("f", {"e": event})
+        """Tell the other workers, two hops of the loop later: after this worker's sessions
+        wrote it (`RedisSessions.originated`), so what they keep of it is stored before the
+        others hear of it (`bus.before`)."""
+        if self._sessions is not None:
+            self._sessions.originated()
+        loop = asyncio.get_running_loop()
+        loop.call_soon(loop.call_soon, self.bus.publish, "f", {"e": event})
 
     def _fanned_in(self, message: dict[str, Any]) -> None:
         event = message.get("e")
@@ -132,6 +140,7 @@ class RedisState:
             store, self._events, options.idle_timeout, self.cache_idle, self.bus, clock=self.clock
         )
         sessions.on_stop = self._stop
+        self._sessions = sessions
         # a blocking read of a followed stream must answer before the client's timeout
         sessions.following = Following(block_ms=max(10, min(1000, int(self.timeout * 500))))
         return sessions
@@ -195,6 +204,9 @@ class RedisSessions:
         if idle_timeout is not None:
             self.trusted = max(min(self.trusted, idle_timeout / 4), 0.05)
         self.copies: dict[str, _Copy] = {}
+        # Not 0: this worker's server is telling every worker's clients something (a list
+        # changed, a resource was updated): what its copies write of it now is made here.
+        self.originating = 0
         self._sweeper: asyncio.Task[None] | None = None
         self.on_stop: Callable[[], Awaitable[None]] | None = None
 
@@ -361,6 +373,22 @@ class RedisSessions:
 
     def to_home(self, session_id: str, out: Outgoing) -> None:
         self.bus.publish("n", {"s": session_id, "d": out.data.decode(), "m": out.method})
+
+    def keep(self, session_id: str, event_id: str, data: bytes, fanned: bool) -> None:
+        if not fanned or self.originating:  # else: the worker where it was made keeps it
+            self.events.made(session_id, event_id, data)
+
+    def originated(self) -> None:
+        """This worker's server fans an event out: its sessions' writes of it are made here.
+        Each session writes in a callback (`Session._schedule_flush`), maybe scheduled after
+        this call (the server tells its own sessions after): the flag ends two hops later,
+        behind every callback scheduled meanwhile."""
+        self.originating += 1
+        loop = asyncio.get_running_loop()
+        loop.call_soon(loop.call_soon, self._originated_done)
+
+    def _originated_done(self) -> None:
+        self.originating -= 1
 
     def opened_here(self, session_id: str) -> None:
         self.bus.publish("h", {"s": session_id})
