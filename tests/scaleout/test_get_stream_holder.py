@@ -91,7 +91,8 @@ async def test_an_update_made_after_the_get_stream_s_worker_ended_resumes_on_a_t
             async with http.stream("GET", holder, headers=headers) as response:
                 live = Reader(response)
                 await live.next()  # the priming event: the holder is the stream's home
-                assert (await http.post(maker, json=call(3, "touch", uri=uri), headers=headers))
+                touch = call(3, "touch", uri=uri)
+                assert (await http.post(maker, json=touch, headers=headers)).is_success
                 last_id, first = await live.next()
                 assert first is not None and first["method"] == UPDATED and last_id is not None
                 await stored(redis_url, session_id, {"sent": 1})  # the holder stored it
