@@ -6,7 +6,7 @@ channel, `{prefix}bus`, and publishes there what another worker may have to act 
 - an answer from the client to a request of ours that this worker did not send (the client
   POSTed it here; the worker whose handler waits for it takes it);
 - a message for a session's GET stream, made on a worker where that stream is not open
-  (the worker where it is open sends it; where it was open last, it is kept for a resume);
+  (the worker where it is open sends it; the one that made it stored it for a resume);
 - that a session's GET stream opened here (elsewhere, the copies stop keeping its messages);
 - a server fan-out event (a list changed, a resource was updated, a task moved), told by
   every other worker to its own clients.
