@@ -75,31 +75,35 @@ def subscribe(request_id: int, uri: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("how", ["SIGKILL", "SIGTERM", "lives"])
+@pytest.mark.parametrize("copy", [True, False], ids=["copy-on-maker", "no-copy-on-maker"])
 async def test_an_update_made_after_the_get_stream_s_worker_ended_resumes_on_a_third_once(
-    redis_url: str, tmp_path: Path, how: str
+    redis_url: str, tmp_path: Path, how: str, copy: bool
 ) -> None:
     """The first update is sent live by the holder; then the holder is killed (or stopped,
     or the client leaves its stream and it lives on); the second update, made on the second
-    worker, comes once at the resume on the third, and the first does not come again."""
-    uri = f"notes://holder-{how}"
+    worker (where the session subscribed, or which never saw it), comes once at the resume
+    on the third, and the first does not come again."""
+    uri = f"notes://holder-{how}-{copy}"
     with workers(redis_url, 3, tmp_path / "workers.log") as started:
         (holder, holder_process), (maker, _), (third, _) = started
+        home = maker if copy else holder  # where the session is opened and subscribes
         async with httpx.AsyncClient(timeout=10) as http:
-            headers = await open_session(http, maker)
+            headers = await open_session(http, home)
+            toucher = headers if copy else await open_session(http, maker)
             session_id = headers["mcp-session-id"]
-            assert (await http.post(maker, json=subscribe(2, uri), headers=headers)).is_success
+            assert (await http.post(home, json=subscribe(2, uri), headers=headers)).is_success
             async with http.stream("GET", holder, headers=headers) as response:
                 live = Reader(response)
                 await live.next()  # the priming event: the holder is the stream's home
                 touch = call(3, "touch", uri=uri)
-                assert (await http.post(maker, json=touch, headers=headers)).is_success
+                assert (await http.post(maker, json=touch, headers=toucher)).is_success
                 last_id, first = await live.next()
                 assert first is not None and first["method"] == UPDATED and last_id is not None
                 await stored(redis_url, session_id, {"sent": 1})  # the holder stored it
                 await stop(holder_process, how)
 
-            told = await http.post(maker, json=call(4, "touch", uri=uri), headers=headers)
-            assert told.status_code == 200 and '"text":"1"' in told.text
+            told = await http.post(maker, json=call(4, "touch", uri=uri), headers=toucher)
+            assert told.status_code == 200 and f'"text":"{int(copy)}"' in told.text
             # made by the second worker; sent (kept) by the holder too when it lives
             await stored(redis_url, session_id, {"made": 2, "sent": 2 if how == "lives" else 1})
 

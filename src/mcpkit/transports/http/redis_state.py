@@ -26,17 +26,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcpkit.protocol import Outgoing
-from mcpkit.protocol.jsonrpc import ErrorResponse, Response, dumps, encode_result, parse
+from mcpkit.protocol.http import STANDALONE_STREAM, event_id
+from mcpkit.protocol.jsonrpc import (
+    ErrorResponse,
+    Response,
+    dumps,
+    encode_notification,
+    encode_result,
+    parse,
+)
 from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime.fanout import FanOutEvent, FanOutTarget
 from mcpkit.runtime.principal import Principal
-from mcpkit.stores.redis_client import connect
+from mcpkit.stores.redis_client import StateUnavailable, connect
 from mcpkit.stores.redis_events import RedisEventStore
 from mcpkit.stores.redis_sessions import (
     RedisSessionStore,
@@ -56,6 +66,9 @@ from mcpkit.transports.http.sessions import (
 from mcpkit.transports.http.state import Followed
 
 __all__ = ["RedisSessions", "RedisState"]
+
+logger = logging.getLogger("mcpkit.http")
+RESOURCE_UPDATED = "notifications/resources/updated"
 
 _NUMBERING = 10**16  # a copy numbers its streams and events from a random base above this
 
@@ -95,6 +108,8 @@ class RedisState:
         self.bus.before = self._events.flush
         self._target: FanOutTarget | None = None
         self._sessions: RedisSessions | None = None
+        self._fanning: deque[FanOutEvent] = deque()  # fan-out events not yet told
+        self._fanner: asyncio.Task[None] | None = None
 
     @property
     def event_store(self) -> RedisEventStore:
@@ -115,13 +130,29 @@ class RedisState:
         await self.client.ping()
 
     def publish(self, event: FanOutEvent) -> None:
-        """Tell the other workers, two hops of the loop later: after this worker's sessions
-        wrote it (`RedisSessions.originated`), so what they keep of it is stored before the
-        others hear of it (`bus.before`)."""
+        """Tell the other workers, in order, after what this worker keeps of it for the
+        sessions whose GET stream another worker holds (or held) is stored (`bus.before`):
+        what its copies write (`RedisSessions.originated`), and a resource update for the
+        sessions it holds no copy of (`RedisSessions.keep_updated`)."""
         if self._sessions is not None:
             self._sessions.originated()
-        loop = asyncio.get_running_loop()
-        loop.call_soon(loop.call_soon, self.bus.publish, "f", {"e": event})
+        self._fanning.append(event)
+        if self._fanner is None:
+            self._fanner = asyncio.get_running_loop().create_task(self._fan_out())
+
+    async def _fan_out(self) -> None:
+        try:
+            while self._fanning:
+                event = self._fanning.popleft()
+                uri = event[1] if event[0] == "resource_updated" else None
+                if self._sessions is not None and type(uri) is str and "{" not in uri:
+                    try:
+                        await self._sessions.keep_updated(uri)
+                    except StateUnavailable:  # the others are still told (the bus retries)
+                        logger.warning("could not store a resource update for a resume")
+                self.bus.publish("f", {"e": event})
+        finally:
+            self._fanner = None
 
     def _fanned_in(self, message: dict[str, Any]) -> None:
         event = message.get("e")
@@ -146,6 +177,9 @@ class RedisState:
         return sessions
 
     async def _stop(self) -> None:
+        if self._fanner is not None:
+            await asyncio.gather(self._fanner, return_exceptions=True)
+        await self._events.flush()
         await self.bus.stop()
         if self._target is not None and self._target.fanout is self:
             self._target.fanout = None
@@ -207,6 +241,7 @@ class RedisSessions:
         # Not 0: this worker's server is telling every worker's clients something (a list
         # changed, a resource was updated): what its copies write of it now is made here.
         self.originating = 0
+        self._made = _NUMBERING + secrets.randbelow(_NUMBERING)  # ids of what `keep_updated` keeps
         self._sweeper: asyncio.Task[None] | None = None
         self.on_stop: Callable[[], Awaitable[None]] | None = None
 
@@ -271,14 +306,17 @@ class RedisSessions:
         # until then), before the answer leaves.
         pairs: dict[str, Any] = {}
         removed: list[str] = []
+        subscription = None
         uri = params.get("uri")
         if method == "logging/setLevel":
             pairs["level"] = str(params.get("level"))
         elif method == "resources/subscribe" and type(uri) is str:
             pairs[subscription_field(uri)] = 1
+            subscription = (uri, True)
         elif method == "resources/unsubscribe" and type(uri) is str:
             removed.append(subscription_field(uri))
-        gen = await self.store.update(session.id, pairs, removed)
+            subscription = (uri, False)
+        gen = await self.store.update(session.id, pairs, removed, subscription)
         if copy is None or gen is None:
             return
         _remember(copy, method, params)
@@ -377,6 +415,17 @@ class RedisSessions:
     def keep(self, session_id: str, event_id: str, data: bytes, fanned: bool) -> None:
         if not fanned or self.originating:  # else: the worker where it was made keeps it
             self.events.made(session_id, event_id, data)
+
+    async def keep_updated(self, uri: str) -> None:
+        """This worker's server tells every worker's clients that `uri` changed: stored for
+        the sessions subscribed to it that this worker holds no copy of (those it holds keep
+        it as they write it), whether or not a worker holds their GET stream. Raises
+        StateUnavailable when Redis fails."""
+        data = encode_notification(RESOURCE_UPDATED, {"uri": uri})
+        for session_id in await self.store.subscribers(uri):
+            if session_id not in self.copies:
+                self._made += 1
+                self.events.made(session_id, event_id(STANDALONE_STREAM, self._made), data)
 
     def originated(self) -> None:
         """This worker's server fans an event out: its sessions' writes of it are made here.
