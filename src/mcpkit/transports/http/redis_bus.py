@@ -12,10 +12,11 @@ channel, `{prefix}bus`, and publishes there what another worker may have to act 
   every other worker to its own clients.
 
 Publishing never waits (it is called from synchronous code): messages gather in a buffer and
-one task writes each burst in one pipeline, in order, after what `before` waits for (the SSE
-events this worker stored until then: another worker hears of a message after it is
-stored). Delivery is at most once: a message published while a worker is reconnecting to
-Redis is lost to that worker (logged).
+one task writes each burst in one pipeline, in order; a burst with a message published
+`stored_first` leaves after what `before` waits for (the SSE events this worker stored until
+then: another worker hears of a message for a GET stream after it is stored). Delivery is
+at most once: a message published while a worker is reconnecting to Redis is lost to that
+worker (logged).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class RedisBus:
         self._listener: asyncio.Task[None] | None = None
         self._subscribed: asyncio.Future[None] | None = None
         self.before: Callable[[], Awaitable[None]] | None = None
+        self._wait = False  # the buffer holds a message published `stored_first`
 
     async def start(self) -> None:
         """Subscribe (once); returns when subscribed, so nothing published after is missed.
@@ -60,10 +62,11 @@ class RedisBus:
         assert self._subscribed is not None
         await asyncio.shield(self._subscribed)
 
-    def publish(self, kind: str, message: dict[str, Any]) -> None:
+    def publish(self, kind: str, message: dict[str, Any], *, stored_first: bool = False) -> None:
         message["k"] = kind
         message["w"] = self.worker
         self._buffer.append(orjson.dumps(message))
+        self._wait |= stored_first
         if self._writer is None:
             self._writer = asyncio.get_running_loop().create_task(self._write())
 
@@ -81,7 +84,8 @@ class RedisBus:
     async def _write(self) -> None:
         try:
             while self._buffer:
-                if self.before is not None:
+                if self._wait and self.before is not None:
+                    self._wait = False
                     await self.before()  # (it does not raise: a failed write is logged)
                 burst, self._buffer = self._buffer, []
                 try:

@@ -150,7 +150,7 @@ class RedisState:
                         await self._sessions.keep_updated(uri)
                     except StateUnavailable:  # the others are still told (the bus retries)
                         logger.warning("could not store a resource update for a resume")
-                self.bus.publish("f", {"e": event})
+                self.bus.publish("f", {"e": event}, stored_first=True)
         finally:
             self._fanner = None
 
@@ -410,7 +410,8 @@ class RedisSessions:
         self.bus.publish("a", {"s": session_id, "d": _answer_bytes(item).decode()})
 
     def to_home(self, session_id: str, out: Outgoing) -> None:
-        self.bus.publish("n", {"s": session_id, "d": out.data.decode(), "m": out.method})
+        message = {"s": session_id, "d": out.data.decode(), "m": out.method}
+        self.bus.publish("n", message, stored_first=True)
 
     def keep(self, session_id: str, event_id: str, data: bytes, fanned: bool) -> None:
         if not fanned or self.originating:  # else: the worker where it was made keeps it
