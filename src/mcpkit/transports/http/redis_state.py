@@ -145,6 +145,7 @@ class RedisState:
             while self._fanning:
                 event = self._fanning.popleft()
                 uri = event[1] if event[0] == "resource_updated" else None
+                # (a URI template names no set of subscribers: not looked up)
                 if self._sessions is not None and type(uri) is str and "{" not in uri:
                     try:
                         await self._sessions.keep_updated(uri)
