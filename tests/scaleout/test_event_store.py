@@ -26,3 +26,32 @@ async def test_events_are_bounded_and_replayed_in_order_once(redis_url: str) -> 
         assert await client.exists(store.key("s")) == 0
     finally:
         await client.aclose()
+
+
+async def test_made_messages_no_sent_entry_matches_are_replayed_once_across_resumes(
+    redis_url: str,
+) -> None:
+    """GET stream events: "made" ones (by a worker that does not send the stream) come after
+    the sent ones, unless a sent entry of the same data followed them (the home sent it); one
+    replayed is stored as sent, so a later resume does not give it again."""
+    client = redis.asyncio.Redis.from_url(redis_url)
+    store = RedisEventStore(client, prefix="made-test:", ttl=60)
+    try:
+        store.append("s", "0.1", b"")  # the home's priming event
+        store.made("s", "0.70", b"update")  # made elsewhere; the home sent it after
+        store.append("s", "0.2", b"update")
+        store.made("s", "0.71", b"update")  # the home was gone: never sent
+        store.made("s", "0.72", b"log")
+        assert await store.replay_after("s", "0.1") == [
+            ("0.2", b"update"),
+            ("0.71", b"update"),
+            ("0.72", b"log"),
+        ]
+        assert await store.replay_after("s", "0.2") == [("0.71", b"update"), ("0.72", b"log")]
+        # After the last: nothing comes again, the made ones were stored as sent
+        assert await store.replay_after("s", "0.72") == []
+        assert await store.replay_after("s", "0.71") == [("0.72", b"log")]
+    finally:
+        store.forget("s")
+        await store.flush()
+        await client.aclose()

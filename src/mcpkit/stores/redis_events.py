@@ -8,6 +8,15 @@ they were written, which for one SSE stream is the order its worker sent them (o
 produced by one worker); a replay returns the entries after the one named, of the same
 stream, exactly once.
 
+The GET stream (`0`) of a session served by several workers is sent by one worker, its
+*home*, which stores what it sends (`append`). So that what another worker makes for that
+stream while no worker holds it (its home stopped or was killed) still reaches the client, the
+worker that makes such a message stores it too, marked *made* (`made`: an entry with `m`). A
+replay of the GET stream gives what was sent after the event named, then each made message
+that no sent entry matches: none with its id (a made message replayed is stored as sent
+then), none after it with its data within `SAME_MS` (the home's copy of it, each sent entry
+matching one made message: the worker that made it stores it before it tells the others).
+
 `append` (called as an event is sent) must not wait: it buffers, and one task per store
 writes what gathered in a single pipeline (one round trip per burst of events). `forget`
 is buffered the same way, behind the appends before it. `replay_after` first waits for what
@@ -24,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from typing import Any
 
 from mcpkit.protocol.http import event_stream
@@ -31,8 +41,10 @@ from mcpkit.stores.redis_client import Unavailable, is_failure
 
 logger = logging.getLogger("mcpkit.stores")
 
-_Op = tuple[str, bytes, bytes] | str  # (session id, event id, data): append; an id: forget
+# (session id, event id, data, made here for a stream another worker sends); an id: forget
+_Op = tuple[str, bytes, bytes, bool] | str
 _UNAVAILABLE = Unavailable("the event store")
+SAME_MS = 2000  # a made message and its home's sent copy are stored this close (ms)
 
 
 class RedisEventStore:
@@ -64,7 +76,13 @@ class RedisEventStore:
         return f"{self._prefix}events:{session_id}"
 
     def append(self, session_id: str, event_id: str, data: bytes) -> None:
-        self._buffer.append((session_id, event_id.encode(), data))
+        self._buffer.append((session_id, event_id.encode(), data, False))
+        self._wake()
+
+    def made(self, session_id: str, event_id: str, data: bytes) -> None:
+        """Store a message for the GET stream that this worker made and another sends (see
+        the module docstring)."""
+        self._buffer.append((session_id, event_id.encode(), data, True))
         self._wake()
 
     def forget(self, session_id: str) -> None:
@@ -78,16 +96,24 @@ class RedisEventStore:
         await self.flush()
         entries = await self.entries(session_id)
         wanted = event_id.encode()
-        position = next((i for i, (_, f) in enumerate(entries) if f[b"i"] == wanted), None)
+        position = None
+        for index, (_, fields) in enumerate(entries):
+            if fields[b"i"] == wanted and b"m" not in fields:
+                position = index  # the last: a made message replayed is stored as sent then
+        if position is None:
+            position = next((i for i, (_, f) in enumerate(entries) if f[b"i"] == wanted), None)
         if position is None:
             return None  # unknown, or dropped: the client cannot be told what it missed
         prefix = stream + "."
         replay = []
         for _, fields in entries[position + 1 :]:
             eid, data = fields[b"i"].decode(), fields[b"d"]
-            if eid.startswith(prefix) and data:
+            if eid.startswith(prefix) and data and b"m" not in fields:
                 replay.append((eid, data))
-        return replay
+        unsent = [(e, d) for e, d in _unsent(entries) if e != event_id and e.startswith(prefix)]
+        for eid, data in unsent:  # sent now: a later resume does not replay them again
+            self.append(session_id, eid, data)
+        return replay + unsent
 
     async def entries(self, session_id: str) -> list[tuple[Any, dict[bytes, bytes]]]:
         """The session's stored entries, oldest first: (entry id, {b"i": event id, b"d":
@@ -162,12 +188,43 @@ class RedisEventStore:
                     pipe.delete(self.key(op))
                     touched.discard(op)
                     continue
-                session_id, eid, data = op
-                fields = {b"i": eid, b"d": data}
-                pipe.xadd(self.key(session_id), fields, maxlen=self.max_events, approximate=False)
+                session_id, eid, data, made = op
                 touched.add(session_id)
+                fields = {b"i": eid, b"d": data}
+                if made:
+                    fields[b"m"] = b"1"
+                pipe.xadd(self.key(session_id), fields, maxlen=self.max_events, approximate=False)
             if self.ttl is not None:
                 ttl_ms = max(1, round(self.ttl * 1000))
                 for session_id in touched:
                     pipe.pexpire(self.key(session_id), ttl_ms)
             await pipe.execute()
+
+
+def _unsent(entries: list[tuple[Any, dict[bytes, bytes]]]) -> list[tuple[str, bytes]]:
+    """The made messages (oldest first) that no sent entry matches: none with their id, none
+    after them with their data within `SAME_MS` (each sent entry matches one made message;
+    the worker that made one stored it before it told the others)."""
+    ids = {f[b"i"] for _, f in entries if b"m" not in f}
+    waiting: dict[bytes, deque[tuple[int, int]]] = {}  # data -> (ms, index), oldest first
+    made: list[int] = []
+    matched: set[int] = set()
+    for index, (entry_id, fields) in enumerate(entries):
+        at, data = _ms(entry_id), fields[b"d"]
+        if b"m" in fields:
+            if fields[b"i"] not in ids:
+                made.append(index)
+                waiting.setdefault(data, deque()).append((at, index))
+            continue
+        candidates = waiting.get(data)
+        while candidates and candidates[0][0] < at - SAME_MS:
+            candidates.popleft()  # too old for this sent entry, and for every later one
+        if candidates:
+            matched.add(candidates.popleft()[1])
+    return [(entries[i][1][b"i"].decode(), entries[i][1][b"d"]) for i in made if i not in matched]
+
+
+def _ms(entry_id: Any) -> int:
+    """When Redis stored an entry (its stream id is "milliseconds-sequence")."""
+    text = entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
+    return int(text.split("-", 1)[0])

@@ -9,6 +9,9 @@ Layout (every key under `prefix`):
   timeout; every request refreshes that (PEXPIRE), so a session expires on every worker at
   once, and a DELETE on one worker is seen by all.
 - `sessions`: a sorted set of session ids by when they expire: the cap counts it.
+- `subscribers:{uri}`: a set of the ids of the sessions subscribed to `uri` (a session gone
+  leaves it when `subscribers` next reads it): a worker holding no copy of a session finds
+  there whom a resource update it makes concerns.
 
 Each call is one round trip (a script or a pipeline). `touch` refreshes the expiry and
 returns `gen`; `check` does that (or reads `gen`) for many sessions at once: a worker checks
@@ -79,6 +82,21 @@ return redis.call('HINCRBY', KEYS[1], 'gen', 1)
 """
 
 
+# KEYS: the subscribers of a URI. ARGV: the prefix of the session keys. The members whose
+# session still exists (the others leave the set).
+_SUBSCRIBERS = """
+local alive = {}
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  if redis.call('EXISTS', ARGV[1] .. id) == 1 then
+    table.insert(alive, id)
+  else
+    redis.call('SREM', KEYS[1], id)
+  end
+end
+return alive
+"""
+
+
 @dataclass(frozen=True, slots=True)
 class StoredSession:
     """A session as Redis holds it: its owner, its `gen`, and what it agreed (None while its
@@ -126,6 +144,7 @@ class RedisSessionStore:
         self._reserve = client.register_script(_RESERVE)
         self._touch = client.register_script(_TOUCH)
         self._update = client.register_script(_UPDATE)
+        self._subscribers = client.register_script(_SUBSCRIBERS)
 
     def key(self, session_id: str) -> str:
         return session_key(self._prefix, session_id)
@@ -166,16 +185,40 @@ class RedisSessionStore:
         return await self.update(session_id, pairs, ())
 
     async def update(
-        self, session_id: str, pairs: dict[str, Any], removed: Iterable[str]
+        self,
+        session_id: str,
+        pairs: dict[str, Any],
+        removed: Iterable[str],
+        subscription: tuple[str, bool] | None = None,
     ) -> int | None:
-        """Set `pairs` and delete `removed` fields; the new `gen`, None when it is gone."""
+        """Set `pairs` and delete `removed` fields; the new `gen`, None when it is gone.
+        `subscription`: (a URI, whether the session is now subscribed to it), kept in the
+        URI's subscribers in the same round trip."""
         args: list[Any] = [len(pairs)]
         for name, value in pairs.items():
             args += [name, value]
         args += list(removed)
         with _UNAVAILABLE:
-            gen = await self._update(keys=[self.key(session_id)], args=args)
+            if subscription is None:
+                gen = await self._update(keys=[self.key(session_id)], args=args)
+            else:
+                async with self._redis.pipeline(transaction=False) as pipe:
+                    await self._update(keys=[self.key(session_id)], args=args, client=pipe)
+                    uri, subscribed = subscription
+                    key = self.subscribers_key(uri)
+                    (pipe.sadd if subscribed else pipe.srem)(key, session_id)
+                    gen = (await pipe.execute())[0]
         return None if gen is None else int(gen)
+
+    def subscribers_key(self, uri: str) -> str:
+        return f"{self._prefix}subscribers:{uri}"
+
+    async def subscribers(self, uri: str) -> list[str]:
+        """The ids of the sessions subscribed to `uri` (one round trip)."""
+        keys, args = [self.subscribers_key(uri)], [session_key(self._prefix, "")]
+        with _UNAVAILABLE:
+            found = await self._subscribers(keys=keys, args=args)
+        return [_text(member) for member in found]
 
     async def delete(self, session_id: str) -> None:
         with _UNAVAILABLE:

@@ -6,14 +6,17 @@ channel, `{prefix}bus`, and publishes there what another worker may have to act 
 - an answer from the client to a request of ours that this worker did not send (the client
   POSTed it here; the worker whose handler waits for it takes it);
 - a message for a session's GET stream, made on a worker where that stream is not open
-  (the worker where it is open sends it; where it was open last, it is kept for a resume);
+  (the worker where it is open sends it; the one that made it stored it for a resume);
 - that a session's GET stream opened here (elsewhere, the copies stop keeping its messages);
 - a server fan-out event (a list changed, a resource was updated, a task moved), told by
   every other worker to its own clients.
 
 Publishing never waits (it is called from synchronous code): messages gather in a buffer and
-one task writes each burst in one pipeline, in order. Delivery is at most once: a message
-published while a worker is reconnecting to Redis is lost to that worker (logged).
+one task writes each burst in one pipeline, in order; a burst with a message published
+`stored_first` leaves after what `before` waits for (the SSE events this worker stored until
+then: another worker hears of a message for a GET stream after it is stored). Delivery is
+at most once: a message published while a worker is reconnecting to Redis is lost to that
+worker (logged).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
@@ -46,6 +49,8 @@ class RedisBus:
         self._writer: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
         self._subscribed: asyncio.Future[None] | None = None
+        self.before: Callable[[], Awaitable[None]] | None = None
+        self._wait = False  # the buffer holds a message published `stored_first`
 
     async def start(self) -> None:
         """Subscribe (once); returns when subscribed, so nothing published after is missed.
@@ -57,10 +62,11 @@ class RedisBus:
         assert self._subscribed is not None
         await asyncio.shield(self._subscribed)
 
-    def publish(self, kind: str, message: dict[str, Any]) -> None:
+    def publish(self, kind: str, message: dict[str, Any], *, stored_first: bool = False) -> None:
         message["k"] = kind
         message["w"] = self.worker
         self._buffer.append(orjson.dumps(message))
+        self._wait |= stored_first
         if self._writer is None:
             self._writer = asyncio.get_running_loop().create_task(self._write())
 
@@ -78,6 +84,9 @@ class RedisBus:
     async def _write(self) -> None:
         try:
             while self._buffer:
+                if self._wait and self.before is not None:
+                    self._wait = False
+                    await self.before()  # (it does not raise: a failed write is logged)
                 burst, self._buffer = self._buffer, []
                 try:
                     async with self.client.pipeline(transaction=False) as pipe:

@@ -26,17 +26,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import secrets
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcpkit.protocol import Outgoing
-from mcpkit.protocol.jsonrpc import ErrorResponse, Response, dumps, encode_result, parse
+from mcpkit.protocol.http import STANDALONE_STREAM, event_id
+from mcpkit.protocol.jsonrpc import (
+    ErrorResponse,
+    Response,
+    dumps,
+    encode_notification,
+    encode_result,
+    parse,
+)
 from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime.fanout import FanOutEvent, FanOutTarget
 from mcpkit.runtime.principal import Principal
-from mcpkit.stores.redis_client import connect
+from mcpkit.stores.redis_client import StateUnavailable, connect
 from mcpkit.stores.redis_events import RedisEventStore
 from mcpkit.stores.redis_sessions import (
     RedisSessionStore,
@@ -56,6 +66,9 @@ from mcpkit.transports.http.sessions import (
 from mcpkit.transports.http.state import Followed
 
 __all__ = ["RedisSessions", "RedisState"]
+
+logger = logging.getLogger("mcpkit.http")
+RESOURCE_UPDATED = "notifications/resources/updated"
 
 _NUMBERING = 10**16  # a copy numbers its streams and events from a random base above this
 
@@ -92,7 +105,11 @@ class RedisState:
         self.timeout = timeout
         self._events = RedisEventStore(client, prefix=prefix, max_events=max_events)
         self.bus = RedisBus(client, prefix)
+        self.bus.before = self._events.flush
         self._target: FanOutTarget | None = None
+        self._sessions: RedisSessions | None = None
+        self._fanning: deque[FanOutEvent] = deque()  # fan-out events not yet told
+        self._fanner: asyncio.Task[None] | None = None
 
     @property
     def event_store(self) -> RedisEventStore:
@@ -113,7 +130,30 @@ class RedisState:
         await self.client.ping()
 
     def publish(self, event: FanOutEvent) -> None:
-        self.bus.publish("f", {"e": event})
+        """Tell the other workers, in order, after what this worker keeps of it for the
+        sessions whose GET stream another worker holds (or held) is stored (`bus.before`):
+        what its copies write (`RedisSessions.originated`), and a resource update for the
+        sessions it holds no copy of (`RedisSessions.keep_updated`)."""
+        if self._sessions is not None:
+            self._sessions.originated()
+        self._fanning.append(event)
+        if self._fanner is None:
+            self._fanner = asyncio.get_running_loop().create_task(self._fan_out())
+
+    async def _fan_out(self) -> None:
+        try:
+            while self._fanning:
+                event = self._fanning.popleft()
+                uri = event[1] if event[0] == "resource_updated" else None
+                # (a URI template names no set of subscribers: not looked up)
+                if self._sessions is not None and type(uri) is str and "{" not in uri:
+                    try:
+                        await self._sessions.keep_updated(uri)
+                    except StateUnavailable:  # the others are still told (the bus retries)
+                        logger.warning("could not store a resource update for a resume")
+                self.bus.publish("f", {"e": event}, stored_first=True)
+        finally:
+            self._fanner = None
 
     def _fanned_in(self, message: dict[str, Any]) -> None:
         event = message.get("e")
@@ -132,11 +172,15 @@ class RedisState:
             store, self._events, options.idle_timeout, self.cache_idle, self.bus, clock=self.clock
         )
         sessions.on_stop = self._stop
+        self._sessions = sessions
         # a blocking read of a followed stream must answer before the client's timeout
         sessions.following = Following(block_ms=max(10, min(1000, int(self.timeout * 500))))
         return sessions
 
     async def _stop(self) -> None:
+        if self._fanner is not None:
+            await asyncio.gather(self._fanner, return_exceptions=True)
+        await self._events.flush()
         await self.bus.stop()
         if self._target is not None and self._target.fanout is self:
             self._target.fanout = None
@@ -195,6 +239,10 @@ class RedisSessions:
         if idle_timeout is not None:
             self.trusted = max(min(self.trusted, idle_timeout / 4), 0.05)
         self.copies: dict[str, _Copy] = {}
+        # Not 0: this worker's server is telling every worker's clients something (a list
+        # changed, a resource was updated): what its copies write of it now is made here.
+        self.originating = 0
+        self._made = _NUMBERING + secrets.randbelow(_NUMBERING)  # ids of what `keep_updated` keeps
         self._sweeper: asyncio.Task[None] | None = None
         self.on_stop: Callable[[], Awaitable[None]] | None = None
 
@@ -259,14 +307,17 @@ class RedisSessions:
         # until then), before the answer leaves.
         pairs: dict[str, Any] = {}
         removed: list[str] = []
+        subscription = None
         uri = params.get("uri")
         if method == "logging/setLevel":
             pairs["level"] = str(params.get("level"))
         elif method == "resources/subscribe" and type(uri) is str:
             pairs[subscription_field(uri)] = 1
+            subscription = (uri, True)
         elif method == "resources/unsubscribe" and type(uri) is str:
             removed.append(subscription_field(uri))
-        gen = await self.store.update(session.id, pairs, removed)
+            subscription = (uri, False)
+        gen = await self.store.update(session.id, pairs, removed, subscription)
         if copy is None or gen is None:
             return
         _remember(copy, method, params)
@@ -360,7 +411,35 @@ class RedisSessions:
         self.bus.publish("a", {"s": session_id, "d": _answer_bytes(item).decode()})
 
     def to_home(self, session_id: str, out: Outgoing) -> None:
-        self.bus.publish("n", {"s": session_id, "d": out.data.decode(), "m": out.method})
+        message = {"s": session_id, "d": out.data.decode(), "m": out.method}
+        self.bus.publish("n", message, stored_first=True)
+
+    def keep(self, session_id: str, event_id: str, data: bytes, fanned: bool) -> None:
+        if not fanned or self.originating:  # else: the worker where it was made keeps it
+            self.events.made(session_id, event_id, data)
+
+    async def keep_updated(self, uri: str) -> None:
+        """This worker's server tells every worker's clients that `uri` changed: stored for
+        the sessions subscribed to it that this worker holds no copy of (those it holds keep
+        it as they write it), whether or not a worker holds their GET stream. Raises
+        StateUnavailable when Redis fails."""
+        data = encode_notification(RESOURCE_UPDATED, {"uri": uri})
+        for session_id in await self.store.subscribers(uri):
+            if session_id not in self.copies:
+                self._made += 1
+                self.events.made(session_id, event_id(STANDALONE_STREAM, self._made), data)
+
+    def originated(self) -> None:
+        """This worker's server fans an event out: its sessions' writes of it are made here.
+        Each session writes in a callback (`Session._schedule_flush`), maybe scheduled after
+        this call (the server tells its own sessions after): the flag ends two hops later,
+        behind every callback scheduled meanwhile."""
+        self.originating += 1
+        loop = asyncio.get_running_loop()
+        loop.call_soon(loop.call_soon, self._originated_done)
+
+    def _originated_done(self) -> None:
+        self.originating -= 1
 
     def opened_here(self, session_id: str) -> None:
         self.bus.publish("h", {"s": session_id})

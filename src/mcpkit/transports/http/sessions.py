@@ -185,10 +185,13 @@ class HTTPSessionTransport(PullTransport):
         store = self.event_store
         if store is None:
             return None
-        self._events += 1
-        eid = event_id(stream_id, self._events)
+        eid = self._mint(stream_id)
         store.append(self.session_id, eid, data)
         return eid
+
+    def _mint(self, stream_id: str) -> str:
+        self._events += 1
+        return event_id(stream_id, self._events)
 
     # -- PullTransport -------------------------------------------------------------------------
 
@@ -238,10 +241,18 @@ class HTTPSessionTransport(PullTransport):
             self.record(stream.stream_id, out.data)
 
     def _send_home(self, out: Outgoing) -> None:
-        """A message for the GET stream, which another copy serves. What the server tells
-        every client (list_changed, resources/updated) that copy's server tells it too."""
-        if self.relay is not None and out.method not in FANNED_OUT:
-            self.relay.to_home(self.session_id, out)
+        """A message for the GET stream, which another copy serves, or served before it
+        stopped: kept for a resume whether or not a copy holds that stream now, and sent
+        there. What the server tells every client (list_changed, resources/updated) that
+        copy's server tells it too: kept by the worker where it was made, not sent."""
+        relay = self.relay
+        if relay is None:
+            return
+        fanned = out.method in FANNED_OUT
+        if self.event_store is not None:
+            relay.keep(self.session_id, self._mint(self.standalone.stream_id), out.data, fanned)
+        if not fanned:
+            relay.to_home(self.session_id, out)
 
     def deliver_home(self, out: Outgoing) -> None:
         """A message for the GET stream made by another copy: sent, or kept for a resume."""
@@ -282,6 +293,11 @@ class Relay(Protocol):
 
     def to_home(self, session_id: str, out: Outgoing) -> None:
         """A message for the GET stream, open (or kept) on another copy."""
+        ...
+
+    def keep(self, session_id: str, event_id: str, data: bytes, fanned: bool) -> None:
+        """A message for the GET stream written on this copy, which does not hold that
+        stream: stored for a resume (`fanned`: every worker's server wrote it, one keeps it)."""
         ...
 
     def opened_here(self, session_id: str) -> None:
