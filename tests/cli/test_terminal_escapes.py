@@ -12,7 +12,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from mcpkit.cli.visible import json_text, one_line, visible
+from mcpkit.host.visible import json_text, one_line, visible
 from tests.cli.test_cli import mcpkit
 from tests.cli.tmux import TITLE, Tmux
 from tests.fixtures.hostile_server import EVIL

@@ -387,7 +387,7 @@ def test_titles_are_one_safe_line() -> None:
     from mcpkit.host.consent_requests import elicitation_request
 
     request = elicitation_request("evil\x1b[2K", {"message": "ok?\n\u202eallow all\r\nyes"})
-    assert request.title == "evil [2K asks you: ok? allow all yes"
+    assert request.title == "evil^[[2K asks you: ok? <U+202E>allow all yes"
 
 
 # Failing and concurrent callbacks.

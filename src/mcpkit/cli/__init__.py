@@ -237,7 +237,7 @@ def _visible_log_lines() -> None:
     server) shown through `visible`: logging's last-resort handler is what prints them."""
     import logging
 
-    from mcpkit.cli.visible import VisibleFormatter
+    from mcpkit.host.visible import VisibleFormatter
 
     if logging.lastResort is not None:
         logging.lastResort.setFormatter(VisibleFormatter())
@@ -432,7 +432,7 @@ def _fail(args: Any, message: str, code: int, exc: BaseException) -> int:
         import traceback
 
         traceback.print_exception(exc)
-    from mcpkit.cli.visible import visible
+    from mcpkit.host.visible import visible
 
     print(f"mcpkit: {visible(message, lines=True)}", file=sys.stderr)  # a server's words in it
     return code

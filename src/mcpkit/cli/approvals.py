@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from mcpkit.cli.answers import ALLOW, YES_NO, Choice, choose
 from mcpkit.cli.shown import as_json, message_text, shortened
 from mcpkit.cli.terminal import Interrupted
-from mcpkit.cli.visible import one_line
 from mcpkit.host.consent_requests import Approval, ApprovalRequest, Remember
+from mcpkit.host.visible import one_line
 
 if TYPE_CHECKING:
     from mcpkit.cli.terminal import Terminal

@@ -96,7 +96,7 @@ async def login(args: Any) -> int:
     oauth = oauth_client(headless=args.headless, login=True, scopes=args.scope)
     tokens = await oauth.login(args.url)
     scope = f", scope {tokens.scope}" if tokens.scope else ""
-    from mcpkit.cli.visible import visible  # the issuer and scope are the server's words
+    from mcpkit.host.visible import visible  # the issuer and scope are the server's words
 
     print(visible(f"Logged in to {args.url} (authorization server {tokens.issuer}{scope})"))
     return 0
@@ -125,7 +125,7 @@ def oauth_client(*, headless: bool, login: bool, scopes: list[str] | None = None
 
 def _open_browser(url: str) -> None:
     print("Opening your browser to log in. If it does not open, visit:", file=sys.stderr)
-    from mcpkit.cli.visible import visible  # made of the authorization server's metadata
+    from mcpkit.host.visible import visible  # made of the authorization server's metadata
 
     print(visible(url), file=sys.stderr)
     webbrowser.open(url)

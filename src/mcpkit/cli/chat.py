@@ -41,7 +41,7 @@ from mcpkit.cli.forms import ask_input, elicit
 from mcpkit.cli.loading import UsageError
 from mcpkit.cli.servers import file_order, read_config
 from mcpkit.cli.terminal import Interrupted, Terminal
-from mcpkit.cli.visible import one_line
+from mcpkit.host.visible import one_line
 
 if TYPE_CHECKING:
     from mcpkit.host import Agent, Host

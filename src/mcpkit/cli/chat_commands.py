@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.cli.shown import as_json, result_text, safe_lines, shortened
-from mcpkit.cli.visible import one_line
+from mcpkit.host.visible import one_line
 
 if TYPE_CHECKING:
     from mcpkit.cli.terminal import Terminal

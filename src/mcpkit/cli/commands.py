@@ -14,8 +14,8 @@ from mcpkit.cli.configured import configured_server
 from mcpkit.cli.loading import UsageError, target_for
 from mcpkit.cli.questions import answering
 from mcpkit.cli.render import ProgressBar, as_json, content, print_result, table
-from mcpkit.cli.visible import json_text, visible
 from mcpkit.client import Client
+from mcpkit.host.visible import json_text, visible
 
 JSONObject = dict[str, Any]
 _LISTS = {  # flag -> (method, result key)

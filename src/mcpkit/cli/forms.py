@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from mcpkit.cli.answers import YES_NO, choose
 from mcpkit.cli.shown import as_json, shortened
 from mcpkit.cli.terminal import Interrupted
-from mcpkit.cli.visible import one_line
 from mcpkit.errors import MCPError
+from mcpkit.host.visible import one_line
 
 if TYPE_CHECKING:
     from mcpkit.cli.terminal import Terminal

@@ -16,8 +16,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.cli.terminal import Terminal
-from mcpkit.cli.visible import visible
 from mcpkit.client import Elicitation
+from mcpkit.host.visible import visible
 
 if TYPE_CHECKING:
     from mcpkit.host.config import InputSpec

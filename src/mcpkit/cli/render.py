@@ -1,6 +1,6 @@
 """Output for people: aligned tables, wrapped text, a progress bar on a terminal.
 
-Every server-provided string printed here goes through `visible` (cli/visible.py); JSON
+Every server-provided string printed here goes through `visible` (host/visible.py); JSON
 through `json_text`.
 """
 
@@ -14,7 +14,7 @@ from typing import Any, TextIO
 import orjson
 
 from mcpkit.cli.exits import EXIT_TOOL_ERROR
-from mcpkit.cli.visible import json_text, visible
+from mcpkit.host.visible import json_text, visible
 
 JSONObject = dict[str, Any]
 

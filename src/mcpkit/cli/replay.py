@@ -21,7 +21,7 @@ import orjson
 
 from mcpkit.cli.loading import UsageError
 from mcpkit.cli.render import as_json
-from mcpkit.cli.visible import json_text, visible
+from mcpkit.host.visible import json_text, visible
 
 JSONObject = dict[str, Any]
 SKIPPED = {"initialize", "server/discover"}

@@ -19,7 +19,7 @@ import orjson
 
 from mcpkit.cli.loading import UsageError
 from mcpkit.cli.render import as_json
-from mcpkit.cli.visible import visible
+from mcpkit.host.visible import visible
 
 JSONObject = dict[str, Any]
 REPORT_FORMAT = 1

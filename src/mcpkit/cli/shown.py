@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from mcpkit.cli.render import content, width
-from mcpkit.cli.visible import one_line
+from mcpkit.host.visible import one_line
 
 JSONObject = dict[str, Any]
 

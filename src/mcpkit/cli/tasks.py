@@ -8,7 +8,6 @@ import sys
 from typing import Any
 
 from mcpkit.cli.render import ProgressBar, as_json, print_result
-from mcpkit.cli.visible import visible
 from mcpkit.client import Client, Era
 from mcpkit.client.tasks import (
     TaskHandle,
@@ -18,6 +17,7 @@ from mcpkit.client.tasks import (
     needs_task_param,
     wire_result,
 )
+from mcpkit.host.visible import visible
 
 JSONObject = dict[str, Any]
 

@@ -19,8 +19,8 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from mcpkit.cli.visible import visible
 from mcpkit.errors import MCPError
+from mcpkit.host.visible import visible
 
 
 class Interrupted(MCPError):

@@ -3,7 +3,8 @@
 
 A title is one line made safe for a terminal: a server's name, a tool's name or an
 elicitation's message can carry newlines, escape sequences or bidi overrides meant to make the
-prompt say something else; those characters become spaces. The details keep the server's text
+prompt say something else; those characters are shown, not obeyed (host/visible.py: ESC as
+`^[`, U+202E as `<U+202E>`), and newlines and tabs become spaces. The details keep the server's text
 as it was sent, for the front end to show as text. A URL to open comes with its domain and
 warnings for what often hides a different site: punycode, non-ASCII letters, a user name
 before the domain, plain http.
@@ -12,7 +13,6 @@ before the domain, plain http.
 from __future__ import annotations
 
 import hashlib
-import unicodedata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import orjson
+
+from mcpkit.host.visible import one_line as line
 
 if TYPE_CHECKING:
     from mcpkit.host.consent_store import StoredDecision
@@ -167,14 +169,6 @@ def url_facts(url: object) -> tuple[str | None, list[str]]:
             shown = host
         warnings.append(f"the domain is punycode for {shown!r}: is it the site you expect?")
     return host, warnings
-
-
-def line(text: str, limit: int = 160) -> str:
-    """One line a terminal shows as it is: control, format and separator characters
-    (newlines, escape sequences, bidi overrides) become spaces; cut to `limit` characters."""
-    clean = "".join(" " if unicodedata.category(c)[0] in "CZ" else c for c in text)
-    clean = " ".join(clean.split())
-    return clean if len(clean) <= limit else clean[: limit - 1] + "…"
 
 
 def _without_meta(params: JSONObject) -> JSONObject:

@@ -1,7 +1,8 @@
 """A server's text made safe for a terminal: every character a terminal would obey instead of
 showing is written so that it shows.
 
-Everything the command prints that a server (or a model) chose goes through `visible`: names,
+The host's approval titles are built with `one_line`; everything the `mcpkit` command prints
+that a server (or a model) chose goes through `visible`: names,
 titles, descriptions, results, resource text, prompt messages, log messages, task statuses,
 error messages. What it rewrites:
 
