@@ -6,30 +6,28 @@ worker serving the session for the first time goes on with the upstream HTTP ses
 worker opened (`Client.resume`: no handshake, the upstream sees one session) instead of
 opening its own.
 
-Layout: `{prefix}upstreams:{downstream session id}`, a hash with one field per upstream (its
-gateway name; "" for a plain proxy). The value is the upstream session (`OpenedSession`: its
-`Mcp-Session-Id` and the InitializeResult) sealed with AES-256-GCM under a key derived from
-the server's requestState keys (which every worker shares), bound to the downstream session
-and the upstream: Redis never holds an upstream session id in clear, and a record cannot be
-moved to another session. The first worker to open one keeps it (HSETNX); one that lost that
-race closes its own and goes on with the winner's.
+Records (stores/upstream_sessions.py; in Redis, stores/redis_upstreams.py): one per downstream
+session and upstream, the upstream session (`OpenedSession`: its `Mcp-Session-Id` and the
+InitializeResult) sealed with AES-256-GCM under a key derived from the server's requestState
+keys (which every worker shares), bound to the downstream session and the upstream: the store
+never holds an upstream session id in clear, and a record cannot be moved to another session.
+The first worker to record one keeps it; one that lost that race closes its own and goes on
+with the winner's. While one worker opens it, the others wait (a lease with an owner token,
+stores/lease.py: a worker slower than the lease's ttl never ends another's).
 
-Lifetime: the hash lives as long as the downstream session's record
-(`{prefix}session:{id}`, stores/redis_sessions.py) and `grace` longer, so that it can still be
-read once that record expired. While a worker holds an upstream client for a session it
-copies the record's expiry onto the hash, one pipelined round trip per period for all of
+Lifetime: a record lives as long as its downstream session and a grace period longer, so
+that it can still be read once that session expired. While a worker holds an upstream client
+for a session it renews its record with the session, one round trip per period for all of
 them, never on a request's path. A downstream session that ends for good (DELETE, on any
-worker) closes its upstream sessions (the upstream gets DELETE) and drops the hash; a worker
-that only drops its copy (idle here, the worker stops, a DELETE seen elsewhere) detaches.
+worker) closes its upstream sessions (the upstream gets DELETE) and drops the record; a
+worker that only drops its copy (idle here, the worker stops, a DELETE seen elsewhere)
+detaches.
 
 Expiry: a downstream session that ends by its idle timeout is nobody's to end (every copy
-only detaches), so each upstream keeps an index, `{prefix}upstream-expiry:{name}`, a sorted
-set of session ids scored by when the downstream record expires (epoch ms, written with the
-record and by the refresh). Every period each worker reads the entries past due and, in one
-script per entry, checks that the downstream record is really gone (one still used where no
-upstream client refreshes the index is scored again) and claims the entry (ZREM returning 1:
-one worker only) with the upstream session's sealed record; it then resumes that upstream
-session and closes it (the upstream gets DELETE).
+only detaches), so the store keeps an index of when each downstream session expires. Every
+period each worker claims the records of the sessions past due that are really gone (one
+worker only gets each) and resumes each such upstream session and closes it (the upstream
+gets DELETE).
 
 Only HTTP upstream sessions are shared: a stdio upstream is a process of one worker, so each
 worker opens its own for the downstream sessions it serves (docs/gateway.md).
@@ -43,7 +41,7 @@ import dataclasses
 import hashlib
 import logging
 import os
-import time
+import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +52,11 @@ from mcpkit.client.resume import OpenedSession
 from mcpkit.errors import MCPError
 from mcpkit.protocol import Outgoing
 from mcpkit.protocol.jsonrpc import encode_notification
-from mcpkit.stores.redis_sessions import session_key
+from mcpkit.stores import StoreUnavailable
+from mcpkit.stores.lease import Lease
+from mcpkit.stores.redis_lease import RedisLease
+from mcpkit.stores.redis_upstreams import RedisUpstreamSessions
+from mcpkit.stores.upstream_sessions import UpstreamSessions
 from mcpkit.transports.http.sessions import FANNED_OUT
 
 if TYPE_CHECKING:
@@ -68,48 +70,13 @@ Open = Callable[[ClientOptions], Awaitable[Client]]
 DEFAULT_IDLE_TIMEOUT = 1800.0  # the HTTP app's (SessionOptions), when not given
 OPENING_WAIT = 10.0  # how long a worker waits for another's upstream handshake (seconds)
 _KEY_ID, _NONCE = 4, 12
-# KEYS: the hash. ARGV: field, the value a worker read. Deleted only if unchanged since.
-_DROP_IF_SAME = """
-if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
-return redis.call('HDEL', KEYS[1], ARGV[1])
-"""
-# KEYS: the downstream session's record, the hash, the expiry index. ARGV: session id, now
-# (ms), grace (ms). The hash lives as long as the record (and `grace` more); the index says
-# when the record expires. Nothing written for a record gone (the expiry sweep ends it).
-_REFRESH = """
-local left = redis.call('PTTL', KEYS[1])
-if left < 0 or redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
-redis.call('PEXPIRE', KEYS[2], left + tonumber(ARGV[3]))
-redis.call('ZADD', KEYS[3], tonumber(ARGV[2]) + left, ARGV[1])
-return 1
-"""
-# KEYS: the downstream session's record, the expiry index, the hash. ARGV: session id, field,
-# now (ms), grace (ms). A record still there (used where no upstream client refreshes the
-# index) is scored again. Else the entry is claimed (ZREM: one worker) and the upstream
-# session's sealed record taken out of the hash (nil: another worker claimed it, or no record).
-_CLAIM_EXPIRED = """
-local left = redis.call('PTTL', KEYS[1])
-if left >= 0 then
-  redis.call('ZADD', KEYS[2], 'XX', tonumber(ARGV[3]) + left, ARGV[1])
-  redis.call('PEXPIRE', KEYS[3], left + tonumber(ARGV[4]))
-  return false
-end
-if left == -1 then  -- a record that never expires: not for this index
-  redis.call('ZREM', KEYS[2], ARGV[1])
-  return false
-end
-if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return false end
-local sealed = redis.call('HGET', KEYS[3], ARGV[2])
-if sealed then redis.call('HDEL', KEYS[3], ARGV[2]) end
-return sealed
-"""
 SWEEP_BATCH = 100  # expired entries claimed per script pipeline
 SWEEP_BATCHES = 10  # at most this many per period (more: the next period goes on)
 CLOSING_WAIT = 10.0  # at most this long for an expired upstream session's DELETE (seconds)
 
 
 class Sealer:
-    """Seals upstream sessions for Redis (see the module docstring). The first of `keys`
+    """Seals upstream sessions for the shared store (see the module docstring). The first of `keys`
     seals; all of them open, so keys rotate as requestState keys do."""
 
     def __init__(self, keys: RequestStateKeys) -> None:
@@ -147,34 +114,29 @@ class Sealer:
 
 
 class SharedUpstreams:
-    """One upstream's sessions as a proxy's workers share them through Redis (`client`,
-    keys under `prefix`), for the `Upstreams` of upstream `name` ("" for a plain proxy).
-    Its methods raise StateUnavailable-like errors from redis-py only through `open`, which
-    `Upstreams` reports as the upstream being unreachable."""
+    """One upstream's sessions as a proxy's workers share them (`records`, `lease`), for the
+    `Upstreams` of upstream `name` ("" for a plain proxy); `ttl`: the downstream sessions'
+    idle timeout (None: none). A store failing raises StoreUnavailable only through `open`,
+    which `Upstreams` reports as the upstream being unreachable; elsewhere the store logged
+    it once per outage and the next period tries again."""
 
     def __init__(
-        self, client: Any, prefix: str, keys: RequestStateKeys, ttl: float | None, name: str
+        self,
+        records: UpstreamSessions,
+        lease: Lease,
+        keys: RequestStateKeys,
+        ttl: float | None,
+        name: str,
     ) -> None:
-        self.client = client
-        self.prefix = prefix + "upstreams:"
-        self.service = prefix  # its downstream sessions' records: `session_key`
-        self.index = f"{prefix}upstream-expiry:{name}"
+        self.records = records
+        self.lease = lease
         self.sealer = Sealer(keys)
-        self.ttl_ms = None if ttl is None else max(1, round(ttl * 1000))
+        self.ttl = ttl
         self.field = name
-        self.period = 30.0 if ttl is None else max(0.05, min(ttl / 4, 30.0))
-        # The hash outlives the downstream record by this much: the expiry sweep (every
-        # period, on every worker) reads it after the record expired.
-        self.grace_ms = round((2 * self.period + 1) * 1000)
-        self._drop = client.register_script(_DROP_IF_SAME)
-        self._refresh_one = client.register_script(_REFRESH)
-        self._claim = client.register_script(_CLAIM_EXPIRED)
+        self.period = sweep_period(ttl)
         self._held: dict[Peer, tuple[str, bytes]] = {}  # peer -> its session id, the record
         self._refresher: asyncio.Task[None] | None = None
         self._sweeper: asyncio.Task[None] | None = None
-
-    def key(self, session_id: str) -> str:
-        return self.prefix + session_id
 
     def _bound(self, session_id: str) -> bytes:
         return session_id.encode() + b"\0" + self.field.encode()
@@ -188,7 +150,7 @@ class SharedUpstreams:
         options = homeward(peer, options)
         if not is_url(target):
             return await new(options)  # a stdio upstream: this worker's own process
-        sealed, locked = await self._recorded(session_id)
+        sealed, owner = await self._recorded(session_id)
         if sealed is not None:
             client = await self._resume(peer, session_id, sealed, target, options)
             if client is not None:
@@ -199,29 +161,31 @@ class SharedUpstreams:
                 peer, session_id, client, target=target, options=options, new=new
             )
         finally:
-            if locked:
-                await self.client.delete(self._lock(session_id))
+            if owner is not None:  # only ours: another's, once ours expired, stays
+                with contextlib.suppress(StoreUnavailable):  # logged; it expires anyway
+                    await self.lease.release(self._opening(session_id), owner)
 
-    def _lock(self, session_id: str) -> str:
-        return f"{self.key(session_id)}:opening:{self.field}"
+    def _opening(self, session_id: str) -> str:
+        return f"upstream-opening:{self.field}:{session_id}"
 
-    async def _recorded(self, session_id: str) -> tuple[bytes | None, bool]:
-        """The recorded upstream session of `session_id` (and False); when there is none,
-        (None, True) once this worker took the right to open it, after waiting while
-        another worker had it (the first requests of a session often come at once: one
-        handshake, not one per worker). (None, False) when that worker did not record one
-        within `OPENING_WAIT` s (it died): this one opens its own, HSETNX still decides."""
+    async def _recorded(self, session_id: str) -> tuple[bytes | None, str | None]:
+        """The recorded upstream session of `session_id` (and None); when there is none,
+        (None, owner) once this worker took the lease to open it (as `owner`), after
+        waiting while another worker had it (the first requests of a session often come at
+        once: one handshake, not one per worker). (None, None) when that worker did not
+        record one within `OPENING_WAIT` s (it died): this one opens its own, and the
+        record's first writer still wins."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + OPENING_WAIT
-        key, lock = self.key(session_id), self._lock(session_id)
+        key, owner = self._opening(session_id), secrets.token_hex(16)
         while True:
-            sealed: bytes | None = await self.client.hget(key, self.field)
+            sealed = await self.records.get(session_id)
             if sealed is not None:
-                return sealed, False
-            if await self.client.set(lock, b"1", nx=True, px=round(OPENING_WAIT * 1000)):
-                return None, True
+                return sealed, None
+            if await self.lease.acquire(key, owner, OPENING_WAIT):
+                return None, owner
             if loop.time() > deadline:
-                return None, False
+                return None, None
             await asyncio.sleep(0.01)  # another worker's handshake is under way
 
     async def _record(
@@ -239,15 +203,9 @@ class SharedUpstreams:
         opened = client.opened_session()
         if opened is None:  # the upstream spoke another era: nothing to share
             return client
-        key = self.key(session_id)
         sealed = self.sealer.seal(opened, self._bound(session_id))
-        async with self.client.pipeline(transaction=True) as pipe:
-            pipe.hsetnx(key, self.field, sealed)
-            pipe.hget(key, self.field)
-            if self.ttl_ms is not None:  # this request just refreshed the downstream record
-                pipe.pexpire(key, self.ttl_ms + self.grace_ms)
-                pipe.zadd(self.index, {session_id: _now_ms() + self.ttl_ms})
-            _, kept, *_ = await pipe.execute()
+        # This request just renewed the downstream session: the record follows it.
+        kept = await self.records.record(session_id, sealed, self.ttl)
         if kept == sealed:
             self._hold(peer, session_id, sealed)
             return client
@@ -261,7 +219,7 @@ class SharedUpstreams:
         opened = self.sealer.open(sealed, self._bound(session_id))
         if opened is None:
             logger.warning("an upstream session record did not open (another key?): replaced")
-            await self._drop(keys=[self.key(session_id)], args=[self.field, sealed])
+            await self.records.drop(session_id, sealed)
             return None
         client = Client.with_options(target, options)
         try:
@@ -275,7 +233,7 @@ class SharedUpstreams:
 
     def _hold(self, peer: Peer, session_id: str, sealed: bytes) -> None:
         self._held[peer] = (session_id, sealed)
-        if self._refresher is None and self.ttl_ms is not None:
+        if self._refresher is None and self.ttl is not None:
             self._refresher = asyncio.get_running_loop().create_task(self._refresh())
 
     async def release(self, peer: Peer, client: Client) -> None:
@@ -294,21 +252,16 @@ class SharedUpstreams:
         request opens a new one instead of resuming a dead one."""
         held = self._held.pop(peer, None)
         if held is not None:
-            with contextlib.suppress(Exception):  # Redis away: the next resume fails the same
+            with contextlib.suppress(StoreUnavailable):  # logged; the next resume fails the same
                 await self.forget(*held)
 
     async def forget(self, session_id: str, sealed: bytes) -> None:
-        await self._drop(keys=[self.key(session_id)], args=[self.field, sealed])
+        await self.records.drop(session_id, sealed)
 
     async def ended(self, session_id: str, target: Any, options: ClientOptions) -> None:
         """The downstream session `session_id` ended for good on a copy holding no client of
         this upstream: end the upstream session recorded for it (resumed, then closed)."""
-        key = self.key(session_id)
-        async with self.client.pipeline(transaction=True) as pipe:
-            pipe.hget(key, self.field)
-            pipe.hdel(key, self.field)
-            pipe.zrem(self.index, session_id)
-            sealed, *_ = await pipe.execute()
+        sealed = await self.records.take(session_id)
         if sealed is not None:
             await self._end_upstream(session_id, sealed, target, options)
 
@@ -328,38 +281,25 @@ class SharedUpstreams:
     def watch(self, target: Any, options: ClientOptions) -> None:
         """Start this worker's expiry sweep: every period, the upstream sessions of
         downstream sessions that expired are ended (see the module docstring)."""
-        if self.ttl_ms is None or not is_url(target) or self._sweeper is not None:
+        if self.ttl is None or not is_url(target) or self._sweeper is not None:
             return
         self._sweeper = asyncio.get_running_loop().create_task(self._sweep(target, options))
 
     async def _sweep(self, target: Any, options: ClientOptions) -> None:
         while True:
             await asyncio.sleep(self.period)
-            try:
+            with contextlib.suppress(StoreUnavailable):  # logged; the next period
                 await self.sweep_once(target, options)
-            except Exception as exc:  # Redis away for a moment: the next period
-                logger.warning("the upstream expiry sweep failed: %s", type(exc).__name__)
 
     async def sweep_once(self, target: Any, options: ClientOptions) -> int:
         """End the upstream sessions whose downstream session expired and that this worker
-        claimed; how many. Two round trips when some are due (one when none are), then a
-        DELETE to the upstream for each. Raises what redis-py raises."""
+        claimed; how many. A DELETE to the upstream for each. Raises StoreUnavailable."""
         ended = 0
         for _ in range(SWEEP_BATCHES):
-            now = _now_ms()
-            due = await self.client.zrangebyscore(self.index, "-inf", now, 0, SWEEP_BATCH)
-            if not due:
-                return ended
-            ids = [_text(session_id) for session_id in due]
-            async with self.client.pipeline(transaction=False) as pipe:
-                for session_id in ids:
-                    keys = [session_key(self.service, session_id), self.index, self.key(session_id)]
-                    args = [session_id, self.field, now, self.grace_ms]
-                    await self._claim(keys=keys, args=args, client=pipe)  # queued
-                claimed = await pipe.execute()
+            due = await self.records.claim_expired(SWEEP_BATCH)
             ending = [
                 self._end_upstream(session_id, sealed, target, options)
-                for session_id, sealed in zip(ids, claimed, strict=True)
+                for session_id, sealed in due
                 if sealed is not None
             ]
             await asyncio.gather(*ending)
@@ -375,19 +315,10 @@ class SharedUpstreams:
             while self._held:
                 await asyncio.sleep(self.period)
                 held = {session_id for session_id, _ in self._held.values()}
-                with contextlib.suppress(Exception):  # Redis away: the next period
-                    await self._refresh_all(held)
+                with contextlib.suppress(StoreUnavailable):  # logged; the next period
+                    await self.records.refresh(held)
         finally:
             self._refresher = None
-
-    async def _refresh_all(self, held: set[str]) -> None:
-        now = _now_ms()
-        async with self.client.pipeline(transaction=False) as pipe:
-            for session_id in held:
-                keys = [session_key(self.service, session_id), self.key(session_id), self.index]
-                args = [session_id, now, self.grace_ms]
-                await self._refresh_one(keys=keys, args=args, client=pipe)  # queued
-            await pipe.execute()
 
     def stop(self) -> None:
         for task in (self._refresher, self._sweeper):
@@ -396,13 +327,15 @@ class SharedUpstreams:
         self._sweeper = None
 
 
-def _now_ms() -> int:
-    """Epoch milliseconds, as the session store scores its own expiry index."""
-    return round(time.time() * 1000)
+def sweep_period(ttl: float | None) -> float:
+    """Seconds between a worker's refreshes and expiry sweeps, for an idle timeout `ttl`."""
+    return 30.0 if ttl is None else max(0.05, min(ttl / 4, 30.0))
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+def grace(ttl: float | None) -> float:
+    """How long a record outlives its downstream session: the expiry sweep (every period,
+    on every worker) reads it after the session expired."""
+    return 2 * sweep_period(ttl) + 1
 
 
 def homeward(peer: Peer, options: ClientOptions) -> ClientOptions:
@@ -452,4 +385,6 @@ def sharing(options: Mapping[str, Any], keys: RequestStateKeys, name: str | None
     if state is None or not getattr(state, "shared", False) or not hasattr(state, "client"):
         return None
     ttl = options.get("idle_timeout", DEFAULT_IDLE_TIMEOUT)
-    return SharedUpstreams(state.client, state.prefix, keys, ttl, name or "")
+    name = name or ""
+    records = RedisUpstreamSessions(state.client, state.prefix, name, grace=grace(ttl))
+    return SharedUpstreams(records, RedisLease(state.client, state.prefix), keys, ttl, name)
