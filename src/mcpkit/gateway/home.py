@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +33,9 @@ from typing import Any
 import orjson
 
 from mcpkit.errors import INTERNAL_ERROR, MCPError, ProtocolError
+from mcpkit.stores import StoreUnavailable
+from mcpkit.stores.home_records import HomeRecordStore
+from mcpkit.stores.redis_home_records import RedisHomeRecords
 
 JSONObject = dict[str, Any]
 Operation = Callable[[JSONObject], Awaitable[JSONObject]]
@@ -164,35 +166,34 @@ class HomeCalls:
 
 
 class HomeRecords:
-    """Which worker is home to what, in the Redis of `client`: `{prefix}home:{space}:{key}`
-    -> `{"w": worker id, ...what the holder adds}` (JSON, expiring). Written by the worker
-    that holds the state, read by another that has none for `key`."""
+    """Which worker is home to what, in `store` (stores/home_records.py): key -> `{"w":
+    worker id, ...what the holder adds}` (JSON, expiring). Written by the worker that holds
+    the state, read by another that has none for `key`."""
 
-    def __init__(self, client: Any, prefix: str, space: str, worker: str) -> None:
-        self.client = client
-        self.prefix = f"{prefix}home:{space}:"
+    def __init__(self, store: HomeRecordStore, worker: str) -> None:
+        self.store = store
         self.worker = worker
 
     async def write(self, key: str, ttl: float, extra: JSONObject) -> None:
-        """This worker is home to `key` for `ttl` s (with `extra`). A failure is logged: the
-        state is still served here, only not from elsewhere."""
+        """This worker is home to `key` for `ttl` s (with `extra`). A failure (logged by the
+        store once per outage) leaves the state served here, only not from elsewhere."""
         record = orjson.dumps({**extra, "w": self.worker})
-        try:
-            await self.client.set(self.prefix + key, record, ex=max(1, math.ceil(ttl)))
-        except Exception as exc:  # redis-py's errors: Redis away
-            logger.warning("could not record a home for the other workers: %s", exc)
+        with contextlib.suppress(StoreUnavailable):
+            await self.store.write(key, record, ttl)
 
     async def read(self, keys: list[str]) -> list[JSONObject | None]:
         """The records of `keys` (None: none recorded), in one round trip. Raises
         ProtocolError (-32603) when the shared state cannot be read."""
-        if not keys:
-            return []
         try:
-            found = await self.client.mget([self.prefix + key for key in keys])
-        except Exception as exc:  # redis-py's errors: Redis away
-            name = type(exc).__name__
-            raise ProtocolError(INTERNAL_ERROR, f"the workers' shared state: {name}") from None
+            found = await self.store.read(keys)
+        except StoreUnavailable as exc:
+            raise ProtocolError(INTERNAL_ERROR, f"the workers' shared state: {exc}") from None
         return [_record(value) for value in found]
+
+
+def home_records(state: Any, space: str, worker: str) -> HomeRecords:
+    """The home records of `space` in a shared HTTP `state` (its Redis, under its prefix)."""
+    return HomeRecords(RedisHomeRecords(state.client, state.prefix, space), worker)
 
 
 def _record(value: Any) -> JSONObject | None:
@@ -221,4 +222,4 @@ def _error_from_wire(error: Any) -> ProtocolError:
     return ProtocolError(error["code"], str(error.get("message", "")), error.get("data"))
 
 
-__all__ = ["HomeCalls", "HomeRecords", "HomeSilent", "home_calls"]
+__all__ = ["HomeCalls", "HomeRecords", "HomeSilent", "home_calls", "home_records"]

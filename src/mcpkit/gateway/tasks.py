@@ -55,7 +55,7 @@ from mcpkit.errors import (
     RequestTimeout,
     TaskCancelled,
 )
-from mcpkit.gateway.home import HomeCalls, HomeRecords, HomeSilent
+from mcpkit.gateway.home import HomeCalls, HomeRecords, HomeSilent, home_records
 from mcpkit.gateway.progress import progress_relay
 from mcpkit.gateway.upstreams import Link, unreachable
 from mcpkit.gateway.wire import downstream_error, upstream_params
@@ -215,7 +215,7 @@ class ProxyTasks:
         (task id -> this worker), so that the other workers send its tasks/* here."""
         state = options["state"]
         name = self.proxy.upstreams.name or ""
-        self.records = HomeRecords(state.client, state.prefix, "task:" + name, homes.worker)
+        self.records = home_records(state, "task:" + name, homes.worker)
         self.homes = homes
         homes.ops["tasks:" + name] = self._at_home
 
