@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pytest
 
 from mcpkit.stores import StoreUnavailable
-from mcpkit.stores.lease import Lease, MemoryLease
+from mcpkit.stores.lease import Leases, MemoryLease
 from mcpkit.stores.redis_client import connect
 from mcpkit.stores.redis_lease import RedisLease
 from tests.clock import FakeClock
@@ -30,8 +30,8 @@ def redis_url() -> Iterator[str]:
 
 
 @dataclass
-class Leases:
-    lease: Lease
+class LeaseAndClock:
+    lease: Leases
     clock: FakeClock | None  # None: Redis, whose clock is real
 
     async def once_ttl_passed(self, attempt: Callable[[], Awaitable[bool]]) -> None:
@@ -46,19 +46,19 @@ class Leases:
 
 
 @pytest.fixture(params=["memory", "redis"])
-async def leases(request: pytest.FixtureRequest, redis_url: str) -> AsyncIterator[Leases]:
+async def leases(request: pytest.FixtureRequest, redis_url: str) -> AsyncIterator[LeaseAndClock]:
     if request.param == "memory":
         clock = FakeClock(1000.0)
-        yield Leases(MemoryLease(clock=clock), clock)
+        yield LeaseAndClock(MemoryLease(clock=clock), clock)
         return
     client = connect(redis_url, timeout=5)
     try:
-        yield Leases(RedisLease(client, prefix=f"test:{request.node.name}:"), None)
+        yield LeaseAndClock(RedisLease(client, prefix=f"test:{request.node.name}:"), None)
     finally:
         await client.aclose()
 
 
-async def test_one_holder_at_a_time_and_only_it_renews_or_releases(leases: Leases) -> None:
+async def test_one_holder_at_a_time_and_only_it_renews_or_releases(leases: LeaseAndClock) -> None:
     lease = leases.lease
     assert await lease.acquire("k", "a", 60)
     assert not await lease.acquire("k", "b", 60)
@@ -74,7 +74,7 @@ async def test_one_holder_at_a_time_and_only_it_renews_or_releases(leases: Lease
 
 
 async def test_a_holder_past_its_ttl_neither_releases_nor_renews_the_next_holders(
-    leases: Leases,
+    leases: LeaseAndClock,
 ) -> None:
     lease = leases.lease
     assert await lease.acquire("opening", "a", TTL)
@@ -86,7 +86,7 @@ async def test_a_holder_past_its_ttl_neither_releases_nor_renews_the_next_holder
     assert await lease.acquire("opening", "c", 60)
 
 
-async def test_a_ttl_must_be_positive(leases: Leases) -> None:
+async def test_a_ttl_must_be_positive(leases: LeaseAndClock) -> None:
     for ttl in (0, -1.0):
         with pytest.raises(ValueError, match="positive"):
             await leases.lease.acquire("k", "a", ttl)

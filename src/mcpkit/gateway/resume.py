@@ -53,7 +53,7 @@ from mcpkit.errors import MCPError
 from mcpkit.protocol import Outgoing
 from mcpkit.protocol.jsonrpc import encode_notification
 from mcpkit.stores import StoreUnavailable
-from mcpkit.stores.lease import Lease
+from mcpkit.stores.lease import Leases
 from mcpkit.stores.redis_lease import RedisLease
 from mcpkit.stores.redis_upstreams import RedisUpstreamSessions
 from mcpkit.stores.upstream_sessions import UpstreamSessions
@@ -123,7 +123,7 @@ class SharedUpstreams:
     def __init__(
         self,
         records: UpstreamSessions,
-        lease: Lease,
+        lease: Leases,
         keys: RequestStateKeys,
         ttl: float | None,
         name: str,
@@ -288,8 +288,12 @@ class SharedUpstreams:
     async def _sweep(self, target: Any, options: ClientOptions) -> None:
         while True:
             await asyncio.sleep(self.period)
-            with contextlib.suppress(StoreUnavailable):  # logged; the next period
+            try:
                 await self.sweep_once(target, options)
+            except StoreUnavailable:  # logged by the store once per outage: the next period
+                pass
+            except Exception:  # a bug: said, and the sweep goes on
+                logger.exception("the upstream expiry sweep failed")
 
     async def sweep_once(self, target: Any, options: ClientOptions) -> int:
         """End the upstream sessions whose downstream session expired and that this worker

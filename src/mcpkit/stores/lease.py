@@ -1,4 +1,4 @@
-"""A lease: a named right held by one owner for a while (`Lease`), and its in-process store.
+"""A lease: a named right held by one owner for a while (`Leases`), and its in-process store.
 
 Whoever takes a lease names itself with an owner token (a random string, one per attempt)
 and gives a ttl: the lease is its own until it releases it or the ttl passes, and then
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 
-class Lease(Protocol):
+class Leases(Protocol):
     """Leases by key, shared by whatever shares the store. Every method raises
     StoreUnavailable when the store's backend fails."""
 
