@@ -16,8 +16,8 @@ from typing import Any
 
 from mcpkit.errors import ProtocolError
 from mcpkit.server.middleware.base import CallNext, Middleware, MiddlewareContext
-from mcpkit.stores.rate_limits import MemoryRateBuckets, RateBuckets, RedisRateBuckets
 from mcpkit.stores import StoreUnavailable
+from mcpkit.stores.rate_limits import MemoryRateBuckets, RateBuckets, RedisRateBuckets
 
 __all__ = ["Buckets", "LocalBuckets", "RateLimit", "RedisBuckets", "RATE_LIMITED"]
 
