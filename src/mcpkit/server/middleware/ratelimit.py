@@ -3,101 +3,36 @@
 
 A bucket holds up to `burst` tokens and refills at `rate` tokens per second; each request
 takes one. A request that finds its bucket empty is refused with -32000 "Rate limit
-exceeded", `data: {"retryAfter": seconds}` (when one token will be there).
+exceeded", `data: {"retryAfter": seconds}` (when one token will be there). The buckets
+themselves are stores (mcpkit.stores.rate_limits): this module is the policy, what is
+limited under which key and what a refusal or a store's outage answers.
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from collections import OrderedDict
 from collections.abc import Callable, Collection
-from typing import Any, Protocol
+from typing import Any
 
 from mcpkit.errors import ProtocolError
 from mcpkit.server.middleware.base import CallNext, Middleware, MiddlewareContext
-from mcpkit.stores.redis_client import StateUnavailable, Unavailable, connect
+from mcpkit.stores import StoreUnavailable
+from mcpkit.stores.rate_limits import MemoryRateBuckets, RateBuckets, RedisRateBuckets
 
 __all__ = ["Buckets", "LocalBuckets", "RateLimit", "RedisBuckets", "RATE_LIMITED"]
 
 RATE_LIMITED = -32000
 logger = logging.getLogger("mcpkit.ratelimit")
 
-
-class Buckets(Protocol):
-    """Where the buckets live."""
-
-    async def take(self, key: str, rate: float, burst: float) -> float:
-        """Take one token from `key`'s bucket: 0.0 when taken, else the seconds until one
-        will be there (nothing taken)."""
-        ...
+# The names this module gave the stores before they moved to mcpkit.stores.rate_limits.
+Buckets = RateBuckets
+LocalBuckets = MemoryRateBuckets
 
 
-class LocalBuckets:
-    """Buckets in this process (one worker). At most `max_keys` are kept, the least
-    recently used dropped first (a dropped bucket starts full again)."""
-
-    def __init__(self, max_keys: int = 100_000, clock: Callable[[], float] = time.monotonic):
-        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
-        self.max_keys = max_keys
-        self._clock = clock
-
-    async def take(self, key: str, rate: float, burst: float) -> float:
-        return self.take_now(key, rate, burst)
-
-    def take_now(self, key: str, rate: float, burst: float) -> float:
-        now = self._clock()
-        buckets = self._buckets
-        tokens, then = buckets.pop(key, (burst, now))
-        tokens = min(burst, tokens + (now - then) * rate)
-        wait = 0.0
-        if tokens >= 1:
-            tokens -= 1
-        else:
-            wait = (1 - tokens) / rate
-        buckets[key] = (tokens, now)
-        if len(buckets) > self.max_keys:
-            buckets.popitem(last=False)
-        return wait
-
-
-# One bucket, atomically: a hash {tokens, at} refilled to now (Redis's own clock, so the
-# workers' clocks do not matter), one token taken if there is one, kept for as long as it
-# takes to refill (then it is full again, as if absent). Returns the wait in ms (0: taken).
-_TAKE = """
-local rate = tonumber(ARGV[1])
-local burst = tonumber(ARGV[2])
-local now_parts = redis.call('TIME')
-local now = tonumber(now_parts[1]) * 1000 + math.floor(tonumber(now_parts[2]) / 1000)
-local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
-local tokens = tonumber(state[1])
-local at = tonumber(state[2])
-if tokens == nil or at == nil then
-  tokens = burst
-  at = now
-end
-tokens = math.min(burst, tokens + math.max(0, now - at) * rate / 1000)
-local wait = 0
-if tokens >= 1 then
-  tokens = tokens - 1
-else
-  wait = math.ceil((1 - tokens) * 1000 / rate)
-end
-redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', now)
-redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
-return wait
-"""
-
-
-class RedisBuckets:
-    """Buckets in Redis, shared by every worker: one atomic script call per request.
-
-    `redis`: a URL (connected with `mcpkit.stores.redis_client.connect`, every reply bounded
-    by `timeout` s) or a `redis.asyncio.Redis` you made (e.g. the one of your `RedisState`).
-    `prefix` namespaces the keys. `fail_open` (default True): when Redis fails, let the
-    request through and log a warning (rate limiting is not worth an outage); False refuses
-    it with -32603 instead.
-    """
+class RedisBuckets(RedisRateBuckets):
+    """`RedisRateBuckets` (mcpkit.stores.rate_limits) under the name and with the arguments
+    it had here: `fail_open`, now `RateLimit`'s, is still taken and read by the `RateLimit`
+    given these buckets, unless that `RateLimit` is given its own."""
 
     def __init__(
         self,
@@ -107,27 +42,8 @@ class RedisBuckets:
         timeout: float = 1.0,
         fail_open: bool = True,
     ) -> None:
-        self._redis = connect(redis, timeout=timeout) if isinstance(redis, str) else redis
-        self.prefix = prefix
+        super().__init__(redis, prefix=prefix, timeout=timeout)
         self.fail_open = fail_open
-        self._script: Any = None
-
-    async def take(self, key: str, rate: float, burst: float) -> float:
-        script = self._script
-        if script is None:
-            script = self._script = self._redis.register_script(_TAKE)
-        try:
-            with Unavailable("the rate limit store"):
-                wait = await script(keys=[self.prefix + key], args=[rate, burst])
-        except StateUnavailable as exc:  # its message names no URL
-            if self.fail_open:
-                logger.warning("rate limit not applied: %s", exc)
-                return 0.0
-            raise ProtocolError(-32603, "Internal error: rate limit store unavailable") from None
-        return int(wait) / 1000
-
-    async def aclose(self) -> None:
-        await self._redis.aclose()
 
 
 def _principal_key(mctx: MiddlewareContext) -> str:
@@ -168,7 +84,10 @@ class RateLimit(Middleware):
     `rate` tokens per second, `burst` at most (default: max(1, rate)). `methods`: the
     requests limited (default: all of them; e.g. {"tools/call"}). `buckets`: `LocalBuckets()`
     (default, this process) or `RedisBuckets(url)` (every worker). `name` namespaces the keys
-    when a server has several limits sharing one store.
+    when a server has several limits sharing one store. `fail_open` (default True, or the
+    `fail_open` given to `RedisBuckets`): when the store fails (StoreUnavailable), let the
+    request through; False refuses it with -32603. Either way one warning on
+    `mcpkit.ratelimit` says the outage began and one line that it ended.
 
     Raises ValueError for a rate or burst that is not positive, or an unknown `per`.
     """
@@ -182,6 +101,7 @@ class RateLimit(Middleware):
         methods: Collection[str] | None = None,
         buckets: Buckets | None = None,
         name: str = "",
+        fail_open: bool | None = None,
     ) -> None:
         burst = max(1.0, rate) if burst is None else burst
         if not rate > 0 or not burst >= 1:
@@ -194,11 +114,22 @@ class RateLimit(Middleware):
         self.methods = None if methods is None else frozenset(methods)
         self.buckets: Buckets = LocalBuckets() if buckets is None else buckets
         self._prefix = f"{name}:" if name else ""
+        if fail_open is None:  # RedisBuckets(url, fail_open=...), the older spelling
+            fail_open = getattr(self.buckets, "fail_open", True)
+        self.fail_open = bool(fail_open)
+        self._outage = False  # logged once per outage, not once per request
 
     async def on_request(self, mctx: MiddlewareContext, call_next: CallNext) -> Any:
         if self.methods is None or mctx.method in self.methods:
             key = self._prefix + self._key(mctx)
-            wait = await self.buckets.take(key, self.rate, self.burst)
+            try:
+                wait = await self.buckets.take(key, self.rate, self.burst)
+            except StoreUnavailable as failure:  # its message names no URL
+                wait = self._unavailable(failure)
+            else:
+                if self._outage:
+                    self._outage = False
+                    logger.warning("the rate limit store answers again: limits applied")
             if wait > 0:
                 raise ProtocolError(
                     RATE_LIMITED,
@@ -206,3 +137,15 @@ class RateLimit(Middleware):
                     {"retryAfter": round(wait, 3)},
                 )
         return await call_next(mctx)
+
+    def _unavailable(self, failure: StoreUnavailable) -> float:
+        """The answer to a request the store could not count: through (0.0) or -32603."""
+        if not self._outage:
+            self._outage = True
+            answer = "let through" if self.fail_open else "refused"
+            logger.warning(
+                "requests %s by the rate limit until its store answers: %s", answer, failure
+            )
+        if self.fail_open:
+            return 0.0
+        raise ProtocolError(-32603, "Internal error: rate limit store unavailable") from None
