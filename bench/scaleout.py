@@ -169,14 +169,18 @@ STICKY = """\
     stick match req.hdr(mcp-session-id)"""
 
 
-def haproxy_config(port: int, workers: list[int], sticky: bool = False) -> str:
+def haproxy_config(
+    port: int, workers: list[int], sticky: bool = False, readiness: bool = True
+) -> str:
     """examples/deploy/haproxy.cfg with its listening address and one `server` line per
     worker (`sticky`: each session kept on the worker that made it, learned from its
-    Mcp-Session-Id)."""
+    Mcp-Session-Id; not `readiness`: no HTTP check of /readyz, for a server without one,
+    the official SDK's)."""
+    dropped = ("server w",) if readiness else ("server w", "option httpchk", "http-check")
     lines = [
         line
         for line in HAPROXY_EXAMPLE.read_text().splitlines()
-        if not line.strip().startswith("server w")
+        if not line.strip().startswith(dropped)
     ]
     text = "\n".join(lines).replace('"${MCP_BIND-127.0.0.1:8000}"', f"{HOST}:{port}")
     servers = [f"    server w{i} {HOST}:{p}" for i, p in enumerate(workers, 1)]
@@ -204,7 +208,8 @@ async def cluster(config: Config, redis_url: str, haproxy: str) -> AsyncIterator
             workers.append((port, pid))
         port = free_port()
         path = Path(f"/tmp/mcpkit-bench-haproxy-{port}.cfg")
-        path.write_text(haproxy_config(port, [p for p, _ in workers], config.sticky))
+        ports = [p for p, _ in workers]
+        path.write_text(haproxy_config(port, ports, config.sticky, not config.official))
         stack.callback(path.unlink, missing_ok=True)
         argv = [haproxy, "-db", "-f", str(path)]
         haproxy_pid = await stack.enter_async_context(started(argv, port, "haproxy"))
