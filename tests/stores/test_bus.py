@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,12 +36,6 @@ def _note(body: dict[str, Any]) -> Note | None:
 NOTES: Channel[Note] = Channel("test.notes", lambda m: {"n": m.n, "t": m.text}, _note)
 IDS: Channel[str] = Channel("test.ids", lambda s: {"s": s}, lambda b: b.get("s"))
 UNHEARD: Channel[str] = Channel("test.unheard", lambda s: {"s": s}, lambda b: b.get("s"))
-
-
-@pytest.fixture(scope="module")
-def redis_url() -> Iterator[str]:
-    with redis_server() as url:
-        yield url
 
 
 @pytest.fixture(params=["memory", "redis"])

@@ -66,8 +66,8 @@ from mcpkit.transports.http.channels import (
     ForHome,
     SessionData,
 )
+from mcpkit.transports.http.follow import Following, follow_stream
 from mcpkit.transports.http.handshake import INITIALIZED
-from mcpkit.transports.http.redis_follow import Following, follow_stream
 from mcpkit.transports.http.sessions import (
     HTTPSession,
     HTTPSessionTransport,
@@ -412,10 +412,8 @@ class RedisSessions:
 
     async def follow(self, session: HTTPSession, last_event_id: str) -> Followed | None:
         """A lost POST stream resumed here while its request may still run elsewhere (see
-        `redis_follow.follow_stream`)."""
-        return await follow_stream(
-            self.events, self.bus.client, session.id, last_event_id, self.following
-        )
+        `follow.follow_stream`)."""
+        return await follow_stream(self.events, session.id, last_event_id, self.following)
 
     # -- the other copies (Relay), through the bus --------------------------------------------
 
