@@ -47,6 +47,8 @@ from mcpkit.protocol.jsonrpc import (
 from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime.fanout import FanOutEvent, FanOutTarget
 from mcpkit.runtime.principal import Principal
+from mcpkit.stores.bus import Bus
+from mcpkit.stores.events import EventLog
 from mcpkit.stores.redis_bus import RedisBus
 from mcpkit.stores.redis_client import StateUnavailable, connect
 from mcpkit.stores.redis_events import RedisEventStore
@@ -225,10 +227,10 @@ class RedisSessions:
     def __init__(
         self,
         store: RedisSessionStore,
-        events: RedisEventStore,
+        events: EventLog,
         idle_timeout: float | None,
         cache_idle: float,
-        bus: RedisBus,
+        bus: Bus,
         *,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
