@@ -169,6 +169,7 @@ class MemoryEventStore:
 
     def forget(self, session_id: str) -> None:
         self._sessions.pop(session_id, None)
+        self._written.pop(session_id, None)
 
     async def flush(self) -> None:
         return None

@@ -177,6 +177,10 @@ class RedisState:
             self._target.deliver(event)
 
     def sessions(self, options: SessionOptions) -> RedisSessions:
+        """The app's sessions. Raises ValueError when another app has them already (its
+        channels on the workers' bus are this state's)."""
+        if self._sessions is not None:
+            raise ValueError("a RedisState serves one app; make one for each")
         store = RedisSessionStore(
             self.client,
             prefix=self.prefix,
