@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 import httpx
+import pytest
 
 from mcpkit.protocol.http import Refusal
 from mcpkit.runtime.principal import Principal
@@ -120,3 +121,12 @@ async def test_a_copy_catches_up_with_a_change_made_elsewhere_without_ending_its
         assert same is old and not long_call.done()
         answer = await long_call
         assert answer.status_code == 200 and "3 steps on" in answer.text
+
+
+def test_a_redis_state_serves_one_app(redis_url: str) -> None:
+    """Its sessions register their channels on the state's bus: a second app is refused
+    plainly, instead of taking the first one's messages."""
+    state = RedisState(redis_url, prefix="one-app:")
+    server.http_app(state=state)
+    with pytest.raises(ValueError, match="serves one app"):
+        server.http_app(state=state)

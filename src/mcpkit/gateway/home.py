@@ -4,13 +4,13 @@ With several workers (a shared `state`, docs/gateway.md "Several workers") some 
 state lives in one worker only: a call of the input_required bridge waiting for its client's
 next round (asking.py), a forwarded task and the upstream link that holds it (tasks.py). That
 worker is the state's *home*. A request for it that lands on another worker is sent home over
-the workers' bus (`state.bus`, transports/http/redis_bus.py) and its answer comes back the same
-way:
+the workers' bus (`state.bus`, stores/bus.py) and its answer comes back the same way, on
+three channels of the bus:
 
-    B -> "hq" {to: A, i: call id, o: operation, p: payload}
-    A -> "hs" {to: B, i}                          at once, then every `beat` s while working
-    A -> "hs" {to: B, i, r: result} | {.., e: {code, message, data}}   the answer, as it is
-    B -> "hx" {to: A, i}                          B's request was cancelled: A cancels its work
+    B -> ASK    (to A, from B, call id, operation, payload)
+    A -> SIGN   (to B, call id)                   at once, then every `beat` s while working
+    A -> SIGN   (to B, call id, result | error {code, message, data})   the answer, as it is
+    B -> CANCEL (to A, call id)                   B's request was cancelled: A cancels its work
 
 The bus is at most once and a worker may stop at any time, so B never waits for A without a
 sign: when `silence` s pass with none (no acknowledgement, no heartbeat, no answer) B gives up
@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,7 @@ import orjson
 
 from mcpkit.errors import INTERNAL_ERROR, MCPError, ProtocolError
 from mcpkit.stores import StoreUnavailable
+from mcpkit.stores.bus import Bus, Channel
 from mcpkit.stores.home_records import HomeRecordStore
 from mcpkit.stores.redis_home_records import RedisHomeRecords
 
@@ -49,6 +51,74 @@ class HomeSilent(MCPError):
     """The home worker gave no sign for the allowed time (stopped, or the bus lost it)."""
 
 
+@dataclass(frozen=True, slots=True)
+class HomeAsk:
+    """Worker `sender` asks worker `to` to run `op` with `payload` (call `call_id`)."""
+
+    to: str
+    sender: str
+    call_id: str
+    op: str
+    payload: JSONObject
+
+
+@dataclass(frozen=True, slots=True)
+class HomeSign:
+    """Home's sign to `to` for `call_id`: alive (neither), or the `result` or the `error`."""
+
+    to: str
+    call_id: str
+    result: JSONObject | None = None
+    error: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class HomeCancel:
+    """The caller of `call_id` cancelled it: worker `to` stops the work."""
+
+    to: str
+    call_id: str
+
+
+def _ask(body: JSONObject) -> HomeAsk | None:
+    to, sender, call_id, op, payload = (body.get(k) for k in ("to", "w", "i", "o", "p"))
+    if type(to) is str and type(sender) is str and type(call_id) is str and type(op) is str:
+        return HomeAsk(to, sender, call_id, op, payload) if type(payload) is dict else None
+    return None
+
+
+def _sign(body: JSONObject) -> HomeSign | None:
+    to, call_id, result = body.get("to"), body.get("i"), body.get("r")
+    if type(to) is not str or type(call_id) is not str:
+        return None
+    return HomeSign(to, call_id, result if type(result) is dict else None, body.get("e"))
+
+
+def _signed_body(sign: HomeSign) -> JSONObject:
+    body: JSONObject = {"to": sign.to, "i": sign.call_id}
+    if sign.result is not None:
+        body["r"] = sign.result
+    if sign.error is not None:
+        body["e"] = sign.error
+    return body
+
+
+def _cancel(body: JSONObject) -> HomeCancel | None:
+    to, call_id = body.get("to"), body.get("i")
+    return HomeCancel(to, call_id) if type(to) is str and type(call_id) is str else None
+
+
+ASK: Channel[HomeAsk] = Channel(
+    "gateway.home-ask",
+    lambda m: {"to": m.to, "w": m.sender, "i": m.call_id, "o": m.op, "p": m.payload},
+    _ask,
+)
+SIGN: Channel[HomeSign] = Channel("gateway.home-sign", _signed_body, _sign)
+CANCEL: Channel[HomeCancel] = Channel(
+    "gateway.home-cancel", lambda m: {"to": m.to, "i": m.call_id}, _cancel
+)
+
+
 @dataclass(slots=True)
 class _Waiting:
     answer: asyncio.Future[JSONObject]
@@ -59,7 +129,7 @@ class _Waiting:
 class HomeCalls:
     """The home calls of the workers sharing `bus` (one per bus: `home_calls`)."""
 
-    def __init__(self, bus: Any, *, silence: float = SILENCE, beat: float = BEAT) -> None:
+    def __init__(self, bus: Bus, *, silence: float = SILENCE, beat: float = BEAT) -> None:
         self.bus = bus
         self.worker: str = bus.worker
         self.silence = silence
@@ -67,9 +137,9 @@ class HomeCalls:
         self.ops: dict[str, Operation] = {}
         self._waiting: dict[str, _Waiting] = {}
         self._working: dict[str, asyncio.Task[None]] = {}
-        bus.handlers["hq"] = self._asked
-        bus.handlers["hs"] = self._signed
-        bus.handlers["hx"] = self._cancelled
+        bus.register(ASK, self._asked)
+        bus.register(SIGN, self._signed)
+        bus.register(CANCEL, self._cancelled)
 
     async def call(self, home: str, op: str, payload: JSONObject) -> JSONObject:
         """Run `op` with `payload` on worker `home` and return its result. Raises
@@ -79,7 +149,7 @@ class HomeCalls:
         call_id = secrets.token_hex(12)
         waiting = _Waiting(loop.create_future(), loop.time())
         self._waiting[call_id] = waiting
-        self.bus.publish("hq", {"to": home, "i": call_id, "o": op, "p": payload})
+        self.bus.publish(ASK, HomeAsk(home, self.worker, call_id, op, payload))
         try:
             while True:
                 waiting.signed.clear()  # no await until the wait: no sign can slip between
@@ -93,76 +163,71 @@ class HomeCalls:
                         await waiting.signed.wait()
         except asyncio.CancelledError:
             if not waiting.answer.done():
-                self.bus.publish("hx", {"to": home, "i": call_id})
+                self.bus.publish(CANCEL, HomeCancel(home, call_id))
             raise
         finally:
             self._waiting.pop(call_id, None)
 
     # -- at home ----------------------------------------------------------------------------
 
-    def _asked(self, message: Mapping[str, Any]) -> None:
-        if message.get("to") != self.worker:
+    def _asked(self, message: HomeAsk) -> None:
+        if message.to != self.worker:
             return
-        sender, call_id = message.get("w"), message.get("i")
-        op = self.ops.get(str(message.get("o")))
-        payload = message.get("p")
-        if type(sender) is not str or type(call_id) is not str or type(payload) is not dict:
-            return
+        sender, call_id = message.sender, message.call_id
+        op = self.ops.get(message.op)
         if op is None:  # a worker of another version, or an upstream this one lacks
-            error = ProtocolError(INTERNAL_ERROR, f"unknown home call {message.get('o')!r}")
-            self._reply(sender, call_id, {"e": error.to_error_object()})
+            error = ProtocolError(INTERNAL_ERROR, f"unknown home call {message.op!r}")
+            self.bus.publish(SIGN, HomeSign(sender, call_id, error=error.to_error_object()))
             return
-        self._reply(sender, call_id, {})  # the acknowledgement: home has it
-        work = asyncio.ensure_future(self._work(sender, call_id, op, payload))
+        self.bus.publish(SIGN, HomeSign(sender, call_id))  # the acknowledgement: home has it
+        work = asyncio.ensure_future(self._work(sender, call_id, op, message.payload))
         self._working[call_id] = work
         work.add_done_callback(lambda _: self._working.pop(call_id, None))
 
     async def _work(self, sender: str, call_id: str, op: Operation, payload: JSONObject) -> None:
         beating = asyncio.ensure_future(self._beat(sender, call_id))
         try:
-            reply: JSONObject = {"r": await op(payload)}
+            reply = HomeSign(sender, call_id, result=await op(payload))
         except ProtocolError as exc:
-            reply = {"e": exc.to_error_object()}
+            reply = HomeSign(sender, call_id, error=exc.to_error_object())
         except asyncio.CancelledError:
             raise  # the caller cancelled: it waits for nothing more
         except Exception as exc:  # never silence: the caller would wait its full bound
             logger.exception("a home call failed")
             failed = f"the proxy worker holding the call failed: {type(exc).__name__}"
-            reply = {"e": ProtocolError(INTERNAL_ERROR, failed).to_error_object()}
+            error = ProtocolError(INTERNAL_ERROR, failed).to_error_object()
+            reply = HomeSign(sender, call_id, error=error)
         finally:
             beating.cancel()
-        self._reply(sender, call_id, reply)
+        self.bus.publish(SIGN, reply)
 
     async def _beat(self, sender: str, call_id: str) -> None:
         while True:
             await asyncio.sleep(self.beat)
-            self._reply(sender, call_id, {})
+            self.bus.publish(SIGN, HomeSign(sender, call_id))
 
-    def _reply(self, to: str, call_id: str, body: JSONObject) -> None:
-        self.bus.publish("hs", {"to": to, "i": call_id, **body})
-
-    def _cancelled(self, message: Mapping[str, Any]) -> None:
-        if message.get("to") == self.worker:
-            work = self._working.get(str(message.get("i")))
+    def _cancelled(self, message: HomeCancel) -> None:
+        if message.to == self.worker:
+            work = self._working.get(message.call_id)
             if work is not None:
                 work.cancel()
 
     # -- at the caller ----------------------------------------------------------------------
 
-    def _signed(self, message: Mapping[str, Any]) -> None:
-        if message.get("to") != self.worker:
+    def _signed(self, message: HomeSign) -> None:
+        if message.to != self.worker:
             return
-        waiting = self._waiting.get(str(message.get("i")))
+        waiting = self._waiting.get(message.call_id)
         if waiting is None:
             return
         waiting.last_sign = asyncio.get_running_loop().time()
         waiting.signed.set()
         if waiting.answer.done():
             return
-        if "r" in message and type(message["r"]) is dict:
-            waiting.answer.set_result(message["r"])
-        elif "e" in message:
-            waiting.answer.set_exception(_error_from_wire(message["e"]))
+        if message.result is not None:
+            waiting.answer.set_result(message.result)
+        elif message.error is not None:
+            waiting.answer.set_exception(_error_from_wire(message.error))
 
 
 class HomeRecords:
@@ -210,10 +275,15 @@ def home_calls(options: Mapping[str, Any]) -> HomeCalls | None:
     gateway's upstreams share it."""
     state = options.get("state")
     bus = getattr(state, "bus", None)
-    if not getattr(state, "shared", False) or bus is None or not hasattr(bus, "worker"):
+    if not getattr(state, "shared", False) or bus is None or not hasattr(bus, "register"):
         return None
-    existing = getattr(bus.handlers.get("hq"), "__self__", None)  # the bus's, if it has one
-    return existing if isinstance(existing, HomeCalls) else HomeCalls(bus)
+    calls = _CALLS.get(bus)
+    if calls is None:
+        calls = _CALLS[bus] = HomeCalls(bus)
+    return calls
+
+
+_CALLS: weakref.WeakKeyDictionary[Bus, HomeCalls] = weakref.WeakKeyDictionary()
 
 
 def _error_from_wire(error: Any) -> ProtocolError:

@@ -1,5 +1,7 @@
 """`RedisEventStore`: the SSE events of HTTP sessions in Redis, so that a client that lost a
-stream resumes it (`Last-Event-ID`) on any worker (`pip install 'mcpkit[redis]'`).
+stream resumes it (`Last-Event-ID`) on any worker (`pip install 'mcpkit[redis]'`). It is the
+`EventLog` of stores/events.py, whose in-process twin is `MemoryEventStore`; what a replay
+gives is decided there (`replay`), for both.
 
 One Redis stream per session, `events:{session id}` under `prefix`, capped at `max_events`
 (XADD MAXLEN: the oldest go first, as in the in-memory store) and expiring `ttl` s after its
@@ -13,9 +15,9 @@ The GET stream (`0`) of a session served by several workers is sent by one worke
 stream while no worker holds it (its home stopped or was killed) still reaches the client, the
 worker that makes such a message stores it too, marked *made* (`made`: an entry with `m`). A
 replay of the GET stream gives what was sent after the event named, then each made message
-that no sent entry matches: none with its id (a made message replayed is stored as sent
-then), none after it with its data within `SAME_MS` (the home's copy of it, each sent entry
-matching one made message: the worker that made it stores it before it tells the others).
+that no sent entry matches (stores/events.py). An entry is dated by its Redis stream id.
+
+`tail` follows a stream as it is stored (XREAD, each read blocking at most the wait given).
 
 `append` (called as an event is sent) must not wait: it buffers, and one task per store
 writes what gathered in a single pipeline (one round trip per burst of events). `forget`
@@ -33,10 +35,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
 from typing import Any
 
 from mcpkit.protocol.http import event_stream
+from mcpkit.stores.events import Entry, Events, replay
 from mcpkit.stores.redis_client import Unavailable, is_failure
 
 logger = logging.getLogger("mcpkit.stores")
@@ -44,14 +46,14 @@ logger = logging.getLogger("mcpkit.stores")
 # (session id, event id, data, made here for a stream another worker sends); an id: forget
 _Op = tuple[str, bytes, bytes, bool] | str
 _UNAVAILABLE = Unavailable("the event store")
-SAME_MS = 2000  # a made message and its home's sent copy are stored this close (ms)
 
 
 class RedisEventStore:
     """Events in Redis (see the module docstring). `client`: a `redis.asyncio.Redis`.
 
-    `replay_after` and `entries` raise StateUnavailable when Redis fails; a failed background
-    write is logged (the events it carried cannot be resumed) and does not stop later writes.
+    `replay_after`, `entries` and `tail` raise StateUnavailable when Redis fails; a failed
+    background write is logged (the events it carried cannot be resumed) and does not stop
+    later writes.
     """
 
     def __init__(
@@ -89,40 +91,38 @@ class RedisEventStore:
         self._buffer.append(session_id)
         self._wake()
 
-    async def replay_after(self, session_id: str, event_id: str) -> list[tuple[str, bytes]] | None:
-        stream = event_stream(event_id)
-        if stream is None:
-            return None
+    async def replay_after(self, session_id: str, event_id: str) -> Events | None:
+        if event_stream(event_id) is None:
+            return None  # not one of our ids: no round trip
         await self.flush()
-        entries = await self.entries(session_id)
-        wanted = event_id.encode()
-        position = None
-        for index, (_, fields) in enumerate(entries):
-            if fields[b"i"] == wanted and b"m" not in fields:
-                position = index  # the last: a made message replayed is stored as sent then
-        if position is None:
-            position = next((i for i, (_, f) in enumerate(entries) if f[b"i"] == wanted), None)
-        if position is None:
-            return None  # unknown, or dropped: the client cannot be told what it missed
-        prefix = stream + "."
-        replay = []
-        for _, fields in entries[position + 1 :]:
-            eid, data = fields[b"i"].decode(), fields[b"d"]
-            if eid.startswith(prefix) and data and b"m" not in fields:
-                replay.append((eid, data))
-        unsent = [(e, d) for e, d in _unsent(entries) if e != event_id and e.startswith(prefix)]
+        found = replay(await self.entries(session_id), event_id)
+        if found is None:
+            return None
+        sent, unsent = found
         for eid, data in unsent:  # sent now: a later resume does not replay them again
             self.append(session_id, eid, data)
-        return replay + unsent
+        return sent + unsent
 
-    async def entries(self, session_id: str) -> list[tuple[Any, dict[bytes, bytes]]]:
-        """The session's stored entries, oldest first: (entry id, {b"i": event id, b"d":
-        data}). Raises StateUnavailable when Redis fails."""
+    async def entries(self, session_id: str) -> list[Entry]:
+        """The session's stored entries, oldest first. Raises StateUnavailable when Redis
+        fails."""
         with _UNAVAILABLE:
-            entries: list[tuple[Any, dict[bytes, bytes]]] = await self._redis.xrange(
-                self.key(session_id)
-            )
-        return entries
+            found = await self._redis.xrange(self.key(session_id))
+        return [_entry(entry_id, fields) for entry_id, fields in found]
+
+    async def tail(self, session_id: str, event_id: str) -> _RedisTail | None:
+        """Follow `event_id`'s stream from it (stores/events.py `EventTail`); None when the
+        event is unknown. Raises StateUnavailable when Redis fails."""
+        await self.flush()
+        key = self.key(session_id)
+        with _UNAVAILABLE:
+            found = await self._redis.xrange(key)
+        wanted = event_id.encode()
+        position = next((i for i, (_, f) in enumerate(found) if f[b"i"] == wanted), None)
+        if position is None:
+            return None
+        stored = [(f[b"i"].decode(), f[b"d"]) for _, f in found[position + 1 :]]
+        return _RedisTail(self._redis, key, found[-1][0], stored)
 
     async def flush(self) -> None:
         """Until what this process buffered so far is written (or failed to be): the burst
@@ -201,27 +201,27 @@ class RedisEventStore:
             await pipe.execute()
 
 
-def _unsent(entries: list[tuple[Any, dict[bytes, bytes]]]) -> list[tuple[str, bytes]]:
-    """The made messages (oldest first) that no sent entry matches: none with their id, none
-    after them with their data within `SAME_MS` (each sent entry matches one made message;
-    the worker that made one stored it before it told the others)."""
-    ids = {f[b"i"] for _, f in entries if b"m" not in f}
-    waiting: dict[bytes, deque[tuple[int, int]]] = {}  # data -> (ms, index), oldest first
-    made: list[int] = []
-    matched: set[int] = set()
-    for index, (entry_id, fields) in enumerate(entries):
-        at, data = _ms(entry_id), fields[b"d"]
-        if b"m" in fields:
-            if fields[b"i"] not in ids:
-                made.append(index)
-                waiting.setdefault(data, deque()).append((at, index))
-            continue
-        candidates = waiting.get(data)
-        while candidates and candidates[0][0] < at - SAME_MS:
-            candidates.popleft()  # too old for this sent entry, and for every later one
-        if candidates:
-            matched.add(candidates.popleft()[1])
-    return [(entries[i][1][b"i"].decode(), entries[i][1][b"d"]) for i in made if i not in matched]
+class _RedisTail:
+    """A stream followed in Redis from the entry `cursor` (stores/events.py `EventTail`)."""
+
+    def __init__(self, client: Any, key: str, cursor: Any, stored: Events) -> None:
+        self._redis = client
+        self._key = key
+        self._cursor = cursor
+        self.stored = stored
+
+    async def next(self, wait: float) -> Events:
+        with _UNAVAILABLE:
+            found = await self._redis.xread({self._key: self._cursor}, block=int(wait * 1000))
+        if not found:
+            return []
+        entries = found[0][1]
+        self._cursor = entries[-1][0]
+        return [(f[b"i"].decode(), f[b"d"]) for _, f in entries]
+
+
+def _entry(entry_id: Any, fields: dict[bytes, bytes]) -> Entry:
+    return (_ms(entry_id), fields[b"i"].decode(), fields[b"d"], b"m" in fields)
 
 
 def _ms(entry_id: Any) -> int:

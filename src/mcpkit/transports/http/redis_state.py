@@ -15,7 +15,8 @@ every worker's copy then answers 404 and is dropped. A copy unused here for `cac
 dropped (the record stays), so idle sessions cost workers no memory. The cap
 (`max_sessions`) and the idle timeout hold across workers: Redis counts and expires them.
 
-The workers talk over a Redis channel (`RedisBus`): a client's answer to a request another
+The workers talk over a Redis channel (`RedisBus`, stores/redis_bus.py; channels.py names
+what crosses it): a client's answer to a request another
 worker's copy made (sampling, elicitation, roots) goes to that copy; a message for the GET
 stream goes to the copy where it is open (the session's "home"); what a server tells every
 client (list_changed, resources/updated, task status) every worker's server tells its own
@@ -46,6 +47,9 @@ from mcpkit.protocol.jsonrpc import (
 from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime.fanout import FanOutEvent, FanOutTarget
 from mcpkit.runtime.principal import Principal
+from mcpkit.stores.bus import Bus
+from mcpkit.stores.events import EventLog
+from mcpkit.stores.redis_bus import RedisBus
 from mcpkit.stores.redis_client import StateUnavailable, connect
 from mcpkit.stores.redis_events import RedisEventStore
 from mcpkit.stores.redis_sessions import (
@@ -53,9 +57,19 @@ from mcpkit.stores.redis_sessions import (
     owner_key,
     subscription_field,
 )
+from mcpkit.transports.http.channels import (
+    ANSWERS,
+    CHANGED,
+    DELETED,
+    FAN_OUT,
+    HOME_MOVED,
+    TO_HOME,
+    Change,
+    ForHome,
+    SessionData,
+)
+from mcpkit.transports.http.follow import Following, follow_stream
 from mcpkit.transports.http.handshake import INITIALIZED
-from mcpkit.transports.http.redis_bus import RedisBus
-from mcpkit.transports.http.redis_follow import Following, follow_stream
 from mcpkit.transports.http.sessions import (
     HTTPSession,
     HTTPSessionTransport,
@@ -110,6 +124,7 @@ class RedisState:
         self._sessions: RedisSessions | None = None
         self._fanning: deque[FanOutEvent] = deque()  # fan-out events not yet told
         self._fanner: asyncio.Task[None] | None = None
+        self._registered = False  # FAN_OUT, at the first open
 
     @property
     def event_store(self) -> RedisEventStore:
@@ -117,9 +132,11 @@ class RedisState:
 
     async def open(self, server: FanOutTarget | None) -> None:
         """The app starts: join the other workers' channel; `server`'s fan-out goes through
-        it. Raises what redis-py raises when Redis cannot be reached."""
+        it. Raises StoreUnavailable when Redis cannot be reached."""
         self._target = server
-        self.bus.handlers["f"] = self._fanned_in
+        if not self._registered:
+            self.bus.register(FAN_OUT, self._fanned_in)
+            self._registered = True
         await self.bus.start()
         if server is not None:
             server.fanout = self
@@ -151,16 +168,19 @@ class RedisState:
                         await self._sessions.keep_updated(uri)
                     except StateUnavailable:  # the others are still told (the bus retries)
                         logger.warning("could not store a resource update for a resume")
-                self.bus.publish("f", {"e": event}, stored_first=True)
+                self.bus.publish(FAN_OUT, event, stored_first=True)
         finally:
             self._fanner = None
 
-    def _fanned_in(self, message: dict[str, Any]) -> None:
-        event = message.get("e")
-        if self._target is not None and type(event) is list and event:
-            self._target.deliver(tuple(event))
+    def _fanned_in(self, event: FanOutEvent) -> None:
+        if self._target is not None:
+            self._target.deliver(event)
 
     def sessions(self, options: SessionOptions) -> RedisSessions:
+        """The app's sessions. Raises ValueError when another app has them already (its
+        channels on the workers' bus are this state's)."""
+        if self._sessions is not None:
+            raise ValueError("a RedisState serves one app; make one for each")
         store = RedisSessionStore(
             self.client,
             prefix=self.prefix,
@@ -211,23 +231,21 @@ class RedisSessions:
     def __init__(
         self,
         store: RedisSessionStore,
-        events: RedisEventStore,
+        events: EventLog,
         idle_timeout: float | None,
         cache_idle: float,
-        bus: RedisBus,
+        bus: Bus,
         *,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
         self.bus = bus
         self.following = Following()  # how streams open on other workers are followed
-        bus.handlers.update(
-            a=self._answered,
-            c=self._changed_elsewhere,
-            d=self._deleted_elsewhere,
-            n=self._for_home,
-            h=self._home_moved,
-        )
+        bus.register(ANSWERS, self._answered)
+        bus.register(CHANGED, self._changed_elsewhere)
+        bus.register(DELETED, self._deleted_elsewhere)
+        bus.register(TO_HOME, self._for_home)
+        bus.register(HOME_MOVED, self._home_moved)
         self.clock = clock  # when a copy was last used here, and when it is unused
         self.events = events
         self.idle_timeout = idle_timeout
@@ -322,7 +340,7 @@ class RedisSessions:
             return
         _remember(copy, method, params)
         copy.gen = gen
-        self.bus.publish("c", {"s": session.id, "g": gen, "m": method, "p": params})
+        self.bus.publish(CHANGED, Change(session.id, gen, method, params))
         await self.bus.flush()  # the others hear it before the client's next request
 
     async def discard(self, session_id: str) -> None:
@@ -333,7 +351,7 @@ class RedisSessions:
         """DELETE: the record goes (every worker's copy then answers 404), then this copy;
         the other workers drop theirs when the bus tells them (else at their next check)."""
         await self.store.delete(session_id)
-        self.bus.publish("d", {"s": session_id})
+        self.bus.publish(DELETED, session_id)
         copy = self.copies.pop(session_id, None)
         if copy is None:
             return False
@@ -400,19 +418,17 @@ class RedisSessions:
 
     async def follow(self, session: HTTPSession, last_event_id: str) -> Followed | None:
         """A lost POST stream resumed here while its request may still run elsewhere (see
-        `redis_follow.follow_stream`)."""
-        return await follow_stream(
-            self.events, self.bus.client, session.id, last_event_id, self.following
-        )
+        `follow.follow_stream`)."""
+        return await follow_stream(self.events, session.id, last_event_id, self.following)
 
     # -- the other copies (Relay), through the bus --------------------------------------------
 
     def answer_elsewhere(self, session_id: str, item: Response | ErrorResponse) -> None:
-        self.bus.publish("a", {"s": session_id, "d": _answer_bytes(item).decode()})
+        self.bus.publish(ANSWERS, SessionData(session_id, _answer_bytes(item).decode()))
 
     def to_home(self, session_id: str, out: Outgoing) -> None:
-        message = {"s": session_id, "d": out.data.decode(), "m": out.method}
-        self.bus.publish("n", message, stored_first=True)
+        message = ForHome(session_id, out.data.decode(), out.method)
+        self.bus.publish(TO_HOME, message, stored_first=True)
 
     def keep(self, session_id: str, event_id: str, data: bytes, fanned: bool) -> None:
         if not fanned or self.originating:  # else: the worker where it was made keeps it
@@ -442,45 +458,38 @@ class RedisSessions:
         self.originating -= 1
 
     def opened_here(self, session_id: str) -> None:
-        self.bus.publish("h", {"s": session_id})
+        self.bus.publish(HOME_MOVED, session_id)
 
-    def _copies_of(self, session_id: Any) -> list[HTTPSessionTransport]:
+    def _copies_of(self, session_id: str) -> list[HTTPSessionTransport]:
         copy = self.copies.get(session_id)
         return [] if copy is None else [copy.session.transport]
 
-    def _changed_elsewhere(self, message: dict[str, Any]) -> None:
+    def _changed_elsewhere(self, change: Change) -> None:
         """Another worker's copy served a change: this copy serves it too, when it is up to
         date but for it (else the record brings it up to date at its next request)."""
-        copy = self.copies.get(message.get("s"))  # type: ignore[arg-type]
-        gen, method, params = message.get("g"), message.get("m"), message.get("p")
-        if copy is None or type(gen) is not int or copy.gen != gen - 1:
+        copy = self.copies.get(change.session_id)
+        if copy is None or copy.gen != change.gen - 1:
             return
-        if type(method) is str and type(params) is dict:
-            _apply(copy, method, params)
-            copy.gen = gen
+        _apply(copy, change.method, change.params)
+        copy.gen = change.gen
 
-    def _answered(self, message: dict[str, Any]) -> None:
-        item = parse(message.get("d", ""))
+    def _answered(self, message: SessionData) -> None:
+        item = parse(message.data)
         if type(item) is Response or type(item) is ErrorResponse:
-            for transport in self._copies_of(message.get("s")):
+            for transport in self._copies_of(message.session_id):
                 if transport.take_answer(item):
                     return
 
-    def _for_home(self, message: dict[str, Any]) -> None:
-        data, method = message.get("d"), message.get("m")
-        if type(data) is not str:
-            return
-        out = Outgoing(data.encode(), method=method if type(method) is str else None)
-        for transport in self._copies_of(message.get("s")):
+    def _for_home(self, message: ForHome) -> None:
+        out = Outgoing(message.data.encode(), method=message.method)
+        for transport in self._copies_of(message.session_id):
             transport.deliver_home(out)
 
-    def _deleted_elsewhere(self, message: dict[str, Any]) -> None:
-        session_id = message.get("s")
-        if type(session_id) is str:
-            self._drop(session_id, forget=False)
+    def _deleted_elsewhere(self, session_id: str) -> None:
+        self._drop(session_id, forget=False)
 
-    def _home_moved(self, message: dict[str, Any]) -> None:
-        for transport in self._copies_of(message.get("s")):
+    def _home_moved(self, session_id: str) -> None:
+        for transport in self._copies_of(session_id):
             transport.home = False
 
     # -- the sweeper -------------------------------------------------------------------------

@@ -1,58 +1,54 @@
 """Following a lost POST stream resumed on a worker other than the one whose request still
-writes it: what that worker stored in the session's Redis event stream after the client's
-`Last-Event-ID`, then, read as it is stored (XREAD), what it stores next, each event sent with
-the id it was stored under, until the request's answer."""
+writes it: what that worker stored in the session's event log (stores/events.py) after the
+client's `Last-Event-ID`, then, read as it is stored (`EventLog.tail`), what it stores next,
+each event sent with the id it was stored under, until the request's answer. When the store
+fails meanwhile the stream ends (the client resumes again), with one log line."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
 
 import orjson
 
 from mcpkit.protocol import Outgoing
 from mcpkit.protocol.http import event_stream
-from mcpkit.stores.redis_events import RedisEventStore
+from mcpkit.stores.events import EventLog, Events, EventTail
+from mcpkit.stores.tasks import StoreUnavailable
 from mcpkit.transports.http.state import Followed
 from mcpkit.transports.http.streams import ResponseStream
+
+logger = logging.getLogger("mcpkit.http")
 
 
 @dataclass(frozen=True, slots=True)
 class Following:
     """How a followed stream is read: each blocking read waits at most `block_ms` (it must
-    answer before the Redis client's timeout), and a stream with nothing new for `idle` s
-    ends (the client may resume again)."""
+    answer before the store's timeout), and a stream with nothing new for `idle` s ends (the
+    client may resume again)."""
 
     idle: float = 10.0
     block_ms: int = 1000
 
 
 async def follow_stream(
-    events: RedisEventStore,
-    client: Any,
-    session_id: str,
-    last_event_id: str,
-    following: Following,
+    events: EventLog, session_id: str, last_event_id: str, following: Following
 ) -> Followed | None:
     """The stream of `last_event_id` in `session_id`'s events, followed from there (see the
-    module docstring). None when the event is unknown."""
+    module docstring). None when the event is unknown. Raises StoreUnavailable when the
+    store fails before the stream starts."""
     stream_id = event_stream(last_event_id)
-    await events.flush()
-    entries = await events.entries(session_id)
-    wanted = last_event_id.encode()
-    position = next((i for i, (_, f) in enumerate(entries) if f[b"i"] == wanted), None)
-    if stream_id is None or position is None:
+    tail = None if stream_id is None else await events.tail(session_id, last_event_id)
+    if stream_id is None or tail is None:
         return None
     target = _Target(stream_id)
-    last = target.push(entries[position + 1 :])
+    target.push(tail.stored)
     if target.stream.finished:
         return Followed(target.stream, target.stored_as, lambda: None)
-    after = last or entries[position][0]
-    tail = _tail(client, events.key(session_id), after, target, following)
-    task = asyncio.get_running_loop().create_task(tail)
+    task = asyncio.get_running_loop().create_task(_tail(tail, target, following))
 
     def stop() -> None:
         task.cancel()
@@ -72,34 +68,28 @@ class _Target:
     def stored_as(self, _stream_id: str, _data: bytes) -> str | None:
         return self.ids.popleft() if self.ids else None
 
-    def push(self, entries: list[tuple[Any, dict[bytes, bytes]]]) -> Any:
-        """Push the events of the stream among `entries` (the answer ends the stream); the
-        last entry's id."""
+    def push(self, events: Events) -> None:
+        """Push the events of the stream among `events` (the answer ends the stream)."""
         prefix = self.stream_id + "."
-        last = None
-        for entry_id, fields in entries:
-            last = entry_id
-            eid, data = fields[b"i"].decode(), fields[b"d"]
+        for eid, data in events:
             if not eid.startswith(prefix) or not data:
                 continue
             self.ids.append(eid)
             self.stream.push(Outgoing(data, final=_is_answer(data)))
             if self.stream.finished:
                 break
-        return last
 
 
-async def _tail(client: Any, key: str, after: Any, target: _Target, following: Following) -> None:
+async def _tail(tail: EventTail, target: _Target, following: Following) -> None:
     idle = 0.0
-    with contextlib.suppress(Exception):  # Redis away: the stream ends, the client resumes
+    wait = following.block_ms / 1000
+    try:
         while not target.stream.finished and idle < following.idle:
-            found = await client.xread({key: after}, block=following.block_ms)
-            if not found:
-                idle += following.block_ms / 1000
-                continue
-            idle = 0.0
-            entries = found[0][1]
-            after = target.push(entries) or entries[-1][0]
+            found = await tail.next(wait)
+            idle = 0.0 if found else idle + wait
+            target.push(found)
+    except StoreUnavailable as failure:  # the client resumes again, maybe once it is back
+        logger.warning("a followed stream ended: %s", failure)
     target.stream.end()
 
 
