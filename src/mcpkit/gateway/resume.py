@@ -54,8 +54,8 @@ from mcpkit.client.resume import OpenedSession
 from mcpkit.errors import MCPError
 from mcpkit.protocol import Outgoing
 from mcpkit.protocol.jsonrpc import encode_notification
+from mcpkit.protocol.outgoing import FANNED_OUT
 from mcpkit.stores.redis_sessions import session_key
-from mcpkit.transports.http.sessions import FANNED_OUT
 
 if TYPE_CHECKING:
     from mcpkit.runtime import Peer
