@@ -8,7 +8,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,6 +19,13 @@ from mcpkit import Context, Server
 from mcpkit.server.middleware import RateLimit, RequestLogging
 from mcpkit.transports.http.redis_state import RedisState
 from tests.http.servers import serving
+from tests.scaleout.test_faults import (  # noqa: F401 - fault_redis: the fixture, shared
+    BOUND,
+    PASSWORD,
+    FaultRedis,
+    fault_redis,
+    workers,
+)
 from tests.scaleout.test_resumption import open_session
 
 CHANGES = {"logging/setLevel", "resources/subscribe"}
@@ -126,3 +135,27 @@ async def test_a_change_made_on_one_worker_is_served_there_only_and_holds_on_the
                 raise AssertionError("the GET stream ended")
 
             assert "data://note" in await asyncio.wait_for(updated(), 10)
+
+
+async def test_a_change_that_cannot_be_shared_is_answered_with_an_error_and_logged_once(
+    fault_redis: FaultRedis,  # noqa: F811 - the imported fixture
+    tmp_path: Path,
+) -> None:
+    """Redis stops after the session's copy was checked: the client's setLevel is answered
+    with an error (the other workers cannot know it), not a success; the log says so once."""
+    log = tmp_path / "workers.log"
+    with workers(fault_redis.url, 1, log) as [(url, _)]:
+        async with httpx.AsyncClient(timeout=30) as http:
+            headers = await open_session(http, url)
+            fault_redis.stop()
+            set_level = request(2, "logging/setLevel", {"level": "warning"})
+            started = time.monotonic()
+            answer = await http.post(url, json=set_level, headers=headers)
+            assert time.monotonic() - started < BOUND
+    print(f"setLevel, Redis stopped: {answer.status_code} {answer.text}")
+    error = answer.json()["error"]
+    assert error["code"] == -32603
+    assert "the session store is unavailable (Redis: " in error["message"]
+    text = log.read_text()
+    assert text.count("a session change was not shared") == 1
+    assert PASSWORD not in text + answer.text

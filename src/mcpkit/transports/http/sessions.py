@@ -150,11 +150,13 @@ class HTTPSessionTransport(PullTransport):
         if relay is None:
             return
         sharing = asyncio.ensure_future(relay.share(self.session_id, change))
+        sharing.add_done_callback(_report)
         stream = self.pending.get(related) if related is not None else None
         if stream is None:
-            if self._sharing is None:
-                self._sharing = []
-            self._sharing.append(sharing)
+            if related is None:  # made by a notification: its POST waits (`settle`)
+                if self._sharing is None:
+                    self._sharing = []
+                self._sharing.append(sharing)
             return
         if not self._holds:
             self._holds = {}
@@ -279,10 +281,10 @@ class HTTPSessionTransport(PullTransport):
         async def release() -> None:
             try:
                 await asyncio.gather(*sharing)
-            except StoreUnavailable as failure:
-                logger.warning("a session change was not shared: %s", failure)
+            except Exception as failure:  # logged by `_report`
+                said = failure if isinstance(failure, StoreUnavailable) else "a store failed"
                 related = out.related
-                error = encode_error(related, INTERNAL_ERROR, f"Internal error: {failure}")
+                error = encode_error(related, INTERNAL_ERROR, f"Internal error: {said}")
                 self._deliver(stream, Outgoing(error, related, True, INTERNAL_ERROR))
             else:
                 self._deliver(stream, out)
@@ -347,6 +349,13 @@ class HTTPSessionTransport(PullTransport):
 
     async def closed_reason(self) -> str:
         return "the HTTP session ended"
+
+
+def _report(sharing: asyncio.Future[None]) -> None:
+    """One log line for a change the other copies could not be told of."""
+    failure = None if sharing.cancelled() else sharing.exception()
+    if failure is not None:
+        logger.warning("a session change was not shared with the other workers: %s", failure)
 
 
 class Relay(Protocol):
