@@ -52,12 +52,12 @@ from mcpkit.client.resume import OpenedSession
 from mcpkit.errors import MCPError
 from mcpkit.protocol import Outgoing
 from mcpkit.protocol.jsonrpc import encode_notification
+from mcpkit.protocol.outgoing import FANNED_OUT
 from mcpkit.stores import StoreUnavailable
 from mcpkit.stores.lease import Leases
 from mcpkit.stores.redis_lease import RedisLease
 from mcpkit.stores.redis_upstreams import RedisUpstreamSessions
 from mcpkit.stores.upstream_sessions import UpstreamSessions
-from mcpkit.transports.http.sessions import FANNED_OUT
 
 if TYPE_CHECKING:
     from mcpkit.runtime import Peer

@@ -151,6 +151,8 @@ class Connection:
         # What the state permits, from the tables of states.py; set by `_move` only.
         self._serving = False  # the peer's handshake-era requests are served
         self._sending = False  # we may send requests and notifications
+        # Restored past a handshake whose `initialized` may still come here (`restore`).
+        self._initialized_due = False
 
     # -- where it is ---------------------------------------------------------------------------
 
@@ -364,6 +366,22 @@ class Connection:
         self.peer_capabilities = snapshot.capabilities
         self._outbound.next_id = first_request_id
         self._move(Step.RESTORE)
+        self._initialized_due = True
+
+    def end_handshake(self) -> list[Event]:
+        """Server: the client's `initialized` arrived, here or at another process serving this
+        session (which told us as data, not as a message): READY. The `Initialized` event when
+        this ended the handshake (`again` for a connection restored READY, which learns here
+        that the client ended it); [] when there was none to end."""
+        again = False
+        if not self._move(Step.RECEIVE_INITIALIZED):
+            if not self._initialized_due:
+                return []
+            again = True  # restored as READY: the handshake ends for the other processes
+        self._initialized_due = False
+        version = self.protocol_version or ""
+        info, capabilities = self.peer_info or {}, self.peer_capabilities or {}
+        return [Initialized(version, info, capabilities, None, {}, again)]
 
     # -- inbound -------------------------------------------------------------------------------
 
@@ -522,10 +540,7 @@ class Connection:
             self._on_progress(params, now, events)
         elif method == "notifications/initialized":
             # Ends a server's handshake; anywhere else the table has no such step: ignored.
-            if self._move(Step.RECEIVE_INITIALIZED):
-                version = self.protocol_version or ""
-                info, capabilities = self.peer_info or {}, self.peer_capabilities or {}
-                events.append(Initialized(version, info, capabilities, None, {}))
+            events += self.end_handshake()
         else:
             events.append(NotificationReceived(method, msg.params))
 

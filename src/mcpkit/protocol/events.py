@@ -92,6 +92,9 @@ class Initialized:
     peer_capabilities: JSONObject
     instructions: str | None
     result: JSONObject
+    # A server connection restored past its handshake (another process answered initialize)
+    # received the client's initialized: nothing changes here, the other processes learn it.
+    again: bool = False
 
 
 @dataclass(slots=True)

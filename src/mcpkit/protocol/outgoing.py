@@ -16,6 +16,16 @@ from mcpkit.protocol.jsonrpc import RequestId
 
 JSONObject = dict[str, Any]
 
+# What a server tells every client alike when something changed for all (runtime/fanout.py).
+FANNED_OUT = frozenset(
+    {
+        "notifications/resources/updated",
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+    }
+)
+
 
 class Outgoing(NamedTuple):
     """One serialized JSON-RPC message (no framing) and what it is.
@@ -31,6 +41,9 @@ class Outgoing(NamedTuple):
       per-request revision a 2026-07-28 request of ours carries.
     - `method`, `id`, `params`: for our requests (`id` set) and notifications (`id` None),
       what was sent; None for answers.
+    - `fanned`: a notification a server tells each of its clients alike (`FANNED_OUT`): a
+      server on several workers has every worker tell its own, so a transport serving one
+      session from several workers sends it from one of them only.
     """
 
     data: bytes
@@ -41,6 +54,7 @@ class Outgoing(NamedTuple):
     method: str | None = None
     id: RequestId | None = None
     params: JSONObject | None = None
+    fanned: bool = False
 
     @property
     def is_request(self) -> bool:

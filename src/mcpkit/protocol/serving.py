@@ -44,7 +44,7 @@ from mcpkit.protocol.lifecycle import (
     negotiate_version,
     outbound_methods,
 )
-from mcpkit.protocol.outgoing import Outgoing, answer
+from mcpkit.protocol.outgoing import FANNED_OUT, Outgoing, answer
 from mcpkit.protocol.per_request import (
     DEFAULT_CACHE_HINTS,
     Envelope,
@@ -203,7 +203,7 @@ class Inbound:
 
 def notification(method: str, params: JSONObject | None, related: RequestId | None) -> Outgoing:
     data = encode_notification(method, params)
-    return Outgoing(data, related, method=method, params=params)
+    return Outgoing(data, related, method=method, params=params, fanned=method in FANNED_OUT)
 
 
 class ServerRules:

@@ -35,6 +35,7 @@ from mcpkit.protocol import (
     ResponseReceived,
     Timeout,
 )
+from mcpkit.protocol.snapshot import HandshakeEnded, SessionChange
 from mcpkit.runtime.handling import RequestHandler, failure
 from mcpkit.runtime.noise import Noise
 from mcpkit.runtime.principal import Principal
@@ -60,6 +61,7 @@ class Session:
         on_request: RequestHandler | None = None,
         on_notification: NotificationHandler | None = None,
         on_initialized: Callable[[Initialized], None] | None = None,
+        on_change: Callable[[SessionChange], None] | None = None,
     ) -> None:
         self.connection = connection
         self.transport = transport
@@ -67,6 +69,8 @@ class Session:
         self._on_request = on_request
         self._on_notification = on_notification
         self._on_initialized = on_initialized
+        self._on_change = on_change
+        transport.apply_change = self.apply
         self._loop = asyncio.get_running_loop()
         self._futures: dict[RequestId, asyncio.Future[JSONObject]] = {}
         self._progress: dict[RequestId, ProgressCallback] = {}
@@ -183,6 +187,25 @@ class Session:
     def close_stream(self, request_id: RequestId) -> bool:
         return self.transport.close_stream(request_id)
 
+    # -- the session's state as data --------------------------------------------------------
+
+    def changed(self, change: SessionChange, related: RequestId | None = None) -> None:
+        """A handler changed this session's state (`related`: the request it serves): the
+        transport keeps it (see `Transport.changed`)."""
+        self.transport.changed(change, related)
+
+    def apply(self, change: SessionChange) -> None:
+        """Make here a change another process serving this session made: the handshake ends
+        (as if `initialized` came here), or the server's state takes it (`on_change`). Not a
+        message: no handler, middleware or telemetry sees it."""
+        if type(change) is HandshakeEnded:
+            for event in self.connection.end_handshake():
+                if self._on_initialized is not None:
+                    self._on_initialized(event)  # type: ignore[arg-type]
+            self._schedule_flush()
+        elif self._on_change is not None:
+            self._on_change(change)
+
     async def close(self) -> None:
         """Close the transport and wait for the pump to finish."""
         await self.transport.close()
@@ -262,6 +285,8 @@ class Session:
             self._initialize_future.set_result(event)
         if self._on_initialized is not None:
             self._on_initialized(event)
+        if self.connection.role == "server":  # the client's initialized came here
+            self.transport.changed(HandshakeEnded(), None)
 
     def _report_progress(self, event: ProgressReceived) -> None:
         callback = self._progress.get(event.request_id)

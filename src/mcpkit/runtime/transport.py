@@ -19,6 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 
 from mcpkit.protocol import Outgoing, Parsed, RequestId
+from mcpkit.protocol.snapshot import SessionChange
 from mcpkit.runtime.principal import Principal
 
 # What a transport hands the connection: the bytes of one message, or what `jsonrpc.parse`
@@ -33,6 +34,9 @@ class Transport(ABC):
     principal: Principal | None = None
     # The peer in log lines and error hints ("the server 'python server.py'").
     peer_name: str = "the peer"
+    # Set by the session running on it: makes a change another process made to this session's
+    # state here too (a transport serving one session from several processes calls it).
+    apply_change: Callable[[SessionChange], None] | None = None
 
     @abstractmethod
     def write(self, messages: list[Outgoing]) -> None:
@@ -53,6 +57,11 @@ class Transport(ABC):
     @abstractmethod
     async def closed_reason(self) -> str:
         """Why the peer went away, for error messages (exit code, stderr tail, ...)."""
+
+    def changed(self, change: SessionChange, related: RequestId | None) -> None:  # noqa: B027
+        """The server changed this session's state (`related`: the peer's request that did,
+        answered after this call). A transport serving the session from several processes
+        keeps and forwards `change` as it is; the others have nothing to do (the default)."""
 
     def close_stream(self, request_id: RequestId) -> bool:
         """End the response stream of the peer's request `request_id` now, without ending the

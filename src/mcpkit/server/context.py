@@ -22,12 +22,19 @@ import secrets
 import types
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, Unpack
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, Unpack, cast
 
 from mcpkit.errors import CapabilityNotDeclared
 from mcpkit.protocol import RequestReceived
 from mcpkit.protocol.per_request import INPUT_REQUIRED_METHODS, LOG_LEVELS, Envelope
+from mcpkit.protocol.snapshot import (
+    LogLevelSet,
+    SessionChange,
+    SessionSnapshot,
+    Subscribed,
+    Unsubscribed,
+)
 from mcpkit.runtime import Peer, Principal
 from mcpkit.server.asks import (
     Ask,
@@ -62,7 +69,10 @@ _TRACE_KEYS = ("traceparent", "tracestate", "baggage")
 
 @dataclass(slots=True)
 class SessionState:
-    """What the server remembers about one connected client."""
+    """What the server remembers about one connected client beyond what its connection
+    agreed (revision, capabilities, info: `Connection`). Changed only by `apply`, with the
+    change the handler also tells the session (`Session.changed`), so another process
+    serving the session makes the same change with the same call."""
 
     log_level: LogLevel | None = None  # None: the client has not asked for log messages
     subscriptions: set[str] = field(default_factory=set)
@@ -71,6 +81,24 @@ class SessionState:
 
     def wants_log(self, level: LogLevel) -> bool:
         return self.log_level is not None and _SEVERITY[level] >= _SEVERITY[self.log_level]
+
+    def apply(self, change: SessionChange) -> None:
+        if isinstance(change, LogLevelSet):
+            self.log_level = cast("LogLevel", change.level)
+        elif isinstance(change, Subscribed):
+            self.subscriptions.add(change.uri)
+        elif isinstance(change, Unsubscribed):
+            self.subscriptions.discard(change.uri)
+
+    def snapshot(self, agreed: SessionSnapshot) -> SessionSnapshot:
+        """`agreed` (what the connection agreed at initialize) with this state."""
+        subscriptions = tuple(sorted(self.subscriptions))
+        return replace(agreed, log_level=self.log_level, subscriptions=subscriptions)
+
+    @classmethod
+    def restored(cls, snapshot: SessionSnapshot) -> SessionState:
+        """The state of a session rebuilt from `snapshot` (subscriptions: `apply` each)."""
+        return cls(log_level=cast("LogLevel | None", snapshot.log_level))
 
 
 class ServerView(Protocol):

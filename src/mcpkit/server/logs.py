@@ -13,6 +13,7 @@ from typing import Any
 
 from mcpkit.errors import InvalidParams
 from mcpkit.protocol.per_request import LOG_LEVELS
+from mcpkit.protocol.snapshot import LogLevelSet
 from mcpkit.runtime import Session
 from mcpkit.server.context import Context, LogLevel, SessionState
 
@@ -21,9 +22,11 @@ def set_level(ctx: Context) -> dict[str, Any]:
     level = ctx.params.get("level")
     if level not in LOG_LEVELS:
         raise InvalidParams(f"Invalid log level {level!r}; expected one of {', '.join(LOG_LEVELS)}")
-    state = ctx.state
-    if state is not None:  # without a session there is nothing to remember it in
-        state.log_level = level
+    session = ctx.peer
+    if isinstance(session, Session):  # without a session there is nothing to remember it in
+        change = LogLevelSet(level)
+        session.state.apply(change)
+        session.changed(change, ctx.request_id)
     return {}
 
 

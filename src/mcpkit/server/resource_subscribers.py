@@ -12,6 +12,7 @@ import weakref
 from typing import TYPE_CHECKING
 
 from mcpkit.errors import INVALID_REQUEST, MCPError, ProtocolError
+from mcpkit.protocol.snapshot import Subscribed
 from mcpkit.runtime import Session
 from mcpkit.server.uri_template import UriTemplate
 
@@ -28,7 +29,7 @@ class Subscribers:
         self._sessions: weakref.WeakSet[Session] = weakref.WeakSet()
 
     def add(self, session: Session, uri: str) -> None:
-        session.state.subscriptions.add(uri)
+        session.state.apply(Subscribed(uri))
         self._sessions.add(session)
 
     def notify(self, uri: str, template: UriTemplate | None) -> int:

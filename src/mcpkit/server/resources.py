@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 from mcpkit.errors import InvalidParams, ProtocolError
 from mcpkit.protocol import Prepared
 from mcpkit.protocol.apps import APP_MIME_TYPE, APP_SCHEME
+from mcpkit.protocol.snapshot import Subscribed, Unsubscribed
 from mcpkit.runtime import Session
 from mcpkit.server.context import Context
 from mcpkit.server.pagination import Paginator
@@ -589,7 +590,9 @@ class ResourceRegistry:
             reader, detail = self._bind(uri)
             if reader is None:
                 raise not_found(uri, ctx, detail)
-        self._subscribers.add(session_of(ctx, "resources/subscribe"), uri)
+        session = session_of(ctx, "resources/subscribe")
+        self._subscribers.add(session, uri)
+        session.changed(Subscribed(uri), ctx.request_id)
         return {}
 
     def resubscribe(self, session: Session, uris: Iterable[str]) -> None:
@@ -599,7 +602,10 @@ class ResourceRegistry:
 
     def unsubscribe(self, ctx: Context) -> JSONObject:
         uri = _uri_param(ctx, "resources/unsubscribe")
-        session_of(ctx, "resources/unsubscribe").state.subscriptions.discard(uri)
+        session = session_of(ctx, "resources/unsubscribe")
+        change = Unsubscribed(uri)
+        session.state.apply(change)
+        session.changed(change, ctx.request_id)
         return {}
 
     def notify_updated(self, uri: str) -> int:

@@ -21,12 +21,13 @@ import secrets
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack, overload
 
 from mcpkit.errors import MethodNotFound
 from mcpkit.protocol import (
     Connection,
     ConnectionConfig,
+    Initialized,
     NotificationReceived,
     Prepared,
     RequestReceived,
@@ -40,12 +41,12 @@ from mcpkit.protocol.per_request import (
     INPUT_REQUIRED_METHODS,
     CacheHint,
 )
-from mcpkit.protocol.snapshot import SessionSnapshot
+from mcpkit.protocol.snapshot import SessionChange, SessionSnapshot, Subscribed
 from mcpkit.runtime import MessageTransport, Peer, Session, SessionlessServer
 from mcpkit.runtime.fanout import FanOut, FanOutEvent
 from mcpkit.server import apps, mrtr
 from mcpkit.server.completion import Completions
-from mcpkit.server.context import Context, LogLevel, SessionState
+from mcpkit.server.context import Context, SessionState
 from mcpkit.server.logs import ClientLogHandler, set_level
 from mcpkit.server.middleware.base import Chain, Middleware
 from mcpkit.server.mount import Mount
@@ -540,11 +541,18 @@ class Server:
                 # Copies of one session on several workers each number their requests to the
                 # client from their own random base, so the client's answers name one of them.
                 connection.restore(restored, first_request_id=_request_numbering())
-                state.log_level = cast("LogLevel | None", restored.log_level)
+                state = SessionState.restored(restored)
             changes = self._changes.copy()  # what the client will see when it lists
 
-            def announce_missed(_: object) -> None:
-                self._announce_since(session, changes)
+            def announce_missed(event: Initialized) -> None:
+                if not event.again:  # a restored session was ready (and told) all along
+                    self._announce_since(session, changes)
+
+            def changed_elsewhere(change: SessionChange) -> None:
+                if type(change) is Subscribed:  # the subscribers must know the session
+                    self.resources.resubscribe(session, (change.uri,))
+                else:
+                    state.apply(change)
 
             session = Session(
                 connection,
@@ -552,6 +560,7 @@ class Server:
                 on_request=self._serve_request,
                 on_notification=self._notified,
                 on_initialized=announce_missed,
+                on_change=changed_elsewhere,
             )
             session.state = state
             session.traced = self._telemetry

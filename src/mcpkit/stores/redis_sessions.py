@@ -29,7 +29,13 @@ from typing import Any
 
 import orjson
 
-from mcpkit.protocol.snapshot import SessionSnapshot
+from mcpkit.protocol.snapshot import (
+    LogLevelSet,
+    SessionChange,
+    SessionSnapshot,
+    Subscribed,
+    Unsubscribed,
+)
 from mcpkit.stores.redis_client import Unavailable
 
 JSONObject = dict[str, Any]
@@ -209,6 +215,20 @@ class RedisSessionStore:
                     (pipe.sadd if subscribed else pipe.srem)(key, session_id)
                     gen = (await pipe.execute())[0]
         return None if gen is None else int(gen)
+
+    async def change(self, session_id: str, change: SessionChange) -> int | None:
+        """Make `change` to the record (each type its fields: `level`, `sub:{uri}`, the
+        URI's subscribers; the handshake's end only moves `gen`); the new `gen`, None when
+        the session is gone."""
+        if isinstance(change, LogLevelSet):
+            return await self.update(session_id, {"level": change.level}, ())
+        if isinstance(change, Subscribed):
+            field = subscription_field(change.uri)
+            return await self.update(session_id, {field: 1}, (), (change.uri, True))
+        if isinstance(change, Unsubscribed):
+            field = subscription_field(change.uri)
+            return await self.update(session_id, {}, (field,), (change.uri, False))
+        return await self.update(session_id, {}, ())
 
     def subscribers_key(self, uri: str) -> str:
         return f"{self._prefix}subscribers:{uri}"

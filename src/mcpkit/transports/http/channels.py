@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from mcpkit.protocol.snapshot import SessionChange, decode_change, encode_change
 from mcpkit.runtime.fanout import FanOutEvent
 from mcpkit.stores.bus import Channel
 
@@ -54,12 +55,11 @@ class ForHome:
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """The record of `session_id` is at `gen` after `method` with `params` (`CHANGED`)."""
+    """The record of `session_id` is at `gen` after `change` (`CHANGED`)."""
 
     session_id: str
     gen: int
-    method: str
-    params: JSONObject
+    change: SessionChange
 
 
 def _session_data(body: JSONObject) -> SessionData | None:
@@ -77,10 +77,10 @@ def _for_home(body: JSONObject) -> ForHome | None:
 
 
 def _change(body: JSONObject) -> Change | None:
-    session_id, gen, method, params = body.get("s"), body.get("g"), body.get("m"), body.get("p")
-    if type(session_id) is not str or type(gen) is not int or type(method) is not str:
-        return None
-    return Change(session_id, gen, method, params) if type(params) is dict else None
+    session_id, gen, change = body.get("s"), body.get("g"), decode_change(body.get("c"))
+    if type(session_id) is not str or type(gen) is not int or change is None:
+        return None  # (a change of a newer worker's kind: the record catches the copy up)
+    return Change(session_id, gen, change)
 
 
 def _session_id(body: JSONObject) -> str | None:
@@ -101,7 +101,7 @@ TO_HOME: Channel[ForHome] = Channel(
 )
 HOME_MOVED: Channel[str] = Channel("http.home-moved", lambda s: {"s": s}, _session_id)
 CHANGED: Channel[Change] = Channel(
-    "http.changed", lambda m: {"s": m.session_id, "g": m.gen, "m": m.method, "p": m.params}, _change
+    "http.changed", lambda m: {"s": m.session_id, "g": m.gen, "c": encode_change(m.change)}, _change
 )
 DELETED: Channel[str] = Channel("http.deleted", lambda s: {"s": s}, _session_id)
 FAN_OUT: Channel[FanOutEvent] = Channel("http.fan-out", lambda e: {"e": list(e)}, _fan_out)

@@ -21,7 +21,7 @@ from mcpkit.errors import SERVER_ERROR
 from mcpkit.protocol import Outgoing
 from mcpkit.protocol import http as rules
 from mcpkit.protocol.http import Body, Refusal
-from mcpkit.protocol.jsonrpc import Invalid, Notification, Request, encode_error
+from mcpkit.protocol.jsonrpc import Invalid, Request, encode_error
 from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime.principal import Principal
 from mcpkit.runtime.sessionless import RequestPeer, SessionlessServer
@@ -40,11 +40,6 @@ from mcpkit.transports.http.streams import (
     send_json,
     stream_events,
 )
-
-# Requests whose success changes what a session remembers beyond its handshake: a registry
-# shared between workers writes the change before the answer leaves (`Sessions.changed`).
-REMEMBERED = frozenset({"logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
-INITIALIZED = "notifications/initialized"  # told to `Sessions.changed` too, before the 202
 
 
 class SessionEndpoint:
@@ -131,18 +126,14 @@ class SessionEndpoint:
                 transport.end_stream(cancelled)
         headers = [(b"mcp-session-id", session.id.encode())]
         if stream is None:
-            if _says_initialized(body.parsed):  # the handshake may end on another worker
-                await self.sessions.changed(session, INITIALIZED, {})
+            # What the notifications changed (the client's initialized) is shared before
+            # the 202 (a session with copies on other workers; an answer waits likewise).
+            await transport.settle()
             await send_json(send, 202, b"", headers)
             return
-        request = body.request
         if body.initialize:
             stream.on_final = self._on_initialize(session, headers)
-            await self._settle_initialize(session, stream, request)
-        elif request is not None and request.method in REMEMBERED:
-            answer = await _answered(stream)
-            if answer is not None and answer.code is None:
-                await self.sessions.changed(session, request.method, request.params or {})
+            await self._settle_initialize(session, stream, body.request)
         streams = self._streams
         resumable = session.version in rules.RESUMABLE_VERSIONS and self._store is not None
         await respond(
@@ -367,10 +358,6 @@ async def _answered(stream: ResponseStream) -> Outgoing | None:
         else:
             await stream.wait()
     return answered.result() if answered.done() else None
-
-
-def _says_initialized(parsed: object) -> bool:
-    return type(parsed) is Notification and parsed.method == INITIALIZED
 
 
 def _owes_reply(item: object) -> bool:

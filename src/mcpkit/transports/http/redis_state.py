@@ -44,7 +44,12 @@ from mcpkit.protocol.jsonrpc import (
     encode_result,
     parse,
 )
-from mcpkit.protocol.snapshot import SessionSnapshot
+from mcpkit.protocol.snapshot import (
+    HandshakeEnded,
+    SessionChange,
+    SessionSnapshot,
+    changes_between,
+)
 from mcpkit.runtime.fanout import FanOutEvent, FanOutTarget
 from mcpkit.runtime.principal import Principal
 from mcpkit.stores.bus import Bus
@@ -55,7 +60,6 @@ from mcpkit.stores.redis_events import RedisEventStore
 from mcpkit.stores.redis_sessions import (
     RedisSessionStore,
     owner_key,
-    subscription_field,
 )
 from mcpkit.transports.http.channels import (
     ANSWERS,
@@ -69,7 +73,6 @@ from mcpkit.transports.http.channels import (
     SessionData,
 )
 from mcpkit.transports.http.follow import Following, follow_stream
-from mcpkit.transports.http.handshake import INITIALIZED
 from mcpkit.transports.http.sessions import (
     HTTPSession,
     HTTPSessionTransport,
@@ -209,18 +212,17 @@ class RedisState:
 
 
 class _Copy:
-    """This worker's copy of a session: the record `gen` it is up to date with, and what it
-    remembers of the record (to bring it up to date when another worker changed it)."""
+    """This worker's copy of a session: the record `gen` it is up to date with, and the
+    record's snapshot as of then (to bring it up to date when another worker changed it)."""
 
-    __slots__ = ("checked", "gen", "level", "ready", "restored", "session", "subscriptions", "used")
+    __slots__ = ("checked", "gen", "ready", "restored", "seen", "session", "used")
 
     def __init__(self, session: HTTPSession, gen: int, restored: SessionSnapshot | None) -> None:
         self.session = session
         self.gen = gen
         self.restored = restored is not None  # rebuilt from the record, not made here
         self.ready = self.restored  # the client's `initialized` seen (or implied)
-        self.level = None if restored is None else restored.log_level
-        self.subscriptions = set() if restored is None else set(restored.subscriptions)
+        self.seen = restored  # None until this copy's initialize is answered
         self.checked = session.last_seen  # when Redis last confirmed it (made, touched, swept)
         self.used = False  # served a request since: its expiry is refreshed at the next sweep
 
@@ -313,34 +315,27 @@ class RedisSessions:
 
     async def established(self, session: HTTPSession, snapshot: SessionSnapshot) -> None:
         gen = await self.store.save(session.id, snapshot)
-        self._seen(session.id, gen)
-
-    async def changed(self, session: HTTPSession, method: str, params: dict[str, Any]) -> None:
         copy = self.copies.get(session.id)
-        if method == INITIALIZED and copy is not None and not copy.restored:
-            copy.ready = True  # the copy that answered initialize saw it: nobody else waits
+        if copy is not None and gen is not None:
+            copy.gen, copy.seen = gen, snapshot
+
+    async def share(self, session_id: str, change: SessionChange) -> None:
+        """A copy's server changed the session's state (`Relay.share`): the record changes
+        (`gen` moves) and the other workers' copies are told, as data. The copy that
+        answered initialize only notes the handshake's end: nobody else waits for it (a copy
+        elsewhere was restored past it)."""
+        copy = self.copies.get(session_id)
+        if type(change) is HandshakeEnded and (copy is None or not copy.restored):
+            if copy is not None:
+                copy.ready = True
             return
-        # Otherwise the record changes (`gen` moves) and the other workers' copies are told
-        # (the copy that answered initialize, still waiting for initialized, sends nothing
-        # until then), before the answer leaves.
-        pairs: dict[str, Any] = {}
-        removed: list[str] = []
-        subscription = None
-        uri = params.get("uri")
-        if method == "logging/setLevel":
-            pairs["level"] = str(params.get("level"))
-        elif method == "resources/subscribe" and type(uri) is str:
-            pairs[subscription_field(uri)] = 1
-            subscription = (uri, True)
-        elif method == "resources/unsubscribe" and type(uri) is str:
-            removed.append(subscription_field(uri))
-            subscription = (uri, False)
-        gen = await self.store.update(session.id, pairs, removed, subscription)
+        gen = await self.store.change(session_id, change)
         if copy is None or gen is None:
             return
-        _remember(copy, method, params)
+        if copy.seen is not None:
+            copy.seen = copy.seen.apply(change)
         copy.gen = gen
-        self.bus.publish(CHANGED, Change(session.id, gen, method, params))
+        self.bus.publish(CHANGED, Change(session_id, gen, change))
         await self.bus.flush()  # the others hear it before the client's next request
 
     async def discard(self, session_id: str) -> None:
@@ -395,11 +390,6 @@ class RedisSessions:
         session.task.add_done_callback(lambda _: self._ended(session))
         self._start_sweeper()
         return session
-
-    def _seen(self, session_id: str, gen: int | None) -> None:
-        copy = self.copies.get(session_id)
-        if copy is not None and gen is not None:
-            copy.gen = gen
 
     def _drop(self, session_id: str, *, forget: bool) -> None:
         copy = self.copies.pop(session_id, None)
@@ -464,14 +454,15 @@ class RedisSessions:
         copy = self.copies.get(session_id)
         return [] if copy is None else [copy.session.transport]
 
-    def _changed_elsewhere(self, change: Change) -> None:
-        """Another worker's copy served a change: this copy serves it too, when it is up to
-        date but for it (else the record brings it up to date at its next request)."""
-        copy = self.copies.get(change.session_id)
-        if copy is None or copy.gen != change.gen - 1:
+    def _changed_elsewhere(self, message: Change) -> None:
+        """Another worker's copy changed the session's state: this copy makes the change
+        too, when it is up to date but for it (else the record brings it up to date at its
+        next request)."""
+        copy = self.copies.get(message.session_id)
+        if copy is None or copy.gen != message.gen - 1:
             return
-        _apply(copy, change.method, change.params)
-        copy.gen = change.gen
+        _apply(copy, message.change)
+        copy.gen = message.gen
 
     def _answered(self, message: SessionData) -> None:
         item = parse(message.data)
@@ -532,35 +523,23 @@ class RedisSessions:
             copy.checked = now
 
 
-def _remember(copy: _Copy, method: str, params: dict[str, Any]) -> None:
-    uri = params.get("uri")
-    if method == INITIALIZED:
+def _apply(copy: _Copy, change: SessionChange) -> None:
+    """Make on `copy` a change another copy made (the handshake's end only once)."""
+    if type(change) is HandshakeEnded:
+        if copy.ready:
+            return
         copy.ready = True
-    elif method == "logging/setLevel":
-        copy.level = str(params.get("level"))
-    elif method == "resources/subscribe" and type(uri) is str:
-        copy.subscriptions.add(uri)
-    elif method == "resources/unsubscribe" and type(uri) is str:
-        copy.subscriptions.discard(uri)
-
-
-def _apply(copy: _Copy, method: str, params: dict[str, Any]) -> None:
-    """Serve on `copy` a change another copy served (unless it has it already)."""
-    if method == INITIALIZED and copy.ready:
-        return
-    copy.session.transport.apply(method, params)
-    _remember(copy, method, params)
+    elif copy.seen is not None:
+        copy.seen = copy.seen.apply(change)
+    copy.session.transport.apply(change)
 
 
 def _catch_up(copy: _Copy, snapshot: SessionSnapshot, gen: int) -> None:
     """Bring `copy` up to the record (`snapshot` at `gen`): what changed since it was made."""
-    _apply(copy, INITIALIZED, {})  # the record moved on: the handshake ended elsewhere
-    if snapshot.log_level is not None and snapshot.log_level != copy.level:
-        _apply(copy, "logging/setLevel", {"level": snapshot.log_level})
-    for uri in sorted(set(snapshot.subscriptions) - copy.subscriptions):
-        _apply(copy, "resources/subscribe", {"uri": uri})
-    for uri in sorted(copy.subscriptions - set(snapshot.subscriptions)):
-        _apply(copy, "resources/unsubscribe", {"uri": uri})
+    _apply(copy, HandshakeEnded())  # the record moved on: the handshake ended elsewhere
+    for change in changes_between(copy.seen or snapshot, snapshot):
+        _apply(copy, change)
+    copy.seen = snapshot
     copy.gen = gen
 
 

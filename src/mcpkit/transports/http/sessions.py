@@ -15,6 +15,7 @@ Requests that belong to no session (2026-07-28, stateless endpoints) do not come
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 import time
 from collections import deque
@@ -22,12 +23,14 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from mcpkit.errors import INTERNAL_ERROR
 from mcpkit.protocol import Outgoing, RequestId
 from mcpkit.protocol.http import STANDALONE_STREAM, event_id
-from mcpkit.protocol.jsonrpc import ErrorResponse, Notification, Request, Response, encode_error
-from mcpkit.protocol.snapshot import SessionSnapshot
+from mcpkit.protocol.jsonrpc import ErrorResponse, Response, encode_error
+from mcpkit.protocol.snapshot import SessionChange, SessionSnapshot
 from mcpkit.runtime.principal import Principal
 from mcpkit.runtime.transport import Incoming, PullTransport
+from mcpkit.stores.tasks import StoreUnavailable
 from mcpkit.transports.http.event_store import EventStore
 from mcpkit.transports.http.streams import ResponseStream
 
@@ -42,8 +45,11 @@ class Serve(Protocol):
 
 
 # The empty set a session's only copy shares for what only copies among several track (never
-# added to: `write` and `apply` give a copy its own set first).
+# added to: `write` and `abandon` give a copy its own set first).
 _NONE: set[Any] = set()
+_NO_HOLDS: dict[Any, Any] = {}  # likewise (`changed` gives a copy its own dict first)
+_RELEASING: set[asyncio.Future[None]] = set()  # held answers on their way (kept alive)
+logger = logging.getLogger("mcpkit.http")
 
 
 class HTTPSessionTransport(PullTransport):
@@ -79,7 +85,12 @@ class HTTPSessionTransport(PullTransport):
         self.home = True
         # Only a copy among several tracks these (a session's only copy keeps no sets: W7).
         self.asked: set[RequestId] = _NONE  # our requests the client has not answered
-        self._silent: set[RequestId] = _NONE  # requests `apply` made: answers dropped
+        self._silent: set[RequestId] = _NONE  # requests `abandon` answered: answers dropped
+        # A copy among several: answers held until the changes they made are shared, and
+        # the changes made by notifications (`changed`, `settle`).
+        self._holds: dict[ResponseStream, list[asyncio.Future[None]]] = _NO_HOLDS
+        self._sharing: list[asyncio.Future[None]] | None = None
+        self._drained: asyncio.Future[None] | None = None
 
     # -- fed by the app ----------------------------------------------------------------------
 
@@ -125,17 +136,44 @@ class HTTPSessionTransport(PullTransport):
             reader.set_result(None)
         return True
 
-    def apply(self, method: str, params: dict[str, Any]) -> None:
-        """Serve here what the client asked another copy (a log level, a subscription, its
-        `initialized`), so this copy remembers it too; its answer goes nowhere."""
-        if method.startswith("notifications/"):
-            self.feed(Notification(method, params))
+    def apply(self, change: SessionChange) -> None:
+        """A change another copy made to the session's state, made to this copy's (by the
+        session running here: no message, nothing served)."""
+        if self.apply_change is not None and not self._closed:
+            self.apply_change(change)
+
+    def changed(self, change: SessionChange, related: RequestId | None) -> None:
+        """The server changed the session's state: the other copies are told through the
+        relay, before the answer to `related` leaves (held until then) or, with none, before
+        the POST that made it is answered (`settle`). The only copy has nothing to tell."""
+        relay = self.relay
+        if relay is None:
             return
-        request_id = f"mcpkit-copy-{secrets.token_hex(6)}"
-        if self._silent is _NONE:
-            self._silent = set()
-        self._silent.add(request_id)
-        self.feed(Request(request_id, method, params))
+        sharing = asyncio.ensure_future(relay.share(self.session_id, change))
+        sharing.add_done_callback(_report)
+        stream = self.pending.get(related) if related is not None else None
+        if stream is None:
+            if related is None:  # made by a notification: its POST waits (`settle`)
+                if self._sharing is None:
+                    self._sharing = []
+                self._sharing.append(sharing)
+            return
+        if not self._holds:
+            self._holds = {}
+        self._holds.setdefault(stream, []).append(sharing)
+
+    async def settle(self) -> None:
+        """Until the session has read what was fed to it, and what it changed is shared
+        (a copy among several: a notification's change leaves before its 202)."""
+        if self.relay is None:
+            return
+        while self._inbox and not self._closed:
+            drained = self._drained
+            if drained is None or drained.done():  # one future for every POST waiting
+                drained = self._drained = asyncio.get_running_loop().create_future()
+            await drained  # the session handles what it read before we wake
+        sharing, self._sharing = self._sharing or [], None
+        await asyncio.gather(*sharing)
 
     def open_home(self) -> None:
         """The session's GET stream opened here: this copy sends (or keeps) what goes on it."""
@@ -205,7 +243,11 @@ class HTTPSessionTransport(PullTransport):
                 await self._reader
             finally:
                 self._reader = None
-        return inbox.popleft()
+        message = inbox.popleft()
+        drained = self._drained
+        if drained is not None and not inbox and not drained.done():
+            drained.set_result(None)
+        return message
 
     def write(self, messages: list[Outgoing]) -> None:
         pending = self.pending
@@ -226,7 +268,30 @@ class HTTPSessionTransport(PullTransport):
             if out.final:  # the answer: the stream (every request of its batch) is done
                 for request_id in [rid for rid, s in pending.items() if s is stream]:
                     del pending[request_id]
+                if self._holds and stream in self._holds:
+                    self._hold(stream, out)
+                    continue
             self._deliver(stream, out)
+
+    def _hold(self, stream: ResponseStream, out: Outgoing) -> None:
+        """The answer of a request that changed the session's state leaves once the other
+        copies know; if they cannot be told, the client gets an error instead."""
+        sharing = self._holds.pop(stream)
+
+        async def release() -> None:
+            try:
+                await asyncio.gather(*sharing)
+            except Exception as failure:  # logged by `_report`
+                said = failure if isinstance(failure, StoreUnavailable) else "a store failed"
+                related = out.related
+                error = encode_error(related, INTERNAL_ERROR, f"Internal error: {said}")
+                self._deliver(stream, Outgoing(error, related, True, INTERNAL_ERROR))
+            else:
+                self._deliver(stream, out)
+
+        task = asyncio.ensure_future(release())
+        _RELEASING.add(task)
+        task.add_done_callback(_RELEASING.discard)
 
     def divert(self, out: Outgoing) -> None:
         """A related message that cannot travel on its request's JSON answer."""
@@ -248,7 +313,7 @@ class HTTPSessionTransport(PullTransport):
         relay = self.relay
         if relay is None:
             return
-        fanned = out.method in FANNED_OUT
+        fanned = out.fanned
         if self.event_store is not None:
             relay.keep(self.session_id, self._mint(self.standalone.stream_id), out.data, fanned)
         if not fanned:
@@ -271,6 +336,8 @@ class HTTPSessionTransport(PullTransport):
         self._closed = True
         self._inbox.clear()
         self._inbox.append(None)
+        if self._drained is not None and not self._drained.done():
+            self._drained.set_result(None)
         if self._reader is not None and not self._reader.done():
             self._reader.set_result(None)
         for stream in set(self.pending.values()):
@@ -282,6 +349,13 @@ class HTTPSessionTransport(PullTransport):
 
     async def closed_reason(self) -> str:
         return "the HTTP session ended"
+
+
+def _report(sharing: asyncio.Future[None]) -> None:
+    """One log line for a change the other copies could not be told of."""
+    failure = None if sharing.cancelled() else sharing.exception()
+    if failure is not None:
+        logger.warning("a session change was not shared with the other workers: %s", failure)
 
 
 class Relay(Protocol):
@@ -304,17 +378,10 @@ class Relay(Protocol):
         """The GET stream opened on this copy."""
         ...
 
-
-# What every worker's server tells its own clients (runtime/fanout.py): a copy that is not
-# the session's home drops it, the home copy's server sends it.
-FANNED_OUT = frozenset(
-    {
-        "notifications/resources/updated",
-        "notifications/tools/list_changed",
-        "notifications/prompts/list_changed",
-        "notifications/resources/list_changed",
-    }
-)
+    async def share(self, session_id: str, change: SessionChange) -> None:
+        """The server changed the session's state on this copy: kept, and the other copies
+        told. Raises StoreUnavailable when that fails."""
+        ...
 
 
 class HTTPSession:
@@ -392,9 +459,6 @@ class SessionRegistry:
 
     async def established(self, session: HTTPSession, snapshot: SessionSnapshot) -> None:
         """Its `initialize` was answered: kept in this process, nothing to write."""
-
-    async def changed(self, session: HTTPSession, method: str, params: dict[str, Any]) -> None:
-        """A request that changes what the session remembers was answered: nothing to write."""
 
     async def discard(self, session_id: str) -> None:
         self.sessions.pop(session_id, None)

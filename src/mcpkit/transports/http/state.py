@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 from mcpkit.protocol.snapshot import SessionSnapshot
 from mcpkit.runtime.fanout import FanOutTarget
@@ -48,10 +48,6 @@ class Sessions(Protocol):
 
     async def established(self, session: HTTPSession, snapshot: SessionSnapshot) -> None:
         """Its `initialize` was answered with `snapshot` (before the answer leaves)."""
-        ...
-
-    async def changed(self, session: HTTPSession, method: str, params: dict[str, Any]) -> None:
-        """A `REMEMBERED` request succeeded (before its answer leaves)."""
         ...
 
     async def discard(self, session_id: str) -> None:
