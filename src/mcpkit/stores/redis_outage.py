@@ -12,24 +12,22 @@ from __future__ import annotations
 import logging
 from types import TracebackType
 
-from mcpkit.stores.redis_client import is_failure
+from mcpkit.stores.redis_client import Unavailable
 from mcpkit.stores.tasks import StoreUnavailable
 
 logger = logging.getLogger("mcpkit.stores")
 
 
-class Outage:
+class Outage(Unavailable):
     """`with Outage("the lease store"):` -- see the module docstring. One per store object:
-    it remembers whether that store's Redis is down."""
+    it remembers whether that store's Redis is down. The mapping is `Unavailable`'s; this
+    adds the two log lines of an outage."""
 
-    __slots__ = ("down", "what")
+    __slots__ = ("down",)
 
     def __init__(self, what: str) -> None:
-        self.what = what
+        super().__init__(what)
         self.down = False
-
-    def __enter__(self) -> None:
-        return None
 
     def __exit__(
         self,
@@ -42,10 +40,10 @@ class Outage:
                 self.down = False
                 logger.info("%s is available again", self.what)
             return
-        if not is_failure(error):
-            return
-        message = f"{self.what} is unavailable (Redis: {type(error).__name__})"
-        if not self.down:
-            self.down = True
-            logger.warning("%s", message)
-        raise StoreUnavailable(message) from None
+        try:
+            super().__exit__(kind, error, traceback)
+        except StoreUnavailable as unavailable:
+            if not self.down:
+                self.down = True
+                logger.warning("%s", unavailable)
+            raise
